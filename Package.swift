@@ -1,0 +1,45 @@
+// swift-tools-version:6.0
+import PackageDescription
+
+// Layers point one way: LiveControlsProtocol ← LiveControlsEngine ← LiveControlsServer ← livecontrols.
+// Only LiveControlsServer imports the libwebsockets system library.
+let package = Package(
+    name: "LiveControls",
+    platforms: [.macOS(.v14)],
+    products: [
+        .executable(name: "livecontrols", targets: ["livecontrols"]),
+        .library(name: "LiveControlsServer", targets: ["LiveControlsServer"]),
+    ],
+    dependencies: [
+        .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
+        .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
+    ],
+    targets: [
+        .systemLibrary(
+            name: "CLibWebSockets",
+            pkgConfig: "libwebsockets",
+            providers: [.apt(["libwebsockets-dev"])]
+        ),
+        .target(name: "LiveControlsProtocol"),
+        .target(name: "LiveControlsEngine", dependencies: ["LiveControlsProtocol"]),
+        .target(
+            name: "LiveControlsServer",
+            dependencies: [
+                "LiveControlsEngine",
+                "CLibWebSockets",
+                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
+        .executableTarget(
+            name: "livecontrols",
+            dependencies: [
+                "LiveControlsServer",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
+        .testTarget(name: "LiveControlsProtocolTests", dependencies: ["LiveControlsProtocol"]),
+        .testTarget(name: "LiveControlsEngineTests", dependencies: ["LiveControlsEngine"]),
+    ],
+    swiftLanguageModes: [.v6]
+)

@@ -1,0 +1,66 @@
+import LiveControlsProtocol
+
+/// Why a hold ended; recorded in the `cause.ended` of the patch that ends it.
+public enum HoldEndReason: String, Sendable {
+    /// The holder sent `release`.
+    case release
+    /// The holder's connection closed.
+    case disconnect
+    /// The holder left the room.
+    case leave
+    /// The control reached a bound it cannot step past (it does not wrap).
+    case bound
+    /// The hold ran longer than `maxHoldMs` without being renewed by another `press`.
+    case lease
+    /// Another `press` (by someone else, or in the other direction) took the hold over.
+    case replaced
+}
+
+/// A hold that ended, and why.
+public struct HoldEnd: Sendable, Equatable {
+    public var session: SessionID
+    public var reason: HoldEndReason
+}
+
+/// What an intent or timer did to a control, beyond its rendered state.
+public struct ControlEvents: Sendable, Equatable {
+    /// Holds that ended during the step.
+    public var ended: [HoldEnd] = []
+    /// Set when a timer step applied repeat number `tick` (1 = first repeat after the delay).
+    public var tick: Int? = nil
+    public init(ended: [HoldEnd] = [], tick: Int? = nil) { self.ended = ended; self.tick = tick }
+    public static let none = ControlEvents()
+}
+
+/// One control kind: a value type driven by intents, rendered as a small JSON object.
+///
+/// Controls are pure: time comes in as `now`, and a control that needs waking says when in
+/// `wakeDeadline`; the room's owner arms a timer for it and calls `wake(at:)`.
+public protocol Control: Sendable {
+    /// The `kind` string in the rendered state and in config.
+    static var kind: String { get }
+    /// The state under `/controls/<id>`.
+    func render() -> JSONValue
+    /// Applies one intent by `session`, or throws a typed error and changes nothing.
+    mutating func apply(_ intent: String, args: IntentArgs, by session: SessionID, at now: Instant) throws(IntentError) -> ControlEvents
+    /// The next instant this control wants `wake(at:)`, if any.
+    var wakeDeadline: Instant? { get }
+    /// Called at or after `wakeDeadline`.
+    mutating func wake(at now: Instant) -> ControlEvents
+    /// The session left the room (or disconnected): end whatever it held.
+    mutating func sessionLeft(_ session: SessionID, reason: HoldEndReason) -> ControlEvents
+    /// Who holds the control right now, if anyone.
+    var holder: SessionID? { get }
+}
+
+extension Control {
+    public var wakeDeadline: Instant? { nil }
+    public mutating func wake(at now: Instant) -> ControlEvents { .none }
+    public mutating func sessionLeft(_ session: SessionID, reason: HoldEndReason) -> ControlEvents { .none }
+    public var holder: SessionID? { nil }
+
+    /// The error for an intent the kind does not have.
+    public static func unknownIntent(_ intent: String, known: [String]) -> IntentError {
+        IntentError(.unknownIntent, "\(kind) has no intent \"\(intent)\" (it has: \(known.joined(separator: ", ")))")
+    }
+}

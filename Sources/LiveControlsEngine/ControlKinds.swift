@@ -1,0 +1,20 @@
+import LiveControlsProtocol
+
+/// The control kinds a template may use, by their `kind` string.
+public enum ControlKinds {
+    public typealias Factory = @Sendable (ConfigNode, ControlID) throws(ConfigError) -> any Control
+
+    public static let all: [(kind: String, make: Factory)] = [
+        (Stepper.kind, { (node, id) throws(ConfigError) in try Stepper(config: node, id: id) }),
+    ]
+
+    public static func make(_ node: ConfigNode, id: ControlID) throws(ConfigError) -> any Control {
+        _ = try node.object()
+        guard let kindNode = node["kind"] else { throw node.error(at: "kind", "required string is missing") }
+        guard let kind = kindNode.value.stringValue else { throw kindNode.error("expected a string, got \(kindNode.value.typeName)") }
+        guard let entry = all.first(where: { $0.kind == kind }) else {
+            throw kindNode.error("unknown control kind \"\(kind)\" (known: \(all.map(\.kind).joined(separator: ", ")))")
+        }
+        return try entry.make(node, id)
+    }
+}

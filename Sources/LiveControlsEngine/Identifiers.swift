@@ -1,0 +1,78 @@
+import LiveControlsProtocol
+
+/// A connection's identity inside rooms (`welcome.session`).
+public struct SessionID: Hashable, Sendable, CustomStringConvertible, Comparable {
+    public let rawValue: String
+    public init(_ rawValue: String) { self.rawValue = rawValue }
+    public var description: String { rawValue }
+    public static func < (a: SessionID, b: SessionID) -> Bool { a.rawValue < b.rawValue }
+}
+
+/// A control's id inside its room (`/controls/<id>`).
+public struct ControlID: Hashable, Sendable, CustomStringConvertible {
+    public let rawValue: String
+    public init(_ rawValue: String) { self.rawValue = rawValue }
+    public var description: String { rawValue }
+}
+
+/// A point on a monotonic clock, in nanoseconds from an arbitrary origin.
+public struct Instant: Comparable, Hashable, Sendable, CustomStringConvertible {
+    public var nanoseconds: UInt64
+    public init(nanoseconds: UInt64) { self.nanoseconds = nanoseconds }
+    public static func milliseconds(_ ms: Int) -> Instant { Instant(nanoseconds: UInt64(ms) * 1_000_000) }
+    public static func < (a: Instant, b: Instant) -> Bool { a.nanoseconds < b.nanoseconds }
+    public func adding(milliseconds ms: Int) -> Instant { Instant(nanoseconds: nanoseconds &+ UInt64(max(0, ms)) * 1_000_000) }
+    public var description: String { "\(Double(nanoseconds) / 1e6)ms" }
+}
+
+/// Where a sequential control moves.
+public enum Direction: String, Sendable, CaseIterable {
+    case next, prev
+}
+
+/// A refused intent: its protocol error code and a message for people.
+public struct IntentError: Error, Equatable, Sendable {
+    public var code: ErrorCode
+    public var message: String
+    public init(_ code: ErrorCode, _ message: String) { self.code = code; self.message = message }
+}
+
+/// Typed access to an intent's `args`, with `invalid_args` errors that name the field.
+public struct IntentArgs: Sendable {
+    public var object: JSONObject
+    public init(_ object: JSONObject = JSONObject()) { self.object = object }
+
+    public func value(_ key: String) throws(IntentError) -> JSONValue {
+        guard let v = object[key] else { throw IntentError(.invalidArgs, "missing args.\(key)") }
+        return v
+    }
+
+    public func int(_ key: String) throws(IntentError) -> Int {
+        let v = try value(key)
+        guard case .int(let i) = v else { throw IntentError(.invalidArgs, "args.\(key) must be an integer, got \(describe(v))") }
+        return i
+    }
+
+    public func string(_ key: String) throws(IntentError) -> String {
+        let v = try value(key)
+        guard let s = v.stringValue else { throw IntentError(.invalidArgs, "args.\(key) must be a string, got \(v.typeName)") }
+        return s
+    }
+
+    public func optionalString(_ key: String) throws(IntentError) -> String? {
+        guard let v = object[key], v != .null else { return nil }
+        guard let s = v.stringValue else { throw IntentError(.invalidArgs, "args.\(key) must be a string, got \(v.typeName)") }
+        return s
+    }
+
+    public func direction(_ key: String = "direction") throws(IntentError) -> Direction {
+        let s = try string(key)
+        guard let d = Direction(rawValue: s) else { throw IntentError(.invalidArgs, "args.\(key) must be \"next\" or \"prev\", got \"\(s)\"") }
+        return d
+    }
+
+    private func describe(_ v: JSONValue) -> String {
+        if case .double(let d) = v { return "\(d)" }
+        return v.typeName
+    }
+}

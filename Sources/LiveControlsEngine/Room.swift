@@ -1,0 +1,168 @@
+import LiveControlsProtocol
+
+/// The authoritative state of one room: controls, presence, epoch and version.
+///
+/// A value type with no clock and no I/O: every mutation takes `now` and returns the `RoomChange`
+/// to broadcast (or `nil` when nothing visible changed). Its owner serialises calls.
+public struct Room: Sendable {
+    /// One member of the room's presence.
+    public struct Member: Sendable, Equatable {
+        public var name: String?
+    }
+
+    public let name: String
+    public let template: String
+    /// Names this room's lifetime; a room made anew gets a new epoch and restarts at version 0.
+    public let epoch: String
+    public private(set) var version: Int = 0
+    public private(set) var history: ChangeHistory
+
+    private var controlOrder: [ControlID]
+    private var controls: [ControlID: any Control]
+    private var memberOrder: [SessionID] = []
+    private var members: [SessionID: Member] = [:]
+
+    public init(name: String, template: RoomTemplate, epoch: String, historyLimit: Int) {
+        self.name = name
+        self.template = template.name
+        self.epoch = epoch
+        self.history = ChangeHistory(limit: historyLimit)
+        self.controlOrder = template.controls.map(\.id)
+        self.controls = Dictionary(uniqueKeysWithValues: template.controls.map { ($0.id, $0.control) })
+    }
+
+    public var controlIDs: [ControlID] { controlOrder }
+    public var sessions: [SessionID] { memberOrder }
+    public func control(_ id: ControlID) -> (any Control)? { controls[id] }
+    public func isMember(_ session: SessionID) -> Bool { members[session] != nil }
+
+    // MARK: Rendering
+
+    /// The whole document: `{"controls": {...}, "presence": {...}}`.
+    public func render() -> JSONValue {
+        var controlsJSON = JSONObject()
+        for id in controlOrder { controlsJSON[id.rawValue] = controls[id]!.render() }
+        var presence = JSONObject()
+        let holdings = holdingsBySession()
+        for session in memberOrder { presence[session.rawValue] = memberJSON(session, holdings: holdings) }
+        return ["controls": .object(controlsJSON), "presence": .object(presence)]
+    }
+
+    private func memberJSON(_ session: SessionID, holdings: [SessionID: [String]]) -> JSONValue {
+        let member = members[session]!
+        return [
+            "name": member.name.map { .string($0) } ?? .null,
+            "holding": .array((holdings[session] ?? []).map { .string($0) }),
+        ]
+    }
+
+    /// Control ids each session holds, in control order.
+    private func holdingsBySession() -> [SessionID: [String]] {
+        var result: [SessionID: [String]] = [:]
+        for id in controlOrder { if let h = controls[id]!.holder { result[h, default: []].append(id.rawValue) } }
+        return result
+    }
+
+    // MARK: Mutations
+
+    /// Adds `session` to presence.
+    public mutating func join(_ session: SessionID, name: String?) -> RoomUpdate {
+        guard members[session] == nil else { return .none }
+        return commit(cause: ["kind": "join", "session": .string(session.rawValue)], touching: []) { room, ops, _ in
+            room.members[session] = Member(name: name)
+            room.memberOrder.append(session)
+            ops.append(.add(path: JSONPointer(["presence", session.rawValue]), value: room.memberJSON(session, holdings: [:])))
+        }
+    }
+
+    /// Removes `session` from presence, ending its holds with `reason` (`leave` or `disconnect`).
+    public mutating func leave(_ session: SessionID, reason: HoldEndReason) -> RoomUpdate {
+        guard members[session] != nil else { return .none }
+        let cause: JSONObject = ["kind": "leave", "session": .string(session.rawValue), "reason": .string(reason.rawValue)]
+        return commit(cause: cause, touching: controlOrder, removing: session) { room, _, ended in
+            for id in room.controlOrder {
+                let events = room.controls[id]!.sessionLeft(session, reason: reason)
+                ended.append(contentsOf: events.ended.map { (id, $0) })
+            }
+        }
+    }
+
+    /// Applies one intent from a member, or throws a typed error and changes nothing.
+    public mutating func apply(
+        control id: ControlID, intent: String, args: JSONObject, by session: SessionID, requestID: RequestID?, at now: Instant
+    ) throws(IntentError) -> RoomUpdate {
+        guard members[session] != nil else { throw IntentError(.notJoined, "join room \(name) first") }
+        guard var control = controls[id] else {
+            throw IntentError(.unknownControl, "room \(name) has no control \"\(id)\" (it has: \(controlOrder.map(\.rawValue).joined(separator: ", ")))")
+        }
+        let events = try control.apply(intent, args: IntentArgs(args), by: session, at: now)
+        var cause: JSONObject = ["kind": "intent", "session": .string(session.rawValue), "control": .string(id.rawValue), "intent": .string(intent)]
+        if let requestID { cause["id"] = requestID.json }
+        return commit(cause: cause, touching: [id]) { room, _, ended in
+            room.controls[id] = control
+            ended.append(contentsOf: events.ended.map { (id, $0) })
+        }
+    }
+
+    /// A control's timer fired: apply what is due. Always says when to wake it next.
+    public mutating func wake(control id: ControlID, at now: Instant) -> RoomUpdate {
+        guard var control = controls[id] else { return .none }
+        let holderBefore = control.holder
+        let events = control.wake(at: now)
+        var cause: JSONObject = ["kind": events.tick == nil ? "timer" : "tick", "control": .string(id.rawValue)]
+        if let tick = events.tick {
+            if let holderBefore { cause["session"] = .string(holderBefore.rawValue) }
+            cause["tick"] = .int(tick)
+        }
+        var update = commit(cause: cause, touching: [id]) { room, _, ended in
+            room.controls[id] = control
+            ended.append(contentsOf: events.ended.map { (id, $0) })
+        }
+        if !update.timers.contains(where: { $0.control == id }) {
+            update.timers.append(TimerEffect(control: id, deadline: control.wakeDeadline))
+        }
+        return update
+    }
+
+    /// Runs `body`, then diffs the touched controls and the presence it affected into one patch.
+    private mutating func commit(
+        cause: JSONObject, touching: [ControlID], removing leaving: SessionID? = nil,
+        _ body: (inout Room, inout [PatchOp], inout [(ControlID, HoldEnd)]) -> Void
+    ) -> RoomUpdate {
+        let before = touching.map { controls[$0]!.render() }
+        let deadlinesBefore = touching.map { controls[$0]!.wakeDeadline }
+        let holdingsBefore = holdingsBySession()
+        var ops: [PatchOp] = []
+        var ended: [(ControlID, HoldEnd)] = []
+        body(&self, &ops, &ended)
+
+        var timers: [TimerEffect] = []
+        for (i, id) in touching.enumerated() {
+            let control = controls[id]!
+            ops.append(contentsOf: JSONDiff.diff(from: before[i], to: control.render(), at: JSONPointer(["controls", id.rawValue])))
+            if control.wakeDeadline != deadlinesBefore[i] { timers.append(TimerEffect(control: id, deadline: control.wakeDeadline)) }
+        }
+        // Presence: whoever gained or lost a hold gets its new `holding` list.
+        let holdingsAfter = holdingsBySession()
+        for session in memberOrder where session != leaving && holdingsBefore[session] != holdingsAfter[session] {
+            ops.append(.replace(path: JSONPointer(["presence", session.rawValue, "holding"]),
+                                value: .array((holdingsAfter[session] ?? []).map { .string($0) })))
+        }
+        if let leaving {
+            members[leaving] = nil
+            memberOrder.removeAll { $0 == leaving }
+            ops.append(.remove(path: JSONPointer(["presence", leaving.rawValue])))
+        }
+        guard !ops.isEmpty else { return RoomUpdate(patch: nil, timers: timers) }
+        var cause = cause
+        if !ended.isEmpty {
+            cause["ended"] = .array(ended.map { id, end in
+                ["control": .string(id.rawValue), "session": .string(end.session.rawValue), "reason": .string(end.reason.rawValue)]
+            })
+        }
+        version += 1
+        let patch = Patch(version: version, ops: ops, cause: .object(cause))
+        history.append(patch)
+        return RoomUpdate(patch: patch, timers: timers)
+    }
+}

@@ -1,0 +1,72 @@
+import LiveControlsProtocol
+
+/// A named recipe for new rooms: its controls, in order, with their initial state.
+public struct RoomTemplate: Sendable {
+    public var name: String
+    public var controls: [(id: ControlID, control: any Control)]
+}
+
+/// What the `--config` file says (or the built-in default).
+public struct ServerConfig: Sendable {
+    public var templates: [String: RoomTemplate]
+    /// Template for a `join` that names none.
+    public var defaultTemplate: String
+    /// Rooms created at start, by name → template.
+    public var rooms: [(name: String, template: String)]
+    /// Whether `join` may create a room that does not exist yet.
+    public var createRoomsOnJoin: Bool
+    /// How many recent patches each room keeps for resuming clients.
+    public var historyLimit: Int
+
+    public static let defaultHistoryLimit = 256
+
+    /// Parses a config document; `file` names it in errors.
+    public init(json: JSONValue, file: String) throws(ConfigError) {
+        let root = ConfigNode(json, file: file)
+        _ = try root.object(allowed: ["templates", "defaultTemplate", "rooms", "createRoomsOnJoin", "historyLimit"])
+        guard let templatesNode = root["templates"] else { throw root.error(at: "templates", "required object is missing") }
+        var templates: [String: RoomTemplate] = [:]
+        for (name, node) in try templatesNode.members() {
+            guard ClientMessage.isValidName(name) else { throw node.error("template name must be 1–64 characters of A–Z a–z 0–9 _ - . :") }
+            _ = try node.object(allowed: ["controls"])
+            guard let controlsNode = node["controls"] else { throw node.error(at: "controls", "required object is missing") }
+            var controls: [(ControlID, any Control)] = []
+            for (id, controlNode) in try controlsNode.members() {
+                guard ClientMessage.isValidName(id) else { throw controlNode.error("control id must be 1–64 characters of A–Z a–z 0–9 _ - . :") }
+                controls.append((ControlID(id), try ControlKinds.make(controlNode, id: ControlID(id))))
+            }
+            templates[name] = RoomTemplate(name: name, controls: controls)
+        }
+        guard !templates.isEmpty else { throw templatesNode.error("at least one template is needed") }
+        let defaultTemplate = try root.string("defaultTemplate", default: templatesNode.value.objectValue!.keys[0])
+        guard templates[defaultTemplate] != nil else {
+            throw root.error(at: "defaultTemplate", "no template named \"\(defaultTemplate)\"")
+        }
+        var rooms: [(String, String)] = []
+        if let roomsNode = root["rooms"] {
+            for (name, node) in try roomsNode.members() {
+                guard ClientMessage.isValidName(name) else { throw node.error("room name must be 1–64 characters of A–Z a–z 0–9 _ - . :") }
+                _ = try node.object(allowed: ["template"])
+                let template = try node.string("template", default: defaultTemplate)
+                guard templates[template] != nil else { throw node.error(at: "template", "no template named \"\(template)\"") }
+                rooms.append((name, template))
+            }
+        }
+        let historyLimit = try root.int("historyLimit", default: Self.defaultHistoryLimit)
+        guard historyLimit >= 0 else { throw root.error(at: "historyLimit", "must be ≥ 0") }
+        self.templates = templates
+        self.defaultTemplate = defaultTemplate
+        self.rooms = rooms
+        self.createRoomsOnJoin = try root.bool("createRoomsOnJoin", default: true)
+        self.historyLimit = historyLimit
+    }
+
+    /// Parses config text; JSON syntax errors name the byte offset.
+    public init(text: String, file: String) throws(ConfigError) {
+        let json: JSONValue
+        do { json = try JSONParser.parse(text) } catch {
+            throw ConfigError(file: file, path: "", message: "not valid JSON: \(error)")
+        }
+        try self.init(json: json, file: file)
+    }
+}

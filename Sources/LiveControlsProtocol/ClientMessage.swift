@@ -1,0 +1,158 @@
+/// A client-chosen request id: a string (1…128 characters) or an integer, echoed back as given.
+public enum RequestID: Sendable, Hashable {
+    case string(String)
+    case int(Int)
+
+    public var json: JSONValue {
+        switch self {
+        case let .string(s): return .string(s)
+        case let .int(i): return .int(i)
+        }
+    }
+
+    init?(json: JSONValue) {
+        switch json {
+        case let .string(s) where !s.isEmpty && s.count <= 128: self = .string(s)
+        case let .int(i): self = .int(i)
+        default: return nil
+        }
+    }
+}
+
+/// Where a client left off: resume from `version` of the room's lifetime `epoch`.
+public struct ResumePoint: Sendable, Equatable {
+    public var epoch: String
+    public var version: Int
+    public init(epoch: String, version: Int) { self.epoch = epoch; self.version = version }
+}
+
+/// `join {room, since?, name?, template?, token?, id?}`
+public struct JoinRequest: Sendable, Equatable {
+    public var id: RequestID?
+    public var room: String
+    public var template: String?
+    public var name: String?
+    public var since: ResumePoint?
+    public var token: String?
+}
+
+/// `intent {id, room, control, intent, args?}`
+public struct IntentRequest: Sendable, Equatable {
+    public var id: RequestID
+    public var room: String
+    public var control: String
+    public var intent: String
+    /// Always an object; `{}` when the client sent none.
+    public var args: JSONObject
+}
+
+/// Every message a client can send, decoded once from a text frame.
+public enum ClientMessage: Sendable, Equatable {
+    case join(JoinRequest)
+    case leave(room: String, id: RequestID?)
+    case intent(IntentRequest)
+
+    /// Limits on names the server accepts.
+    public static let maxNameLength = 64
+
+    /// Decodes one text frame. Every failure is a typed `ProtocolError` carrying the request's id when readable.
+    public static func decode(_ bytes: UnsafeBufferPointer<UInt8>) throws(ProtocolError) -> ClientMessage {
+        let json: JSONValue
+        do {
+            json = try JSONParser.parse(bytes)
+        } catch {
+            throw ProtocolError(.invalidJSON, "not valid JSON: \(error)")
+        }
+        return try decode(json)
+    }
+
+    public static func decode(_ json: JSONValue) throws(ProtocolError) -> ClientMessage {
+        guard let object = json.objectValue else {
+            throw ProtocolError(.invalidMessage, "a message must be a JSON object, got \(json.typeName)")
+        }
+        var id: RequestID? = nil
+        if let rawID = object["id"] {
+            guard let parsed = RequestID(json: rawID) else {
+                throw ProtocolError(.invalidMessage, "id must be a non-empty string (at most 128 characters) or an integer")
+            }
+            id = parsed
+        }
+        let fields = Fields(object: object, id: id)
+        guard let typeValue = object["type"] else { throw fields.error(.invalidMessage, "missing field type") }
+        guard let type = typeValue.stringValue else { throw fields.error(.invalidMessage, "type must be a string") }
+        switch type {
+        case "join":
+            let room = try fields.name("room")
+            var request = JoinRequest(id: id, room: room)
+            request.template = try fields.optionalName("template")
+            request.name = try fields.optionalString("name", maxLength: 64)
+            request.token = try fields.optionalString("token", maxLength: 4096)
+            if let since = object["since"], since != .null {
+                guard let s = since.objectValue, let epoch = s["epoch"]?.stringValue, let version = s["version"]?.intValue, version >= 0 else {
+                    throw fields.error(.invalidMessage, "since must be {\"epoch\": string, \"version\": integer ≥ 0}", room: room)
+                }
+                request.since = ResumePoint(epoch: epoch, version: version)
+            }
+            return .join(request)
+        case "leave":
+            return .leave(room: try fields.name("room"), id: id)
+        case "intent":
+            guard let id else { throw fields.error(.invalidMessage, "intent needs an id (string or integer)") }
+            let room = try fields.name("room")
+            let control = try fields.name("control")
+            guard let intent = object["intent"]?.stringValue, !intent.isEmpty, intent.count <= maxNameLength else {
+                throw fields.error(.invalidMessage, "intent must be a non-empty string", room: room)
+            }
+            var args = JSONObject()
+            if let rawArgs = object["args"], rawArgs != .null {
+                guard let a = rawArgs.objectValue else {
+                    throw fields.error(.invalidMessage, "args must be an object, got \(rawArgs.typeName)", room: room)
+                }
+                args = a
+            }
+            return .intent(IntentRequest(id: id, room: room, control: control, intent: intent, args: args))
+        default:
+            throw fields.error(.unknownType, "unknown message type \"\(type)\"")
+        }
+    }
+
+    /// A room, control or template name: 1…64 of `A-Z a-z 0-9 _ - . :`.
+    public static func isValidName(_ s: String) -> Bool {
+        guard !s.isEmpty, s.utf8.count <= maxNameLength else { return false }
+        return s.utf8.allSatisfy { c in
+            (c >= 0x30 && c <= 0x39) || (c >= 0x41 && c <= 0x5A) || (c >= 0x61 && c <= 0x7A)
+                || c == UInt8(ascii: "_") || c == UInt8(ascii: "-") || c == UInt8(ascii: ".") || c == UInt8(ascii: ":")
+        }
+    }
+}
+
+/// Typed field access with errors that carry the request id.
+private struct Fields {
+    var object: JSONObject
+    var id: RequestID?
+
+    func error(_ code: ErrorCode, _ message: String, room: String? = nil) -> ProtocolError {
+        ProtocolError(code, message, id: id, room: room)
+    }
+
+    func name(_ key: String) throws(ProtocolError) -> String {
+        guard let value = object[key] else { throw error(.invalidMessage, "missing field \(key)") }
+        guard let s = value.stringValue else { throw error(.invalidMessage, "\(key) must be a string, got \(value.typeName)") }
+        guard ClientMessage.isValidName(s) else {
+            throw error(.invalidMessage, "\(key) must be 1–64 characters of A–Z a–z 0–9 _ - . :")
+        }
+        return s
+    }
+
+    func optionalName(_ key: String) throws(ProtocolError) -> String? {
+        guard let value = object[key], value != .null else { return nil }
+        return try name(key)
+    }
+
+    func optionalString(_ key: String, maxLength: Int) throws(ProtocolError) -> String? {
+        guard let value = object[key], value != .null else { return nil }
+        guard let s = value.stringValue else { throw error(.invalidMessage, "\(key) must be a string, got \(value.typeName)") }
+        guard s.count <= maxLength else { throw error(.invalidMessage, "\(key) is longer than \(maxLength) characters") }
+        return s
+    }
+}

@@ -1,0 +1,46 @@
+/// The stable `code` strings of `error` messages. docs/PROTOCOL.md lists each with its meaning.
+public enum ErrorCode: String, Sendable, CaseIterable {
+    /// The text frame is not valid JSON (or not valid UTF-8).
+    case invalidJSON = "invalid_json"
+    /// Valid JSON, but not a message: not an object, a field missing or of the wrong type.
+    case invalidMessage = "invalid_message"
+    /// The `type` field names no message this server knows.
+    case unknownType = "unknown_type"
+    /// `join` named a template the server does not have.
+    case unknownTemplate = "unknown_template"
+    /// The room does not exist and this server does not create rooms on join.
+    case unknownRoom = "unknown_room"
+    /// `intent` or `leave` for a room this connection has not joined.
+    case notJoined = "not_joined"
+    /// The room has no control with that id.
+    case unknownControl = "unknown_control"
+    /// The control's kind has no intent with that name.
+    case unknownIntent = "unknown_intent"
+    /// The intent's `args` are missing a field, or a field has the wrong type.
+    case invalidArgs = "invalid_args"
+    /// A value is outside what the control allows (`set` beyond min…max, for instance).
+    case outOfRange = "out_of_range"
+    /// `next`/`prev`/`press` asked to move past a bound of a control that does not wrap.
+    case atBound = "at_bound"
+    /// `release` from a session that does not hold the control.
+    case notHolder = "not_holder"
+    /// The server failed in a way that is not the client's fault.
+    case internalError = "internal"
+}
+
+/// A request the server refuses: becomes one `error` message.
+public struct ProtocolError: Error, Equatable, Sendable {
+    public var code: ErrorCode
+    public var message: String
+    /// The `id` of the request, when it had a usable one.
+    public var id: RequestID?
+    /// The room the request was for, when known.
+    public var room: String?
+
+    public init(_ code: ErrorCode, _ message: String, id: RequestID? = nil, room: String? = nil) {
+        self.code = code
+        self.message = message
+        self.id = id
+        self.room = room
+    }
+}

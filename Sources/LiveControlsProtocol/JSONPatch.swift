@@ -1,0 +1,109 @@
+/// One RFC 6902 operation. The server only ever emits `add`, `remove` and `replace`.
+public enum PatchOp: Sendable, Equatable {
+    case add(path: JSONPointer, value: JSONValue)
+    case remove(path: JSONPointer)
+    case replace(path: JSONPointer, value: JSONValue)
+
+    public var json: JSONValue {
+        switch self {
+        case let .add(path, value): return ["op": "add", "path": .string(path.description), "value": value]
+        case let .remove(path): return ["op": "remove", "path": .string(path.description)]
+        case let .replace(path, value): return ["op": "replace", "path": .string(path.description), "value": value]
+        }
+    }
+}
+
+/// An RFC 6901 JSON Pointer, kept as its unescaped reference tokens.
+public struct JSONPointer: Sendable, Equatable, Hashable, CustomStringConvertible {
+    public var tokens: [String]
+
+    public init(_ tokens: [String] = []) { self.tokens = tokens }
+
+    public static let root = JSONPointer()
+
+    public func appending(_ token: String) -> JSONPointer { JSONPointer(tokens + [token]) }
+
+    /// `/a~1b/c~0d` for tokens `a/b`, `c~d`.
+    public var description: String {
+        tokens.map { "/" + $0.replacingAll("~", with: "~0").replacingAll("/", with: "~1") }.joined()
+    }
+
+    public init?(parsing text: String) {
+        if text.isEmpty { self.init(); return }
+        guard text.hasPrefix("/") else { return nil }
+        var tokens: [String] = []
+        for part in text.dropFirst().split(separator: "/", omittingEmptySubsequences: false) {
+            tokens.append(String(part).replacingAll("~1", with: "/").replacingAll("~0", with: "~"))
+        }
+        self.init(tokens)
+    }
+}
+
+extension String {
+    func replacingAll(_ target: String, with replacement: String) -> String {
+        guard contains(target) else { return self }
+        return components(separatedBy: target).joined(separator: replacement)
+    }
+
+    private func components(separatedBy separator: String) -> [String] {
+        var parts: [String] = []
+        var rest = Substring(self)
+        while let range = rest.range(of: separator) {
+            parts.append(String(rest[..<range.lowerBound]))
+            rest = rest[range.upperBound...]
+        }
+        parts.append(String(rest))
+        return parts
+    }
+}
+
+extension Substring {
+    fileprivate func range(of needle: String) -> Range<Index>? {
+        guard !needle.isEmpty else { return nil }
+        var start = startIndex
+        while start < endIndex {
+            if self[start...].hasPrefix(needle) {
+                return start..<index(start, offsetBy: needle.count)
+            }
+            start = index(after: start)
+        }
+        return nil
+    }
+}
+
+/// Computes the operations that turn one JSON value into another.
+public enum JSONDiff {
+    /// Objects are diffed key by key (removals, then replacements in place, then additions in the new
+    /// order); arrays of equal length element by element; anything else is replaced whole.
+    public static func diff(from old: JSONValue, to new: JSONValue, at path: JSONPointer = .root) -> [PatchOp] {
+        var ops: [PatchOp] = []
+        diff(old, new, path, &ops)
+        return ops
+    }
+
+    private static func diff(_ old: JSONValue, _ new: JSONValue, _ path: JSONPointer, _ ops: inout [PatchOp]) {
+        switch (old, new) {
+        case let (.object(a), .object(b)):
+            for key in a.keys where b[key] == nil { ops.append(.remove(path: path.appending(key))) }
+            for key in b.keys {
+                if let oldValue = a[key] {
+                    diff(oldValue, b[key]!, path.appending(key), &ops)
+                } else {
+                    ops.append(.add(path: path.appending(key), value: b[key]!))
+                }
+            }
+        case let (.array(a), .array(b)) where a.count == b.count:
+            for i in a.indices { diff(a[i], b[i], path.appending(String(i)), &ops) }
+        default:
+            if !sameValue(old, new) { ops.append(.replace(path: path, value: new)) }
+        }
+    }
+
+    /// Equality that also tells `1` from `1.0`, so the rendered number type always reaches clients.
+    private static func sameValue(_ a: JSONValue, _ b: JSONValue) -> Bool {
+        switch (a, b) {
+        case (.int, .double), (.double, .int): return false
+        default: return a == b
+        }
+    }
+}

@@ -1,0 +1,87 @@
+/// Serialises `JSONValue` to compact UTF-8 JSON, keys in the object's insertion order.
+public struct JSONWriter {
+    public private(set) var bytes: [UInt8]
+
+    public init(reservingCapacity capacity: Int = 256) {
+        bytes = []
+        bytes.reserveCapacity(capacity)
+    }
+
+    public static func encode(_ value: JSONValue) -> [UInt8] {
+        var writer = JSONWriter()
+        writer.write(value)
+        return writer.bytes
+    }
+
+    public static func string(_ value: JSONValue) -> String {
+        String(decoding: encode(value), as: UTF8.self)
+    }
+
+    public mutating func write(_ value: JSONValue) {
+        switch value {
+        case .null: writeRaw("null")
+        case let .bool(b): writeRaw(b ? "true" : "false")
+        case let .int(i): writeRaw(String(i))
+        case let .double(d): writeDouble(d)
+        case let .string(s): writeString(s)
+        case let .array(a):
+            bytes.append(UInt8(ascii: "["))
+            for (i, element) in a.enumerated() {
+                if i > 0 { bytes.append(UInt8(ascii: ",")) }
+                write(element)
+            }
+            bytes.append(UInt8(ascii: "]"))
+        case let .object(o):
+            bytes.append(UInt8(ascii: "{"))
+            var first = true
+            for (key, element) in o {
+                if !first { bytes.append(UInt8(ascii: ",")) }
+                first = false
+                writeString(key)
+                bytes.append(UInt8(ascii: ":"))
+                write(element)
+            }
+            bytes.append(UInt8(ascii: "}"))
+        }
+    }
+
+    /// Appends raw, already valid JSON text (used to splice pre-encoded parts).
+    public mutating func writeRaw(_ text: String) {
+        bytes.append(contentsOf: text.utf8)
+    }
+
+    public mutating func writeRaw(_ raw: [UInt8]) {
+        bytes.append(contentsOf: raw)
+    }
+
+    private mutating func writeDouble(_ d: Double) {
+        if d.isFinite {
+            if d.rounded() == d && abs(d) < 1e15 {
+                writeRaw(String(Int(d)))
+            } else {
+                writeRaw(String(d))
+            }
+        } else {
+            writeRaw("null")  // JSON has no NaN or infinity
+        }
+    }
+
+    public mutating func writeString(_ s: String) {
+        bytes.append(UInt8(ascii: "\""))
+        for byte in s.utf8 {
+            switch byte {
+            case UInt8(ascii: "\""): bytes.append(UInt8(ascii: "\\")); bytes.append(UInt8(ascii: "\""))
+            case UInt8(ascii: "\\"): bytes.append(UInt8(ascii: "\\")); bytes.append(UInt8(ascii: "\\"))
+            case 0x0A: bytes.append(UInt8(ascii: "\\")); bytes.append(UInt8(ascii: "n"))
+            case 0x0D: bytes.append(UInt8(ascii: "\\")); bytes.append(UInt8(ascii: "r"))
+            case 0x09: bytes.append(UInt8(ascii: "\\")); bytes.append(UInt8(ascii: "t"))
+            case 0..<0x20:
+                let hex: [UInt8] = Array("0123456789abcdef".utf8)
+                bytes.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "u"), UInt8(ascii: "0"), UInt8(ascii: "0"),
+                                          hex[Int(byte >> 4)], hex[Int(byte & 0xF)]])
+            default: bytes.append(byte)
+            }
+        }
+        bytes.append(UInt8(ascii: "\""))
+    }
+}

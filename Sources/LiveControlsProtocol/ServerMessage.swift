@@ -1,0 +1,70 @@
+/// The subprotocol name clients may offer; the server speaks it whether offered or not.
+public let protocolName = "livecontrols.v1"
+
+/// Every message the server sends. Each encodes to one JSON text frame.
+public enum ServerMessage: Sendable, Equatable {
+    /// First message on every connection.
+    case welcome(session: String)
+    /// The whole room document at `version`. `resumed: false` when a `join` asked to resume and could not.
+    case snapshot(room: String, epoch: String, version: Int, state: JSONValue, id: RequestID?, resumed: Bool?)
+    /// A resumed `join`: the patches after `from` follow, up to the current `version`.
+    case resumed(room: String, epoch: String, from: Int, version: Int, id: RequestID?)
+    /// One change: `ops` turn the state at `version - 1` into the state at `version`.
+    case patch(room: String, epoch: String, version: Int, ops: [PatchOp], cause: JSONValue?)
+    /// The request with this id was applied (or needed no change) and the room is at `version`.
+    case ack(id: RequestID, room: String, version: Int)
+    /// A `leave` was done.
+    case left(room: String, id: RequestID?)
+    /// A request was refused.
+    case error(ProtocolError)
+
+    public var json: JSONValue {
+        var o = JSONObject()
+        switch self {
+        case let .welcome(session):
+            o["type"] = "welcome"
+            o["session"] = .string(session)
+            o["protocol"] = .string(protocolName)
+        case let .snapshot(room, epoch, version, state, id, resumed):
+            o["type"] = "snapshot"
+            if let id { o["id"] = id.json }
+            o["room"] = .string(room)
+            o["epoch"] = .string(epoch)
+            o["version"] = .int(version)
+            if let resumed { o["resumed"] = .bool(resumed) }
+            o["state"] = state
+        case let .resumed(room, epoch, from, version, id):
+            o["type"] = "resumed"
+            if let id { o["id"] = id.json }
+            o["room"] = .string(room)
+            o["epoch"] = .string(epoch)
+            o["from"] = .int(from)
+            o["version"] = .int(version)
+        case let .patch(room, epoch, version, ops, cause):
+            o["type"] = "patch"
+            o["room"] = .string(room)
+            o["epoch"] = .string(epoch)
+            o["version"] = .int(version)
+            o["ops"] = .array(ops.map(\.json))
+            if let cause { o["cause"] = cause }
+        case let .ack(id, room, version):
+            o["type"] = "ack"
+            o["id"] = id.json
+            o["room"] = .string(room)
+            o["version"] = .int(version)
+        case let .left(room, id):
+            o["type"] = "left"
+            if let id { o["id"] = id.json }
+            o["room"] = .string(room)
+        case let .error(e):
+            o["type"] = "error"
+            if let id = e.id { o["id"] = id.json }
+            if let room = e.room { o["room"] = .string(room) }
+            o["code"] = .string(e.code.rawValue)
+            o["message"] = .string(e.message)
+        }
+        return .object(o)
+    }
+
+    public func encoded() -> [UInt8] { JSONWriter.encode(json) }
+}

@@ -1,0 +1,59 @@
+import CLibWebSockets
+import Synchronization
+
+/// The hand-off from room queues to the lws service thread.
+///
+/// Any thread may call `wake(_:)` after enqueueing frames on connections: the connections are
+/// remembered and the service thread is woken with `lws_cancel_service` (the only lws call that is
+/// safe off the service thread). On `EVENT_WAIT_CANCELLED` the service thread calls `drain()` and asks
+/// lws for a writable callback on each. The context pointer lives under the same lock, so a wake
+/// can never race `lws_context_destroy`.
+final class Hub: Sendable {
+    /// `struct lws_context *`; only passed to `lws_cancel_service`, which is thread-safe.
+    private struct ContextRef: @unchecked Sendable { let raw: OpaquePointer }
+
+    private struct State {
+        var context: ContextRef? = nil
+        var dirty: [Connection] = []
+        var wakePending = false
+        var shutdownRequested = false
+    }
+    private let state = Mutex(State())
+
+    /// Service thread, after `lws_create_context` and before `lws_context_destroy` (with nil).
+    func setContext(_ context: OpaquePointer?) {
+        state.withLock { $0.context = context.map(ContextRef.init) }
+    }
+
+    func wake(_ connection: Connection) {
+        wake(CollectionOfOne(connection))
+    }
+
+    func wake<C: Collection>(_ connections: C) where C.Element == Connection {
+        guard !connections.isEmpty else { return }
+        state.withLock { s in
+            s.dirty.append(contentsOf: connections)
+            guard !s.wakePending, let context = s.context else { return }
+            s.wakePending = true
+            lws_cancel_service(context.raw)
+        }
+    }
+
+    /// Asks the service thread to begin a graceful shutdown.
+    func requestShutdown() {
+        state.withLock { s in
+            s.shutdownRequested = true
+            if let context = s.context { lws_cancel_service(context.raw) }
+        }
+    }
+
+    /// Service thread: the connections to make writable, and whether shutdown was asked for.
+    func drain() -> (connections: [Connection], shutdown: Bool) {
+        state.withLock { s in
+            let taken = s.dirty
+            s.dirty.removeAll(keepingCapacity: true)
+            s.wakePending = false
+            return (taken, s.shutdownRequested)
+        }
+    }
+}

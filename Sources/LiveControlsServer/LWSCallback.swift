@@ -1,0 +1,155 @@
+import CLibWebSockets
+import Dispatch
+import LiveControlsEngine
+import LiveControlsProtocol
+
+/// The one C callback for both protocols. Runs on the lws service thread only.
+func lwsCallback(
+    _ wsi: OpaquePointer?, _ reason: lws_callback_reasons, _ user: UnsafeMutableRawPointer?,
+    _ input: UnsafeMutableRawPointer?, _ length: Int
+) -> Int32 {
+    guard let wsi, let contextUser = lws_context_user(lws_get_context(wsi)) else {
+        return lws_callback_http_dummy(wsi, reason, user, input, length)
+    }
+    let server = Unmanaged<LiveControlsServer>.fromOpaque(contextUser).takeUnretainedValue()
+    return server.handleCallback(wsi, reason, user, input, length)
+}
+
+extension LiveControlsServer {
+    func handleCallback(
+        _ wsi: OpaquePointer, _ reason: lws_callback_reasons, _ user: UnsafeMutableRawPointer?,
+        _ input: UnsafeMutableRawPointer?, _ length: Int
+    ) -> Int32 {
+        switch reason {
+        case LWS_CALLBACK_EVENT_WAIT_CANCELLED:
+            serviceWakeUps()
+            return 0  // never non-zero here: it would close lws's wake pipe
+
+        case LWS_CALLBACK_FILTER_PROTOCOL_CONNECTION:
+            // WebSocket upgrades are accepted on /ws only.
+            return requestPath(wsi) == "/ws" ? 0 : 1
+
+        case LWS_CALLBACK_ESTABLISHED:
+            guard let user else { return -1 }
+            guard !draining else { return -1 }
+            let connection = Connection(session: SessionID("s" + RoomRegistry.randomID(length: 10)), wsi: WSI(raw: wsi))
+            user.storeBytes(of: Unmanaged.passRetained(connection).toOpaque(), as: UnsafeMutableRawPointer.self)
+            connections[connection.session] = connection
+            logger.debug("connected", metadata: ["session": "\(connection.session)"])
+            send(.welcome(session: connection.session.rawValue), to: connection)
+            return 0
+
+        case LWS_CALLBACK_RECEIVE:
+            guard let connection = connection(user) else { return -1 }
+            return receive(connection, wsi, input, length)
+
+        case LWS_CALLBACK_SERVER_WRITEABLE:
+            guard let connection = connection(user) else { return -1 }
+            return writeable(connection, wsi)
+
+        case LWS_CALLBACK_CLOSED:
+            guard let user, let raw = user.load(as: UnsafeMutableRawPointer?.self) else { return 0 }
+            let connection = Unmanaged<Connection>.fromOpaque(raw).takeRetainedValue()
+            user.storeBytes(of: nil, as: UnsafeMutableRawPointer?.self)
+            connection.markClosed()
+            connections[connection.session] = nil
+            for room in connection.joined.values { room.leave(connection, id: nil, reason: .disconnect) }
+            connection.joined.removeAll()
+            logger.debug("disconnected", metadata: ["session": "\(connection.session)"])
+            return 0
+
+        case LWS_CALLBACK_HTTP:
+            return serveHTTP(wsi, input, length)
+
+        case LWS_CALLBACK_HTTP_WRITEABLE:
+            return writeHTTPBody(wsi) ?? lws_callback_http_dummy(wsi, reason, user, input, length)
+
+        case LWS_CALLBACK_CLOSED_HTTP:
+            httpBodies[wsi] = nil
+            return lws_callback_http_dummy(wsi, reason, user, input, length)
+
+        default:
+            return lws_callback_http_dummy(wsi, reason, user, input, length)
+        }
+    }
+
+    private func connection(_ user: UnsafeMutableRawPointer?) -> Connection? {
+        guard let user, let raw = user.load(as: UnsafeMutableRawPointer?.self) else { return nil }
+        return Unmanaged<Connection>.fromOpaque(raw).takeUnretainedValue()
+    }
+
+    func requestPath(_ wsi: OpaquePointer) -> String {
+        var buffer = [CChar](repeating: 0, count: 256)
+        let n = lws_hdr_copy(wsi, &buffer, Int32(buffer.count), WSI_TOKEN_GET_URI)
+        guard n > 0 else { return "" }
+        return String(decoding: buffer.prefix(Int(n)).map { UInt8(bitPattern: $0) }, as: UTF8.self)
+    }
+
+    /// `EVENT_WAIT_CANCELLED`: ask for writable callbacks where frames were queued; start draining.
+    private func serviceWakeUps() {
+        let (dirty, shutdown) = hub.drain()
+        for connection in dirty where connections[connection.session] === connection {
+            lws_callback_on_writable(connection.wsi.raw)
+        }
+        if shutdown && !draining {
+            draining = true
+            drainDeadline = .now() + .milliseconds(options.shutdownGraceMilliseconds)
+            logger.info("shutting down", metadata: ["connections": "\(connections.count)"])
+            for connection in connections.values where connection.requestClose(code: 1001, reason: "server shutting down") {
+                lws_callback_on_writable(connection.wsi.raw)
+            }
+        }
+    }
+
+    /// Service thread: queue a message to one connection.
+    func send(_ message: ServerMessage, to connection: Connection) {
+        if connection.enqueue(Frame(message)) { lws_callback_on_writable(connection.wsi.raw) }
+    }
+
+    private func writeable(_ connection: Connection, _ wsi: OpaquePointer) -> Int32 {
+        switch connection.next() {
+        case .idle:
+            return 0
+        case let .close(code, reason):
+            var bytes = Array(reason.utf8.prefix(120))
+            lws_close_reason(wsi, lws_close_status(rawValue: UInt32(code)), &bytes, bytes.count)
+            return -1
+        case let .write(frame, more):
+            let written = lws_write(wsi, frame.payload, frame.count, LWS_WRITE_TEXT)
+            if written < frame.count { return -1 }
+            if more { lws_callback_on_writable(wsi) }
+            return 0
+        }
+    }
+
+    private func receive(_ connection: Connection, _ wsi: OpaquePointer, _ input: UnsafeMutableRawPointer?, _ length: Int) -> Int32 {
+        if lws_frame_is_binary(wsi) != 0 {
+            return close(wsi, 1003, "binary frames are not supported; send JSON text")
+        }
+        if connection.receiveBuffer.count + length > options.maxMessageBytes {
+            logger.info("message too large", metadata: ["session": "\(connection.session)"])
+            return close(wsi, 1009, "message larger than \(options.maxMessageBytes) bytes")
+        }
+        let final = lws_is_final_fragment(wsi) != 0 && lws_remaining_packet_payload(wsi) == 0
+        if final && connection.receiveBuffer.isEmpty {
+            let bytes = UnsafeBufferPointer(start: input?.assumingMemoryBound(to: UInt8.self), count: length)
+            handleMessage(bytes, from: connection)
+            return 0
+        }
+        if let input, length > 0 {
+            connection.receiveBuffer.append(contentsOf: UnsafeBufferPointer(start: input.assumingMemoryBound(to: UInt8.self), count: length))
+        }
+        if final {
+            let message = connection.receiveBuffer
+            connection.receiveBuffer.removeAll(keepingCapacity: message.count <= 4096)
+            message.withUnsafeBufferPointer { handleMessage($0, from: connection) }
+        }
+        return 0
+    }
+
+    private func close(_ wsi: OpaquePointer, _ code: UInt32, _ reason: String) -> Int32 {
+        var bytes = Array(reason.utf8.prefix(120))
+        lws_close_reason(wsi, lws_close_status(rawValue: code), &bytes, bytes.count)
+        return -1
+    }
+}

@@ -1,0 +1,43 @@
+import CLibWebSockets
+import Foundation
+import LiveControlsProtocol
+
+extension LiveControlsServer {
+    /// Service thread: `LWS_CALLBACK_HTTP` for the `/healthz` mount.
+    func serveHTTP(_ wsi: OpaquePointer, _ input: UnsafeMutableRawPointer?, _ length: Int) -> Int32 {
+        let body: JSONValue = [
+            "status": draining ? "draining" : "ok",
+            "protocol": .string(protocolName),
+            "rooms": .int(registry.count),
+            "connections": .int(connections.count),
+            "uptimeSeconds": .int(Int(Date().timeIntervalSince(startedAt))),
+        ]
+        var bytes = JSONWriter.encode(body)
+        bytes.append(0x0A)
+        let status: UInt32 = draining ? 503 : 200
+        var headers = [UInt8](repeating: 0, count: Int(SHIM_LWS_PRE) + 512)
+        return headers.withUnsafeMutableBufferPointer { buffer -> Int32 in
+            let start = buffer.baseAddress! + Int(SHIM_LWS_PRE)
+            var p: UnsafeMutablePointer<UInt8>? = start
+            let end = buffer.baseAddress! + buffer.count
+            if lws_add_http_common_headers(wsi, status, "application/json", lws_filepos_t(bytes.count), &p, end) != 0 { return 1 }
+            if lws_add_http_header_by_token(wsi, WSI_TOKEN_HTTP_CACHE_CONTROL, "no-store", 8, &p, end) != 0 { return 1 }
+            if lws_finalize_write_http_header(wsi, start, &p, end) != 0 { return 1 }
+            httpBodies[wsi] = bytes
+            lws_callback_on_writable(wsi)
+            return 0
+        }
+    }
+
+    /// Service thread: writes a pending `/healthz` body; nil when this connection has none.
+    func writeHTTPBody(_ wsi: OpaquePointer) -> Int32? {
+        guard let body = httpBodies.removeValue(forKey: wsi) else { return nil }
+        var buffer = [UInt8](repeating: 0, count: Int(SHIM_LWS_PRE) + body.count)
+        buffer.replaceSubrange(Int(SHIM_LWS_PRE)..., with: body)
+        let written = buffer.withUnsafeMutableBufferPointer { b in
+            lws_write(wsi, b.baseAddress! + Int(SHIM_LWS_PRE), body.count, LWS_WRITE_HTTP_FINAL)
+        }
+        if written != body.count { return -1 }
+        return lws_http_transaction_completed(wsi) != 0 ? -1 : 0
+    }
+}

@@ -1,0 +1,180 @@
+import CLibWebSockets
+import Dispatch
+import Foundation
+import LiveControlsEngine
+import LiveControlsProtocol
+import Logging
+import Synchronization
+
+/// Why the server could not start.
+public struct ServerStartError: Error, CustomStringConvertible {
+    public var description: String
+}
+
+/// The LiveControls server: WebSocket protocol v1 on `/ws`, static files at `/`, `GET /healthz`.
+///
+/// Thread rules (see docs/ARCHITECTURE.md):
+/// - One dedicated service thread runs `lws_service`; it alone touches lws objects, `connections`,
+///   `httpBodies` and each `Connection`'s service-thread fields. Everything lws is created and
+///   destroyed on it.
+/// - Rooms run on their own serial queues (`RoomRuntime`) and reach the service thread only
+///   through `Connection` outboxes plus `Hub.wake`, which uses `lws_cancel_service`.
+public final class LiveControlsServer: @unchecked Sendable {
+    public let options: ServerOptions
+    let logger: Logger
+    let hub = Hub()
+    let registry: RoomRegistry
+    let startedAt = Date()
+
+    // Service thread only.
+    var connections: [SessionID: Connection] = [:]
+    var httpBodies: [OpaquePointer: [UInt8]] = [:]
+    var draining = false
+    var drainDeadline: DispatchTime = .distantFuture
+    private var context: OpaquePointer?
+
+    private struct Lifecycle {
+        var port: Int? = nil
+        var startError: String? = nil
+        var stopped = false
+    }
+    private let lifecycle = Mutex(Lifecycle())
+    private let started = DispatchSemaphore(value: 0)
+    private let finished = DispatchSemaphore(value: 0)
+
+    public init(options: ServerOptions, logger: Logger) {
+        self.options = options
+        self.logger = logger
+        let hub = self.hub
+        self.registry = RoomRegistry(config: options.config, hub: hub, clock: LiveControlsServer.monotonicNow, logger: logger)
+    }
+
+    /// The monotonic clock rooms and timers use (`DispatchTime` uptime).
+    @Sendable static func monotonicNow() -> Instant {
+        Instant(nanoseconds: DispatchTime.now().uptimeNanoseconds)
+    }
+
+    /// The port actually bound (after `start`).
+    public var port: Int? { lifecycle.withLock { $0.port } }
+
+    /// Starts the service thread and returns once the port is bound (or throws why it could not be).
+    @discardableResult
+    public func start() throws -> Int {
+        let thread = Thread { [self] in self.serviceThreadMain() }
+        thread.name = "livecontrols-lws"
+        thread.start()
+        started.wait()
+        let state = lifecycle.withLock { $0 }
+        if let error = state.startError { throw ServerStartError(description: error) }
+        return state.port!
+    }
+
+    /// Begins a graceful shutdown: every client gets close 1001, then the service thread ends.
+    public func shutdown() {
+        hub.requestShutdown()
+    }
+
+    /// Blocks until the service thread has finished and the context is destroyed.
+    public func waitUntilStopped() {
+        finished.wait()
+        finished.signal()
+    }
+
+    // MARK: Service thread
+
+    private func serviceThreadMain() {
+        let allocations = CAllocations()
+        var info = makeContextInfo(allocations)
+        lws_set_log_level(Int32(LLL_ERR) | (logger.logLevel <= .debug ? Int32(LLL_WARN) : 0), nil)
+        guard let context = lws_create_context(&info) else {
+            lifecycle.withLock { $0.startError = "cannot listen on \(options.host):\(options.port) (address in use or not available)" }
+            started.signal()
+            finished.signal()
+            return
+        }
+        self.context = context
+        hub.setContext(context)
+        let port = Int(lws_get_vhost_listen_port(lws_get_vhost_by_name(context, "default")))
+        lifecycle.withLock { $0.port = port }
+        started.signal()
+
+        var ticker: DispatchSourceTimer? = nil
+        while true {
+            _ = lws_service(context, 0)
+            if draining {
+                if ticker == nil {
+                    // lws_service may sleep until the next socket event: poke it while draining.
+                    let t = DispatchSource.makeTimerSource(queue: .global())
+                    t.schedule(deadline: .now(), repeating: .milliseconds(50))
+                    let hub = self.hub
+                    t.setEventHandler { @Sendable in hub.requestShutdown() }
+                    t.resume()
+                    ticker = t
+                }
+                if connections.isEmpty || DispatchTime.now() >= drainDeadline { break }
+            }
+        }
+        ticker?.cancel()
+        hub.setContext(nil)
+        registry.stopAll()
+        lws_context_destroy(context)
+        self.context = nil
+        withExtendedLifetime(allocations) {}
+        lifecycle.withLock { $0.stopped = true }
+        logger.info("stopped")
+        finished.signal()
+    }
+
+    private func makeContextInfo(_ a: CAllocations) -> lws_context_creation_info {
+        // Protocols: [0] http (also serves /healthz), [1] livecontrols.v1, [2] terminator.
+        let protocols = a.allocate(lws_protocols.self, count: 3)
+        protocols[0].name = a.string("http")
+        protocols[0].callback = lwsCallback
+        protocols[1].name = a.string(protocolName)
+        protocols[1].callback = lwsCallback
+        protocols[1].per_session_data_size = MemoryLayout<UnsafeMutableRawPointer>.size
+        protocols[1].rx_buffer_size = 4096
+
+        // Clients that offer no subprotocol bind to the vhost's default protocol: make it ours.
+        let pvoDefault = a.allocate(lws_protocol_vhost_options.self)
+        pvoDefault.pointee.name = a.string("default")
+        pvoDefault.pointee.value = a.string("1")
+        let pvo = a.allocate(lws_protocol_vhost_options.self)
+        pvo.pointee.name = a.string(protocolName)
+        pvo.pointee.value = a.string("")
+        pvo.pointee.options = UnsafePointer(pvoDefault)
+
+        // Mounts: /healthz → our http callback; / → the web root's files.
+        let health = a.allocate(lws_http_mount.self)
+        health.pointee.mountpoint = a.string("/healthz")
+        health.pointee.mountpoint_len = UInt8("/healthz".utf8.count)
+        health.pointee.origin = a.string("http")
+        shim_mount_set_protocol(health, UInt8(LWSMPRO_CALLBACK.rawValue))
+        var mounts = UnsafePointer(health)
+        if let webRoot = options.webRoot {
+            let files = a.allocate(lws_http_mount.self)
+            files.pointee.mountpoint = a.string("/")
+            files.pointee.mountpoint_len = 1
+            files.pointee.origin = a.string(URL(fileURLWithPath: webRoot).standardizedFileURL.path)
+            files.pointee.def = a.string("index.html")
+            files.pointee.cache_max_age = 0
+            shim_mount_set_protocol(files, UInt8(LWSMPRO_FILE.rawValue))
+            health.pointee.mount_next = UnsafePointer(files)
+            mounts = UnsafePointer(health)
+        }
+
+        var info = lws_context_creation_info()
+        info.port = Int32(options.port)
+        info.iface = (options.host.isEmpty || options.host == "0.0.0.0") ? nil : a.string(options.host)
+        info.protocols = UnsafePointer(protocols)
+        info.pvo = UnsafePointer(pvo)
+        info.mounts = mounts
+        info.vhost_name = a.string("default")
+        info.server_string = a.string("livecontrols")
+        info.options = UInt64(LWS_SERVER_OPTION_VALIDATE_UTF8)
+            | UInt64(LWS_SERVER_OPTION_HTTP_HEADERS_SECURITY_BEST_PRACTICES_ENFORCE)
+        if options.host.contains(".") { info.options |= UInt64(LWS_SERVER_OPTION_DISABLE_IPV6) }
+        info.user = Unmanaged.passUnretained(self).toOpaque()
+        return info
+    }
+}

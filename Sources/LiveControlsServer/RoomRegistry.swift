@@ -1,0 +1,60 @@
+import Dispatch
+import LiveControlsEngine
+import LiveControlsProtocol
+import Logging
+import Synchronization
+
+/// All live rooms by name; creates rooms from templates. Safe from any thread.
+final class RoomRegistry: Sendable {
+    private let config: ServerConfig
+    private let hub: Hub
+    private let clock: @Sendable () -> Instant
+    private let logger: Logger
+    private let rooms = Mutex<[String: RoomRuntime]>([:])
+
+    init(config: ServerConfig, hub: Hub, clock: @escaping @Sendable () -> Instant, logger: Logger) {
+        self.config = config
+        self.hub = hub
+        self.clock = clock
+        self.logger = logger
+        for (name, template) in config.rooms {
+            _ = try? room(named: name, template: template)
+        }
+    }
+
+    /// The room `name`, created from `template` (or the default template) when it does not exist.
+    func room(named name: String, template: String?) throws(ProtocolError) -> RoomRuntime {
+        let result: Result<RoomRuntime, ProtocolError> = rooms.withLock { rooms in
+            if let existing = rooms[name] { return .success(existing) }
+            guard config.createRoomsOnJoin || config.rooms.contains(where: { $0.name == name }) else {
+                return .failure(ProtocolError(.unknownRoom, "room \(name) does not exist and this server does not create rooms on join", room: name))
+            }
+            let templateName = template ?? config.defaultTemplate
+            guard let recipe = config.templates[templateName] else {
+                let known = config.templates.keys.sorted().joined(separator: ", ")
+                return .failure(ProtocolError(.unknownTemplate, "no template \"\(templateName)\" (known: \(known))", room: name))
+            }
+            let room = Room(name: name, template: recipe, epoch: Self.newEpoch(), historyLimit: config.historyLimit)
+            let runtime = RoomRuntime(room: room, hub: hub, clock: clock, logger: logger)
+            rooms[name] = runtime
+            logger.info("room created", metadata: ["room": "\(name)", "template": "\(templateName)", "epoch": "\(room.epoch)"])
+            return .success(runtime)
+        }
+        return try result.get()
+    }
+
+    var count: Int { rooms.withLock { $0.count } }
+
+    func stopAll() {
+        for room in rooms.withLock({ Array($0.values) }) { room.stop() }
+    }
+
+    /// 12 random base-32 characters: a new room lifetime.
+    static func newEpoch() -> String { randomID(length: 12) }
+
+    static func randomID(length: Int) -> String {
+        let alphabet = Array("0123456789abcdefghjkmnpqrstvwxyz")
+        var rng = SystemRandomNumberGenerator()
+        return String((0..<length).map { _ in alphabet[Int(rng.next() % UInt64(alphabet.count))] })
+    }
+}

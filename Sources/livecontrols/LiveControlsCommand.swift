@@ -1,0 +1,11 @@
+import ArgumentParser
+
+@main
+struct LiveControlsCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "livecontrols",
+        abstract: "A WebSocket live-sync server for shared UI controls.",
+        subcommands: [Serve.self],
+        defaultSubcommand: Serve.self
+    )
+}

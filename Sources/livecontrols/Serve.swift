@@ -1,0 +1,91 @@
+import ArgumentParser
+import Dispatch
+import Foundation
+import LiveControlsEngine
+import LiveControlsServer
+import Logging
+
+/// `livecontrols serve` (the default): run the server until SIGINT or SIGTERM.
+struct Serve: ParsableCommand {
+    static let configuration = CommandConfiguration(abstract: "Run the server (the default command).")
+
+    @Option(help: "Address to listen on; 0.0.0.0 for every interface.")
+    var host = "127.0.0.1"
+
+    @Option(help: "TCP port; 0 picks a free port.")
+    var port = 8080
+
+    @Option(help: "JSON config file with templates and rooms (default: the built-in demo config).")
+    var config: String?
+
+    @Option(help: "Directory of static files served at /.")
+    var webRoot = "web"
+
+    @Option(help: "Log level: trace, debug, info, notice, warning, error, critical.")
+    var logLevel: Logger.Level = .info
+
+    @Option(help: "Largest accepted message in bytes; larger ones close the connection with 1009.")
+    var maxMessageBytes = 64 * 1024
+
+    func validate() throws {
+        guard (0...65535).contains(port) else { throw ValidationError("--port must be between 0 and 65535") }
+        guard maxMessageBytes >= 256 else { throw ValidationError("--max-message-bytes must be at least 256") }
+    }
+
+    func run() throws {
+        var logger = Logger(label: "livecontrols") { StreamLogHandler.standardError(label: $0) }
+        logger.logLevel = logLevel
+
+        var options = ServerOptions()
+        options.host = host
+        options.port = port
+        options.maxMessageBytes = maxMessageBytes
+        options.config = try loadConfig()
+        if FileManager.default.fileExists(atPath: webRoot) {
+            options.webRoot = webRoot
+        } else {
+            logger.warning("web root not found; serving no static files", metadata: ["webRoot": "\(webRoot)"])
+            options.webRoot = nil
+        }
+
+        let server = LiveControlsServer(options: options, logger: logger)
+        let boundPort = try server.start()
+        let shownHost = (host == "0.0.0.0" || host.isEmpty) ? "localhost" : (host.contains(":") ? "[\(host)]" : host)
+        print("LiveControls listening on http://\(shownHost):\(boundPort)/ (WebSocket ws://\(shownHost):\(boundPort)/ws)")
+        fflush(nil)
+        logger.info("started", metadata: ["port": "\(boundPort)", "config": "\(config ?? "<built-in>")"])
+
+        let signals = [SIGINT, SIGTERM].map { sig -> DispatchSourceSignal in
+            signal(sig, SIG_IGN)
+            let source = DispatchSource.makeSignalSource(signal: sig, queue: .global())
+            source.setEventHandler { @Sendable in server.shutdown() }
+            source.resume()
+            return source
+        }
+        server.waitUntilStopped()
+        withExtendedLifetime(signals) {}
+    }
+
+    private func loadConfig() throws -> ServerConfig {
+        guard let config else { return .builtin() }
+        let text: String
+        do {
+            text = try String(contentsOfFile: config, encoding: .utf8)
+        } catch {
+            throw ConfigFailure(message: "\(config): cannot read: \(error.localizedDescription)")
+        }
+        do {
+            return try ServerConfig(text: text, file: config)
+        } catch {
+            throw ConfigFailure(message: error.description)
+        }
+    }
+}
+
+/// A config problem: printed as `livecontrols: config error: FILE: at PATH: WHAT`, exit status 2.
+struct ConfigFailure: Error, CustomStringConvertible {
+    var message: String
+    var description: String { "config error: \(message)" }
+}
+
+extension Logger.Level: @retroactive ExpressibleByArgument {}
