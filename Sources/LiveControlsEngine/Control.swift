@@ -42,7 +42,8 @@ public protocol Control: Sendable {
     /// The state under `/controls/<id>`.
     func render() -> JSONValue
     /// Applies one intent by `session`, or throws a typed error and changes nothing.
-    mutating func apply(_ intent: String, args: IntentArgs, by session: SessionID, at now: Instant) throws(IntentError) -> ControlEvents
+    /// `room` gives read access to the other controls (a wizard step guarded by a form, say).
+    mutating func apply(_ intent: String, args: IntentArgs, by session: SessionID, at now: Instant, room: RoomView) throws(IntentError) -> ControlEvents
     /// The next instant this control wants `wake(at:)`, if any.
     var wakeDeadline: Instant? { get }
     /// Called at or after `wakeDeadline`.
@@ -63,4 +64,11 @@ extension Control {
     public static func unknownIntent(_ intent: String, known: [String]) -> IntentError {
         IntentError(.unknownIntent, "\(kind) has no intent \"\(intent)\" (it has: \(known.joined(separator: ", ")))")
     }
+}
+
+/// Read-only access to a room's controls while one of them applies an intent.
+public struct RoomView: Sendable {
+    let controls: [ControlID: any Control]
+    public init(controls: [ControlID: any Control]) { self.controls = controls }
+    public func control(_ id: ControlID) -> (any Control)? { controls[id] }
 }

@@ -95,7 +95,7 @@ public struct Room: Sendable {
         guard var control = controls[id] else {
             throw IntentError(.unknownControl, "room \(name) has no control \"\(id)\" (it has: \(controlOrder.map(\.rawValue).joined(separator: ", ")))")
         }
-        let events = try control.apply(intent, args: IntentArgs(args), by: session, at: now)
+        let events = try control.apply(intent, args: IntentArgs(args), by: session, at: now, room: RoomView(controls: controls))
         var cause: JSONObject = ["kind": "intent", "session": .string(session.rawValue), "control": .string(id.rawValue), "intent": .string(intent)]
         if let requestID { cause["id"] = requestID.json }
         return commit(cause: cause, touching: [id]) { room, _, ended in

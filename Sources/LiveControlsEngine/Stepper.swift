@@ -50,7 +50,7 @@ public struct Stepper: HoldableControl {
         }
     }
 
-    public mutating func apply(_ intent: String, args: IntentArgs, by session: SessionID, at now: Instant) throws(IntentError) -> ControlEvents {
+    public mutating func apply(_ intent: String, args: IntentArgs, by session: SessionID, at now: Instant, room: RoomView) throws(IntentError) -> ControlEvents {
         if let events = try applySequential(intent, args: args, by: session, at: now) { return events }
         guard intent == "set" else { throw Self.unknownIntent(intent, known: Self.intents) }
         let newValue = try args.int("value")
