@@ -3,8 +3,12 @@ import Foundation
 import LiveControlsProtocol
 
 extension LiveControlsServer {
-    /// Service thread: `LWS_CALLBACK_HTTP` for the `/healthz` mount.
+    /// Service thread: `LWS_CALLBACK_HTTP` — the `/healthz` mount, and any path no file matched (404).
     func serveHTTP(_ wsi: OpaquePointer, _ input: UnsafeMutableRawPointer?, _ length: Int) -> Int32 {
+        guard requestPath(wsi) == "/healthz" else {
+            if lws_return_http_status(wsi, UInt32(HTTP_STATUS_NOT_FOUND.rawValue), nil) != 0 { return -1 }
+            return lws_http_transaction_completed(wsi) != 0 ? -1 : 0
+        }
         let body: JSONValue = [
             "status": draining ? "draining" : "ok",
             "protocol": .string(protocolName),

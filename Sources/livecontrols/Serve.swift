@@ -49,12 +49,6 @@ struct Serve: ParsableCommand {
         }
 
         let server = LiveControlsServer(options: options, logger: logger)
-        let boundPort = try server.start()
-        let shownHost = (host == "0.0.0.0" || host.isEmpty) ? "localhost" : (host.contains(":") ? "[\(host)]" : host)
-        print("LiveControls listening on http://\(shownHost):\(boundPort)/ (WebSocket ws://\(shownHost):\(boundPort)/ws)")
-        fflush(nil)
-        logger.info("started", metadata: ["port": "\(boundPort)", "config": "\(config ?? "<built-in>")"])
-
         let signals = [SIGINT, SIGTERM].map { sig -> DispatchSourceSignal in
             signal(sig, SIG_IGN)
             let source = DispatchSource.makeSignalSource(signal: sig, queue: .global())
@@ -62,6 +56,12 @@ struct Serve: ParsableCommand {
             source.resume()
             return source
         }
+        let boundPort = try server.start()
+        let shownHost = (host == "0.0.0.0" || host.isEmpty) ? "localhost" : (host.contains(":") ? "[\(host)]" : host)
+        print("LiveControls listening on http://\(shownHost):\(boundPort)/ (WebSocket ws://\(shownHost):\(boundPort)/ws)")
+        fflush(nil)
+        logger.info("started", metadata: ["port": "\(boundPort)", "config": "\(config ?? "<built-in>")"])
+
         server.waitUntilStopped()
         withExtendedLifetime(signals) {}
     }

@@ -1,0 +1,19 @@
+# Build stage: Swift 6 on Debian bookworm (libwebsockets 4.1.6, as the project is tested with).
+FROM swift:6.1-bookworm AS build
+RUN apt-get update && apt-get install -y --no-install-recommends libwebsockets-dev pkg-config && rm -rf /var/lib/apt/lists/*
+WORKDIR /src
+COPY Package.swift ./
+COPY Sources ./Sources
+COPY Tests ./Tests
+RUN swift build -c release --product livecontrols --static-swift-stdlib
+
+# Runtime stage: the binary, the web client and libwebsockets only.
+FROM debian:bookworm-slim
+RUN apt-get update && apt-get install -y --no-install-recommends libwebsockets17 curl ca-certificates && rm -rf /var/lib/apt/lists/*
+WORKDIR /app
+COPY --from=build /src/.build/release/livecontrols /usr/local/bin/livecontrols
+COPY web ./web
+EXPOSE 8080
+USER nobody
+ENTRYPOINT ["livecontrols"]
+CMD ["--host", "0.0.0.0", "--port", "8080", "--web-root", "/app/web"]

@@ -1,0 +1,145 @@
+"""Every bad input gets a typed error (or the right close code) and the server keeps serving."""
+import json
+
+import pytest
+from websockets.exceptions import ConnectionClosed
+
+
+def error_for(client, raw):
+    client.send(raw)
+    return client.recv(lambda m: m["type"] == "error")
+
+
+@pytest.mark.parametrize(
+    "raw, code",
+    [
+        ("{not json", "invalid_json"),
+        ("", "invalid_json"),
+        ('{"type": "join", "room": "demo"} trailing', "invalid_json"),
+        ("[1, 2]", "invalid_message"),
+        ('"join"', "invalid_message"),
+        ('{"room": "demo"}', "invalid_message"),
+        ('{"type": 7}', "invalid_message"),
+        ('{"type": "subscribe", "room": "demo"}', "unknown_type"),
+        ('{"type": "join"}', "invalid_message"),
+        ('{"type": "join", "room": ""}', "invalid_message"),
+        ('{"type": "join", "room": "has space"}', "invalid_message"),
+        ('{"type": "join", "room": "demo", "since": {"epoch": 1}}', "invalid_message"),
+        ('{"type": "intent", "room": "demo", "control": "quantity", "intent": "next"}', "invalid_message"),
+        ('{"type": "intent", "id": "x", "room": "demo", "control": "quantity", "intent": "next", "args": [1]}', "invalid_message"),
+        ('{"type": "intent", "id": {}, "room": "demo", "control": "quantity", "intent": "next"}', "invalid_message"),
+    ],
+)
+def test_malformed_messages_get_typed_errors(clients, raw, code):
+    c = clients()
+    err = error_for(c, raw)
+    assert err["code"] == code, err
+    assert err["message"]
+    # The connection stays usable.
+    assert c.join()["type"] == "snapshot"
+
+
+def test_errors_echo_the_request_id(clients):
+    c = clients()
+    err = error_for(c, json.dumps({"type": "bogus", "id": "q7"}))
+    assert err["code"] == "unknown_type" and err["id"] == "q7"
+
+
+@pytest.mark.parametrize(
+    "control, intent, args, code",
+    [
+        ("nope", "next", None, "unknown_control"),
+        ("quantity", "jump", None, "unknown_intent"),
+        ("quantity", "set", None, "invalid_args"),
+        ("quantity", "set", {"value": "3"}, "invalid_args"),
+        ("quantity", "set", {"value": 2.5}, "invalid_args"),
+        ("quantity", "set", {"value": 100}, "out_of_range"),
+        ("quantity", "set", {"value": -1}, "out_of_range"),
+        ("quantity", "press", None, "invalid_args"),
+        ("quantity", "press", {"direction": "up"}, "invalid_args"),
+        ("quantity", "release", None, "not_holder"),
+    ],
+)
+def test_bad_intents_are_refused_and_change_nothing(clients, control, intent, args, code):
+    c = clients()
+    c.join()
+    before = (c.version(), c.state())
+    err = c.intent(control, intent, args, id="bad")
+    assert err["type"] == "error" and err["code"] == code and err["id"] == "bad" and err["room"] == "demo", err
+    assert (c.version(), c.state()) == before
+    assert c.intent("quantity", "next")["type"] == "ack"
+
+
+def test_intent_before_join_is_not_joined(clients):
+    c = clients()
+    err = c.intent("quantity", "next", id=1)
+    assert err["code"] == "not_joined" and err["id"] == 1
+
+
+def test_leave_of_a_room_not_joined_is_not_joined(clients):
+    c = clients()
+    assert c.leave("demo")["code"] == "not_joined"
+
+
+def test_unknown_template_is_refused(clients):
+    c = clients()
+    err = c.join("new-room", template="nope", id="j")
+    assert err["type"] == "error" and err["code"] == "unknown_template" and err["id"] == "j"
+
+
+def test_prev_at_the_lower_bound_is_at_bound(clients):
+    c = clients()
+    c.join()
+    c.intent("quantity", "set", {"value": 0})
+    assert c.intent("quantity", "prev")["code"] == "at_bound"
+
+
+def close_code(client):
+    with pytest.raises(ConnectionClosed) as closed:
+        while True:
+            client.ws.recv(timeout=5)
+    return closed.value.rcvd.code if closed.value.rcvd else None
+
+
+def test_oversized_message_closes_with_1009_and_others_carry_on(clients):
+    big, other = clients(), clients()
+    other.join()
+    big.join()
+    big.send(json.dumps({"type": "join", "room": "demo", "name": "x" * (70 * 1024)}))
+    assert close_code(big) == 1009
+    assert other.intent("quantity", "next")["type"] == "ack"
+
+
+def test_message_just_under_the_limit_is_accepted(clients):
+    c = clients()
+    msg = json.dumps({"type": "intent", "id": "p", "room": "demo", "control": "quantity", "intent": "next", "args": {"pad": ""}})
+    pad = 64 * 1024 - len(msg)
+    c.join()
+    c.send(msg.replace('"pad": ""', '"pad": "' + "y" * pad + '"'))
+    assert c.recv(lambda m: m.get("id") == "p")["type"] == "ack"
+
+
+def test_fragmented_message_is_reassembled(clients):
+    c = clients()
+    text = json.dumps({"type": "join", "room": "demo", "name": "frag"})
+    c.ws.send(iter([text[:5], text[5:17], text[17:]]))
+    assert c.recv(lambda m: m["type"] == "snapshot")["state"]["presence"][c.session]["name"] == "frag"
+
+
+def test_binary_frame_closes_with_1003(clients):
+    c, other = clients(), clients()
+    other.join()
+    c.send(b'{"type": "join", "room": "demo"}')
+    assert close_code(c) == 1003
+    assert other.intent("quantity", "next")["type"] == "ack"
+
+
+def test_invalid_utf8_closes_the_connection_and_others_carry_on(clients):
+    c, other = clients(), clients()
+    other.join()
+    with c.ws.protocol_mutex:  # websockets refuses to send invalid UTF-8 through its public API
+        c.ws.protocol.send_text(b'{"type": "join", "room": "\xff"}')
+        c.ws.send_data()
+    code = close_code(c)
+    assert code == 1007
+    assert other.intent("quantity", "next")["type"] == "ack"

@@ -1,0 +1,110 @@
+"""HTTP on the same port, the /ws path, config errors, graceful shutdown."""
+import json
+import pathlib
+import signal
+import subprocess
+import urllib.error
+
+import pytest
+from websockets.exceptions import ConnectionClosed
+from websockets.sync.client import connect as ws_connect
+
+from conftest import BINARY, REPO
+
+
+def test_healthz_reports_ok(server):
+    with server.get("/healthz") as r:
+        assert r.status == 200
+        assert r.headers["Content-Type"].startswith("application/json")
+        body = json.loads(r.read())
+    assert body["status"] == "ok" and body["protocol"] == "livecontrols.v1"
+    assert body["rooms"] >= 1
+
+
+def test_web_client_is_served_at_root(server):
+    with server.get("/") as r:
+        assert r.status == 200
+        html = r.read().decode()
+    assert "<script" in html and "type=\"module\"" in html
+    with server.get("/app.js") as r:
+        assert "javascript" in r.headers["Content-Type"]
+
+
+def test_unknown_path_is_404(server):
+    with pytest.raises(urllib.error.HTTPError) as e:
+        server.get("/no-such-file.txt")
+    assert e.value.code == 404
+
+
+def test_websocket_upgrade_only_on_ws_path(server):
+    url = server.ws_url.rsplit("/", 1)[0] + "/elsewhere"
+    with pytest.raises(Exception):  # refused during the handshake: no WebSocket is opened
+        with ws_connect(url, open_timeout=5) as ws:
+            ws.recv(timeout=5)
+
+
+def test_sigterm_closes_clients_with_1001_and_exits_0(start_server):
+    s = start_server()
+    c = s.client()
+    c.join()
+    s.proc.send_signal(signal.SIGTERM)
+    with pytest.raises(ConnectionClosed) as closed:
+        while True:
+            c.ws.recv(timeout=10)
+    assert closed.value.rcvd is not None and closed.value.rcvd.code == 1001
+    assert s.proc.wait(10) == 0
+
+
+def test_sigint_also_shuts_down_cleanly(start_server):
+    s = start_server()
+    s.proc.send_signal(signal.SIGINT)
+    assert s.proc.wait(10) == 0
+
+
+def run_with_config(tmp_path: pathlib.Path, config) -> subprocess.CompletedProcess:
+    path = tmp_path / "rooms.json"
+    path.write_text(config if isinstance(config, str) else json.dumps(config))
+    return subprocess.run([BINARY, "--port", "0", "--config", str(path)], cwd=REPO, capture_output=True, text=True, timeout=20)
+
+
+def test_config_error_names_file_path_and_problem(tmp_path):
+    bad = {"templates": {"t": {"controls": {"q": {"kind": "stepper", "min": 5, "max": 1}}}}}
+    result = run_with_config(tmp_path, bad)
+    assert result.returncode != 0
+    assert "rooms.json" in result.stderr
+    assert "/templates/t/controls/q/max" in result.stderr
+    assert "must be ≥ min" in result.stderr
+
+
+def test_config_with_invalid_json_is_refused(tmp_path):
+    result = run_with_config(tmp_path, '{"templates": ')
+    assert result.returncode != 0 and "rooms.json" in result.stderr and "not valid JSON" in result.stderr
+
+
+def test_config_with_unknown_kind_is_refused(tmp_path):
+    result = run_with_config(tmp_path, {"templates": {"t": {"controls": {"x": {"kind": "slider"}}}}})
+    assert result.returncode != 0 and "/templates/t/controls/x/kind" in result.stderr and "slider" in result.stderr
+
+
+def test_custom_config_serves_its_templates(tmp_path, start_server):
+    config = {
+        "defaultTemplate": "counter",
+        "templates": {"counter": {"controls": {"n": {"kind": "stepper", "min": -5, "max": 5, "value": 0, "wrap": True}}}},
+        "rooms": {"lobby": {}},
+    }
+    path = tmp_path / "custom.json"
+    path.write_text(json.dumps(config))
+    s = start_server("--config", str(path))
+    c = s.client()
+    snap = c.join("lobby")
+    assert list(snap["state"]["controls"]) == ["n"]
+    c.intent("n", "set", {"value": 5}, room="lobby")
+    c.intent("n", "next", room="lobby")
+    assert c.state("lobby")["controls"]["n"]["value"] == -5
+    c.close()
+
+
+def test_port_in_use_fails_with_a_message(server):
+    result = subprocess.run([BINARY, "--port", str(server.port)], cwd=REPO, capture_output=True, text=True, timeout=20)
+    assert result.returncode != 0
+    assert "cannot listen" in result.stderr

@@ -1,0 +1,151 @@
+"""Protocol v1 through the real server: join, snapshot, patches, acks, resume, leave."""
+import jsonpatch
+import pytest
+
+from livecontrols_client import Client
+
+
+def test_welcome_names_session_and_protocol(clients):
+    c = clients()
+    assert c.session
+    assert c.log[0] == {"type": "welcome", "session": c.session, "protocol": "livecontrols.v1"}
+
+
+@pytest.mark.parametrize("subprotocol", [False, True])
+def test_join_works_with_or_without_subprotocol(clients, subprotocol):
+    c = clients(subprotocol=subprotocol)
+    snap = c.join("demo", name="Ann")
+    assert snap["type"] == "snapshot"
+    quantity = snap["state"]["controls"]["quantity"]
+    assert quantity["kind"] == "stepper"
+    assert (quantity["min"], quantity["max"], quantity["value"]) == (0, 99, 1)
+    assert snap["state"]["presence"][c.session] == {"name": "Ann", "holding": []}
+    assert isinstance(snap["epoch"], str) and snap["version"] >= 1
+
+
+def test_intent_is_patched_then_acked_with_the_new_version(clients):
+    c = clients()
+    c.join()
+    start = c.version()
+    ack = c.intent("quantity", "next", id="n1")
+    assert ack == {"type": "ack", "id": "n1", "room": "demo", "version": start + 1}
+    patch = c.patches["demo"][-1]
+    assert patch["version"] == start + 1
+    assert patch["cause"]["kind"] == "intent" and patch["cause"]["id"] == "n1"
+    assert patch["cause"]["session"] == c.session
+    assert c.state()["controls"]["quantity"]["value"] == 2
+
+
+def test_integer_request_ids_are_echoed(clients):
+    c = clients()
+    c.join()
+    ack = c.intent("quantity", "set", {"value": 7}, id=42)
+    assert ack["id"] == 42 and ack["type"] == "ack"
+
+
+def test_two_clients_see_identical_patch_sequences(clients):
+    a, b = clients(), clients()
+    a.join()
+    b.join()
+    a.wait_version(b.version())
+    for intent, args in [("next", None), ("set", {"value": 50}), ("prev", None), ("next", None)]:
+        assert a.intent("quantity", intent, args)["type"] == "ack"
+    assert b.intent("quantity", "set", {"value": 10})["type"] == "ack"
+    a.wait_version(b.version())
+    b.wait_version(a.version())
+    since = b.patches["demo"][0]["version"]
+    seq_a = [p for p in a.patches["demo"] if p["version"] >= since]
+    assert seq_a == b.patches["demo"]
+    assert a.state() == b.state()
+
+
+def test_snapshot_plus_patches_equals_a_fresh_snapshot(clients):
+    a = clients()
+    a.join()
+    for v in (5, 9, 99):
+        a.intent("quantity", "set", {"value": v})
+    a.intent("quantity", "prev")
+    fresh = clients()
+    snap = fresh.join()
+    a.wait_version(snap["version"])
+    assert a.state() == snap["state"]
+
+
+def test_patch_ops_apply_with_any_rfc6902_library(clients):
+    a = clients()
+    snap = a.join()
+    doc = snap["state"]
+    a.intent("quantity", "next")
+    a.intent("quantity", "set", {"value": 3})
+    for p in a.patches["demo"]:
+        doc = jsonpatch.JsonPatch(p["ops"]).apply(doc)
+    assert doc == a.state()
+
+
+def test_presence_lists_members_and_leave_removes_them(clients):
+    a, b = clients(), clients()
+    a.join(name="Ann")
+    b.join(name="Bob")
+    state = a.wait_state(lambda s: b.session in s["presence"])
+    assert state["presence"][b.session]["name"] == "Bob"
+    left = b.leave(id="bye")
+    assert left == {"type": "left", "id": "bye", "room": "demo"}
+    a.wait_state(lambda s: b.session not in s["presence"])
+    assert b.intent("quantity", "next")["code"] == "not_joined"
+
+
+def test_second_join_of_a_joined_room_is_a_resync(clients):
+    c = clients()
+    first = c.join()
+    again = c.join(id="r1")
+    assert again["type"] == "snapshot" and again["id"] == "r1"
+    assert again["version"] == first["version"] and again["state"] == first["state"]
+
+
+def test_resume_replays_every_version_in_order(server):
+    a = server.client()
+    snap = a.join()
+    state, epoch, version = snap["state"], snap["epoch"], snap["version"]
+    a.close()
+    b = server.client()
+    b.join()
+    for v in (11, 12, 13):
+        b.intent("quantity", "set", {"value": v})
+    resumer = Client(server.ws_url)
+    resumer.rooms["demo"] = {"epoch": epoch, "version": version, "state": state}
+    resumer.patches["demo"] = []
+    resumed = resumer.join(since={"epoch": epoch, "version": version})
+    assert resumed["type"] == "resumed"
+    # Every missed version arrives, then the resumer's own join.
+    target = b.version() + 1
+    resumer.wait_version(target)
+    versions = [p["version"] for p in resumer.patches["demo"]]
+    assert versions == list(range(version + 1, target + 1))
+    b.wait_version(target)
+    assert resumer.state() == b.state()
+    b.close()
+    resumer.close()
+
+
+def test_resume_from_an_unknown_epoch_gets_a_snapshot_marked_not_resumed(clients):
+    c = clients()
+    snap = c.join(since={"epoch": "not-this-one", "version": 3})
+    assert snap["type"] == "snapshot" and snap["resumed"] is False
+
+
+def test_join_can_name_a_template_for_a_new_room(clients):
+    c = clients()
+    snap = c.join("fresh-room", template="demo")
+    assert snap["room"] == "fresh-room"
+    assert snap["state"]["controls"]["quantity"]["value"] == 1
+    assert c.intent("quantity", "next", room="fresh-room")["type"] == "ack"
+
+
+def test_rooms_are_independent(clients):
+    a = clients()
+    a.join("demo")
+    a.join("other")
+    a.intent("quantity", "set", {"value": 77}, room="other")
+    assert a.state("other")["controls"]["quantity"]["value"] == 77
+    fresh = clients()
+    assert fresh.join("demo")["state"]["controls"]["quantity"]["value"] != 77

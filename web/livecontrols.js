@@ -1,0 +1,161 @@
+// LiveControls protocol v1 client: connect, join, keep the room document, apply patches,
+// resume after reconnects, and send intents that resolve on `ack` or reject on `error`.
+// No dependencies; lift it into your own page. See docs/PROTOCOL.md.
+
+/** Applies RFC 6902 add/remove/replace operations to a JSON document (returns the new document). */
+export function applyPatch(doc, ops) {
+  for (const op of ops) {
+    const tokens = op.path === "" ? [] : op.path.slice(1).split("/").map((t) => t.replace(/~1/g, "/").replace(/~0/g, "~"));
+    if (tokens.length === 0) {
+      if (op.op === "remove") throw new Error("cannot remove the root");
+      doc = structuredClone(op.value);
+      continue;
+    }
+    let parent = doc;
+    for (const t of tokens.slice(0, -1)) {
+      parent = Array.isArray(parent) ? parent[Number(t)] : parent[t];
+      if (parent === undefined || parent === null || typeof parent !== "object") throw new Error(`no parent for ${op.path}`);
+    }
+    const last = tokens[tokens.length - 1];
+    if (Array.isArray(parent)) {
+      const i = last === "-" ? parent.length : Number(last);
+      if (op.op === "add") parent.splice(i, 0, structuredClone(op.value));
+      else if (op.op === "replace") parent[i] = structuredClone(op.value);
+      else if (op.op === "remove") parent.splice(i, 1);
+      else throw new Error(`unsupported op ${op.op}`);
+    } else {
+      if (op.op === "add" || op.op === "replace") {
+        if (op.op === "replace" && !(last in parent)) throw new Error(`replace: ${op.path} does not exist`);
+        parent[last] = structuredClone(op.value);
+      } else if (op.op === "remove") {
+        if (!(last in parent)) throw new Error(`remove: ${op.path} does not exist`);
+        delete parent[last];
+      } else throw new Error(`unsupported op ${op.op}`);
+    }
+  }
+  return doc;
+}
+
+/** A client for one room. Events: "status", "state", "patch", "error". */
+export class LiveRoom extends EventTarget {
+  constructor({ url, room = "demo", name = null, template = null } = {}) {
+    super();
+    this.url = url ?? LiveRoom.defaultURL();
+    this.room = room;
+    this.name = name;
+    this.template = template;
+    this.session = null;
+    this.epoch = null;
+    this.version = null;
+    this.state = null;
+    this.status = "connecting";
+    this.pending = new Map();
+    this.nextID = 1;
+    this.retry = 0;
+    this.closedByUser = false;
+    this.connect();
+  }
+
+  /** ws(s)://<this page's host>/ws */
+  static defaultURL() {
+    const scheme = location.protocol === "https:" ? "wss:" : "ws:";
+    return `${scheme}//${location.host}/ws`;
+  }
+
+  connect() {
+    this.setStatus("connecting");
+    const ws = new WebSocket(this.url, "livecontrols.v1");
+    this.ws = ws;
+    ws.onmessage = (event) => this.receive(JSON.parse(event.data));
+    ws.onclose = () => {
+      if (this.ws !== ws) return;
+      for (const { reject } of this.pending.values()) reject(Object.assign(new Error("connection closed"), { code: "disconnected" }));
+      this.pending.clear();
+      this.setStatus("closed");
+      if (this.closedByUser) return;
+      const delay = Math.min(10000, 250 * 2 ** this.retry++) * (0.75 + Math.random() / 2);
+      setTimeout(() => this.connect(), delay);
+    };
+  }
+
+  close() { this.closedByUser = true; this.ws?.close(1000); }
+
+  send(message) { if (this.ws?.readyState === WebSocket.OPEN) this.ws.send(JSON.stringify(message)); }
+
+  join() {
+    const msg = { type: "join", room: this.room };
+    if (this.name) msg.name = this.name;
+    if (this.template) msg.template = this.template;
+    if (this.epoch !== null && this.version !== null) msg.since = { epoch: this.epoch, version: this.version };
+    this.send(msg);
+  }
+
+  /** Sends an intent; resolves with the ack, rejects with an Error carrying `code` on `error`. */
+  intent(control, intent, args) {
+    const id = `c${this.nextID++}`;
+    return new Promise((resolve, reject) => {
+      if (this.ws?.readyState !== WebSocket.OPEN) {
+        reject(Object.assign(new Error("not connected"), { code: "disconnected" }));
+        return;
+      }
+      this.pending.set(id, { resolve, reject });
+      const msg = { type: "intent", id, room: this.room, control, intent };
+      if (args !== undefined) msg.args = args;
+      this.send(msg);
+    });
+  }
+
+  receive(msg) {
+    switch (msg.type) {
+      case "welcome":
+        this.session = msg.session;
+        this.join();
+        break;
+      case "snapshot":
+        this.epoch = msg.epoch;
+        this.version = msg.version;
+        this.state = msg.state;
+        this.retry = 0;
+        this.setStatus("open");
+        this.emit("state", { reason: "snapshot" });
+        break;
+      case "resumed":
+        this.retry = 0;
+        this.setStatus("open");
+        break;
+      case "patch":
+        if (msg.epoch !== this.epoch || msg.version !== this.version + 1) {
+          // A gap: ask for a fresh snapshot rather than show a wrong state.
+          this.epoch = this.version = null;
+          this.join();
+          return;
+        }
+        this.state = applyPatch(this.state, msg.ops);
+        this.version = msg.version;
+        this.emit("patch", msg);
+        this.emit("state", { reason: "patch", patch: msg });
+        break;
+      case "ack":
+        this.pending.get(msg.id)?.resolve(msg);
+        this.pending.delete(msg.id);
+        break;
+      case "error": {
+        const err = Object.assign(new Error(msg.message), { code: msg.code });
+        if (msg.id !== undefined && this.pending.has(msg.id)) {
+          this.pending.get(msg.id).reject(err);
+          this.pending.delete(msg.id);
+        } else {
+          this.emit("error", msg);
+        }
+        break;
+      }
+    }
+  }
+
+  setStatus(status) {
+    this.status = status;
+    this.emit("status", { status });
+  }
+
+  emit(type, detail) { this.dispatchEvent(new CustomEvent(type, { detail })); }
+}
