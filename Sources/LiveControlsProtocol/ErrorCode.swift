@@ -24,6 +24,21 @@ public enum ErrorCode: String, Sendable, CaseIterable {
     case atBound = "at_bound"
     /// `release` from a session that does not hold the control.
     case notHolder = "not_holder"
+    /// The intent named an item, section, element or field the control does not have.
+    case notFound = "not_found"
+    /// `finish` on a form element whose fields break their rules (the element is not `valid`).
+    case notValid = "not_valid"
+    /// A wizard `next` refused because its step's guard (a form, or one form element) is not valid yet.
+    case guardFailed = "guard_failed"
+    /// The control has reached its end (wizard `complete`/`exit`, form `completed`); only `reset` applies.
+    case finished = "finished"
+    /// The intent was aimed at a state that has moved on (a form element that is not the expanded one).
+    case conflict = "conflict"
+    /// The connection sent messages faster than its rate limit; this one was dropped. Slow down
+    /// (a connection that keeps going is closed with 1008).
+    case rateLimited = "rate_limited"
+    /// `join` would create a room beyond the server's room limit.
+    case roomLimit = "room_limit"
     /// The server failed in a way that is not the client's fault.
     case internalError = "internal"
 }

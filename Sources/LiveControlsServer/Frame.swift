@@ -12,9 +12,13 @@ final class Frame: @unchecked Sendable {
     /// `headroom` bytes, then the payload.
     let storage: UnsafeMutableRawPointer
     let count: Int
+    /// Set for room state (`snapshot`, `resumed`, `patch`): a slow consumer may drop these and get a
+    /// fresh snapshot of this room instead. Replies (`ack`, `error`, …) are never dropped.
+    let stateOfRoom: String?
 
-    init(bytes: [UInt8]) {
+    init(bytes: [UInt8], stateOfRoom: String? = nil) {
         count = bytes.count
+        self.stateOfRoom = stateOfRoom
         storage = UnsafeMutableRawPointer.allocate(byteCount: Self.headroom + max(count, 1), alignment: 16)
         bytes.withUnsafeBytes { src in
             if let base = src.baseAddress { (storage + Self.headroom).copyMemory(from: base, byteCount: count) }
@@ -22,7 +26,12 @@ final class Frame: @unchecked Sendable {
     }
 
     convenience init(_ message: ServerMessage) {
-        self.init(bytes: message.encoded())
+        let room: String?
+        switch message {
+        case let .snapshot(r, _, _, _, _, _), let .resumed(r, _, _, _, _), let .patch(r, _, _, _, _): room = r
+        default: room = nil
+        }
+        self.init(bytes: message.encoded(), stateOfRoom: room)
     }
 
     deinit { storage.deallocate() }

@@ -17,6 +17,7 @@ final class Hub: Sendable {
         var dirty: [Connection] = []
         var wakePending = false
         var shutdownRequested = false
+        var sweepRequested = false
     }
     private let state = Mutex(State())
 
@@ -47,13 +48,23 @@ final class Hub: Sendable {
         }
     }
 
-    /// Service thread: the connections to make writable, and whether shutdown was asked for.
-    func drain() -> (connections: [Connection], shutdown: Bool) {
+    /// Asks the service thread for its periodic sweep (slow consumers).
+    func requestSweep() {
+        state.withLock { s in
+            s.sweepRequested = true
+            if let context = s.context { lws_cancel_service(context.raw) }
+        }
+    }
+
+    /// Service thread: the connections to make writable, and whether shutdown or a sweep was asked for.
+    func drain() -> (connections: [Connection], shutdown: Bool, sweep: Bool) {
         state.withLock { s in
             let taken = s.dirty
             s.dirty.removeAll(keepingCapacity: true)
             s.wakePending = false
-            return (taken, s.shutdownRequested)
+            let sweep = s.sweepRequested
+            s.sweepRequested = false
+            return (taken, s.shutdownRequested, sweep)
         }
     }
 }

@@ -32,8 +32,14 @@ extension LiveControlsServer {
         case LWS_CALLBACK_ESTABLISHED:
             guard let user else { return -1 }
             guard !draining else { return -1 }
-            let connection = Connection(session: SessionID("s" + RoomRegistry.randomID(length: 10)), wsi: WSI(raw: wsi))
+            let connection = Connection(session: SessionID("s" + RoomRegistry.randomID(length: 10)), wsi: WSI(raw: wsi),
+                                        limits: options.limits)
             user.storeBytes(of: Unmanaged.passRetained(connection).toOpaque(), as: UnsafeMutableRawPointer.self)
+            guard connections.count < options.limits.maxConnections else {
+                logger.warning("connection refused: limit reached", metadata: ["maxConnections": "\(options.limits.maxConnections)"])
+                if connection.requestClose(code: 1013, reason: "server full: too many connections") { lws_callback_on_writable(wsi) }
+                return 0
+            }
             connections[connection.session] = connection
             logger.debug("connected", metadata: ["session": "\(connection.session)"])
             send(.welcome(session: connection.session.rawValue), to: connection)
@@ -52,7 +58,7 @@ extension LiveControlsServer {
             let connection = Unmanaged<Connection>.fromOpaque(raw).takeRetainedValue()
             user.storeBytes(of: nil, as: UnsafeMutableRawPointer?.self)
             connection.markClosed()
-            connections[connection.session] = nil
+            if connections[connection.session] === connection { connections[connection.session] = nil }
             for room in connection.joined.values { room.leave(connection, id: nil, reason: .disconnect) }
             connection.joined.removeAll()
             logger.debug("disconnected", metadata: ["session": "\(connection.session)"])
@@ -87,10 +93,11 @@ extension LiveControlsServer {
 
     /// `EVENT_WAIT_CANCELLED`: ask for writable callbacks where frames were queued; start draining.
     private func serviceWakeUps() {
-        let (dirty, shutdown) = hub.drain()
+        let (dirty, shutdown, sweep) = hub.drain()
         for connection in dirty where connections[connection.session] === connection {
             lws_callback_on_writable(connection.wsi.raw)
         }
+        if sweep { closeStuckConsumers() }
         if shutdown && !draining {
             draining = true
             drainDeadline = .now() + .milliseconds(options.shutdownGraceMilliseconds)
@@ -114,6 +121,15 @@ extension LiveControlsServer {
             var bytes = Array(reason.utf8.prefix(120))
             lws_close_reason(wsi, lws_close_status(rawValue: UInt32(code)), &bytes, bytes.count)
             return -1
+        case let .resync(rooms):
+            for name in rooms {
+                if let room = connection.joined[name] {
+                    room.resyncAfterOverflow(connection)
+                } else {
+                    connection.cancelResync(room: name)  // left the room meanwhile
+                }
+            }
+            return 0
         case let .write(frame, more):
             let written = lws_write(wsi, frame.payload, frame.count, LWS_WRITE_TEXT)
             if written < frame.count { return -1 }
@@ -122,13 +138,25 @@ extension LiveControlsServer {
         }
     }
 
+    /// Service thread: slow consumers that have not caught up in time are closed with 1008.
+    private func closeStuckConsumers() {
+        let now = DispatchTime.now()
+        for connection in connections.values
+        where connection.isStuck(now: now, timeoutMilliseconds: options.limits.slowConsumerTimeoutMilliseconds) {
+            logger.info("closing slow consumer", metadata: ["session": "\(connection.session)"])
+            var reason = Array("slow consumer: did not read its messages in time".utf8)
+            lws_close_reason(connection.wsi.raw, LWS_CLOSE_STATUS_POLICY_VIOLATION, &reason, reason.count)
+            lws_set_timeout(connection.wsi.raw, PENDING_TIMEOUT_USER_OK, LWS_TO_KILL_ASYNC)
+        }
+    }
+
     private func receive(_ connection: Connection, _ wsi: OpaquePointer, _ input: UnsafeMutableRawPointer?, _ length: Int) -> Int32 {
         if lws_frame_is_binary(wsi) != 0 {
             return close(wsi, 1003, "binary frames are not supported; send JSON text")
         }
-        if connection.receiveBuffer.count + length > options.maxMessageBytes {
+        if connection.receiveBuffer.count + length > options.limits.maxMessageBytes {
             logger.info("message too large", metadata: ["session": "\(connection.session)"])
-            return close(wsi, 1009, "message larger than \(options.maxMessageBytes) bytes")
+            return close(wsi, 1009, "message larger than \(options.limits.maxMessageBytes) bytes")
         }
         let final = lws_is_final_fragment(wsi) != 0 && lws_remaining_packet_payload(wsi) == 0
         if final && connection.receiveBuffer.isEmpty {

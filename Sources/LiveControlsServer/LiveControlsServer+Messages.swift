@@ -1,3 +1,4 @@
+import CLibWebSockets
 import LiveControlsEngine
 import LiveControlsProtocol
 
@@ -8,9 +9,11 @@ extension LiveControlsServer {
         do {
             message = try ClientMessage.decode(bytes)
         } catch {
+            guard admit(connection, id: error.id) else { return }
             send(.error(error), to: connection)
             return
         }
+        guard admit(connection, id: message.requestID) else { return }
         switch message {
         case let .join(request):
             if let room = connection.joined[request.room] {
@@ -39,6 +42,31 @@ extension LiveControlsServer {
                 return
             }
             room.intent(connection, request)
+        }
+    }
+}
+
+extension LiveControlsServer {
+    /// The rate limit: false when the message is refused (`rate_limited`, or a 1008 close on sustained abuse).
+    func admit(_ connection: Connection, id: RequestID?) -> Bool {
+        if connection.rate.take() { return true }
+        if connection.rate.strikes >= options.limits.rateLimitStrikes {
+            logger.info("closing connection that ignores the rate limit", metadata: ["session": "\(connection.session)"])
+            if connection.requestClose(code: 1008, reason: "rate limit exceeded") { lws_callback_on_writable(connection.wsi.raw) }
+        } else {
+            send(.error(ProtocolError(.rateLimited, "more than \(Int(options.limits.messagesPerSecond)) messages per second (burst \(Int(options.limits.messageBurst))); message dropped", id: id)),
+                 to: connection)
+        }
+        return false
+    }
+}
+
+extension ClientMessage {
+    var requestID: RequestID? {
+        switch self {
+        case let .join(r): return r.id
+        case let .leave(_, id): return id
+        case let .intent(r): return r.id
         }
     }
 }

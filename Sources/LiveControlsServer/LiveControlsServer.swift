@@ -46,7 +46,7 @@ public final class LiveControlsServer: @unchecked Sendable {
         self.options = options
         self.logger = logger
         let hub = self.hub
-        self.registry = RoomRegistry(config: options.config, hub: hub, clock: LiveControlsServer.monotonicNow, logger: logger)
+        self.registry = RoomRegistry(config: options.config, maxRooms: options.limits.maxRooms, hub: hub, clock: LiveControlsServer.monotonicNow, logger: logger)
     }
 
     /// The monotonic clock rooms and timers use (`DispatchTime` uptime).
@@ -98,6 +98,12 @@ public final class LiveControlsServer: @unchecked Sendable {
         lifecycle.withLock { $0.port = port }
         started.signal()
 
+        // Once a second the service thread looks for slow consumers that never caught up.
+        let sweeper = DispatchSource.makeTimerSource(queue: .global())
+        sweeper.schedule(deadline: .now() + .seconds(1), repeating: .seconds(1))
+        let hub = self.hub
+        sweeper.setEventHandler { @Sendable in hub.requestSweep() }
+        sweeper.resume()
         var ticker: DispatchSourceTimer? = nil
         while true {
             _ = lws_service(context, 0)
@@ -106,7 +112,6 @@ public final class LiveControlsServer: @unchecked Sendable {
                     // lws_service may sleep until the next socket event: poke it while draining.
                     let t = DispatchSource.makeTimerSource(queue: .global())
                     t.schedule(deadline: .now(), repeating: .milliseconds(50))
-                    let hub = self.hub
                     t.setEventHandler { @Sendable in hub.requestShutdown() }
                     t.resume()
                     ticker = t
@@ -115,6 +120,7 @@ public final class LiveControlsServer: @unchecked Sendable {
             }
         }
         ticker?.cancel()
+        sweeper.cancel()
         hub.setContext(nil)
         registry.stopAll()
         lws_context_destroy(context)
@@ -163,7 +169,13 @@ public final class LiveControlsServer: @unchecked Sendable {
             mounts = UnsafePointer(health)
         }
 
+        // Idle connections are pinged; one that answers nothing for idleTimeoutSeconds is dropped.
+        let retry = a.allocate(lws_retry_bo_t.self)
+        retry.pointee.secs_since_valid_ping = UInt16(clamping: options.limits.pingIntervalSeconds)
+        retry.pointee.secs_since_valid_hangup = UInt16(clamping: max(options.limits.idleTimeoutSeconds, options.limits.pingIntervalSeconds + 1))
+
         var info = lws_context_creation_info()
+        info.retry_and_idle_policy = UnsafePointer(retry)
         info.port = Int32(options.port)
         info.iface = (options.host.isEmpty || options.host == "0.0.0.0") ? nil : a.string(options.host)
         info.protocols = UnsafePointer(protocols)

@@ -12,8 +12,11 @@ final class RoomRegistry: Sendable {
     private let logger: Logger
     private let rooms = Mutex<[String: RoomRuntime]>([:])
 
-    init(config: ServerConfig, hub: Hub, clock: @escaping @Sendable () -> Instant, logger: Logger) {
+    private let maxRooms: Int
+
+    init(config: ServerConfig, maxRooms: Int, hub: Hub, clock: @escaping @Sendable () -> Instant, logger: Logger) {
         self.config = config
+        self.maxRooms = maxRooms
         self.hub = hub
         self.clock = clock
         self.logger = logger
@@ -28,6 +31,9 @@ final class RoomRegistry: Sendable {
             if let existing = rooms[name] { return .success(existing) }
             guard config.createRoomsOnJoin || config.rooms.contains(where: { $0.name == name }) else {
                 return .failure(ProtocolError(.unknownRoom, "room \(name) does not exist and this server does not create rooms on join", room: name))
+            }
+            guard rooms.count < maxRooms else {
+                return .failure(ProtocolError(.roomLimit, "the server already has \(maxRooms) rooms", room: name))
             }
             let templateName = template ?? config.defaultTemplate
             guard let recipe = config.templates[templateName] else {

@@ -44,6 +44,19 @@ final class RoomRuntime: @unchecked Sendable {
         }
     }
 
+    /// The connection overflowed and has caught up: queue a fresh snapshot, ending its resync.
+    func resyncAfterOverflow(_ connection: Connection) {
+        queue.async {
+            guard self.subscribers[connection.session] === connection else {
+                connection.cancelResync(room: self.name)
+                return
+            }
+            let frame = Frame(.snapshot(room: self.name, epoch: self.room.epoch, version: self.room.version,
+                                        state: self.room.render(), id: nil, resumed: nil))
+            if connection.enqueueResync(frame, room: self.name) { self.hub.wake(connection) }
+        }
+    }
+
     func leave(_ connection: Connection, id: RequestID?, reason: HoldEndReason) {
         queue.async {
             self.subscribers[connection.session] = nil

@@ -24,12 +24,11 @@ struct Serve: ParsableCommand {
     @Option(help: "Log level: trace, debug, info, notice, warning, error, critical.")
     var logLevel: Logger.Level = .info
 
-    @Option(help: "Largest accepted message in bytes; larger ones close the connection with 1009.")
-    var maxMessageBytes = 64 * 1024
+    @OptionGroup(title: "Limits")
+    var limitFlags: LimitFlags
 
     func validate() throws {
         guard (0...65535).contains(port) else { throw ValidationError("--port must be between 0 and 65535") }
-        guard maxMessageBytes >= 256 else { throw ValidationError("--max-message-bytes must be at least 256") }
     }
 
     func run() throws {
@@ -39,7 +38,7 @@ struct Serve: ParsableCommand {
         var options = ServerOptions()
         options.host = host
         options.port = port
-        options.maxMessageBytes = maxMessageBytes
+        options.limits = limitFlags.limits
         options.config = try loadConfig()
         if FileManager.default.fileExists(atPath: webRoot) {
             options.webRoot = webRoot

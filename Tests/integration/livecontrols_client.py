@@ -25,7 +25,8 @@ class Client:
 
     def __init__(self, url: str, subprotocol: bool = False, timeout: float = DEFAULT_TIMEOUT):
         kwargs = {"subprotocols": ["livecontrols.v1"]} if subprotocol else {}
-        self.ws = ws_connect(url, open_timeout=timeout, close_timeout=2, max_size=None, **kwargs)
+        # max_queue=None: the background reader never applies backpressure, so a busy test is never a slow consumer.
+        self.ws = ws_connect(url, open_timeout=timeout, close_timeout=2, max_size=None, max_queue=None, **kwargs)
         self.timeout = timeout
         self.inbox: list[dict] = []
         self.log: list[dict] = []  # every message received, in order

@@ -1,0 +1,59 @@
+import ArgumentParser
+import LiveControlsServer
+
+/// `--max-*`, rate and timeout flags; defaults come from `Limits`.
+struct LimitFlags: ParsableArguments {
+    @Option(help: "Largest accepted message in bytes; larger ones close the connection with 1009.")
+    var maxMessageBytes = Limits().maxMessageBytes
+
+    @Option(help: "Most open WebSocket connections; more are closed with 1013.")
+    var maxConnections = Limits().maxConnections
+
+    @Option(help: "Most live rooms; a join that would create more gets room_limit.")
+    var maxRooms = Limits().maxRooms
+
+    @Option(help: "Messages per second each connection may send (token bucket rate).")
+    var rate = Limits().messagesPerSecond
+
+    @Option(help: "Messages a connection may send in a burst (token bucket size).")
+    var burst = Limits().messageBurst
+
+    @Option(help: "Frames queued for one client before it is treated as a slow consumer.")
+    var outboxMessages = Limits().outboxMessages
+
+    @Option(help: "Bytes queued for one client before it is treated as a slow consumer.")
+    var outboxBytes = Limits().outboxBytes
+
+    @Option(help: "Milliseconds a slow consumer may take to catch up before it is closed with 1008.")
+    var slowConsumerTimeoutMs = Limits().slowConsumerTimeoutMilliseconds
+
+    @Option(help: "Idle seconds before a connection is pinged.")
+    var pingInterval = Limits().pingIntervalSeconds
+
+    @Option(help: "Seconds without a pong before a connection is dropped.")
+    var idleTimeout = Limits().idleTimeoutSeconds
+
+    func validate() throws {
+        guard maxMessageBytes >= 256 else { throw ValidationError("--max-message-bytes must be at least 256") }
+        guard maxConnections >= 1, maxRooms >= 1 else { throw ValidationError("--max-connections and --max-rooms must be at least 1") }
+        guard rate > 0, burst >= 1 else { throw ValidationError("--rate must be > 0 and --burst ≥ 1") }
+        guard outboxMessages >= 1, outboxBytes >= 1024 else { throw ValidationError("--outbox-messages must be ≥ 1 and --outbox-bytes ≥ 1024") }
+        guard slowConsumerTimeoutMs >= 1 else { throw ValidationError("--slow-consumer-timeout-ms must be ≥ 1") }
+        guard pingInterval >= 1, idleTimeout > pingInterval else { throw ValidationError("--idle-timeout must be greater than --ping-interval (≥ 1)") }
+    }
+
+    var limits: Limits {
+        var l = Limits()
+        l.maxMessageBytes = maxMessageBytes
+        l.maxConnections = maxConnections
+        l.maxRooms = maxRooms
+        l.messagesPerSecond = rate
+        l.messageBurst = burst
+        l.outboxMessages = outboxMessages
+        l.outboxBytes = outboxBytes
+        l.slowConsumerTimeoutMilliseconds = slowConsumerTimeoutMs
+        l.pingIntervalSeconds = pingInterval
+        l.idleTimeoutSeconds = idleTimeout
+        return l
+    }
+}

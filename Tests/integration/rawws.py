@@ -1,0 +1,77 @@
+"""A deliberately crude WebSocket client on a plain socket, for misbehaving on purpose:
+it can stop reading (with a tiny receive buffer) while the server keeps sending."""
+from __future__ import annotations
+
+import base64
+import json
+import os
+import socket
+import struct
+
+
+class RawClient:
+    def __init__(self, port: int, recv_buffer: int | None = None, path: str = "/ws"):
+        self.sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+        if recv_buffer:
+            self.sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, recv_buffer)
+        self.sock.settimeout(10)
+        self.sock.connect(("127.0.0.1", port))
+        key = base64.b64encode(os.urandom(16)).decode()
+        self.sock.sendall(
+            f"GET {path} HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
+            f"Sec-WebSocket-Key: {key}\r\nSec-WebSocket-Version: 13\r\n\r\n".encode()
+        )
+        self.buffer = b""
+        while b"\r\n\r\n" not in self.buffer:
+            chunk = self.sock.recv(4096)
+            if not chunk:
+                raise ConnectionError("closed during handshake")
+            self.buffer += chunk
+        head, self.buffer = self.buffer.split(b"\r\n\r\n", 1)
+        if b" 101 " not in head.split(b"\r\n")[0]:
+            raise ConnectionError(head.decode(errors="replace"))
+
+    def send_text(self, text: str | dict) -> None:
+        payload = (json.dumps(text) if isinstance(text, dict) else text).encode()
+        mask = os.urandom(4)
+        header = bytes([0x81])
+        n = len(payload)
+        if n < 126:
+            header += bytes([0x80 | n])
+        elif n < 65536:
+            header += bytes([0x80 | 126]) + struct.pack("!H", n)
+        else:
+            header += bytes([0x80 | 127]) + struct.pack("!Q", n)
+        masked = bytes(b ^ mask[i % 4] for i, b in enumerate(payload))
+        self.sock.sendall(header + mask + masked)
+
+    def _need(self, n: int) -> bytes:
+        while len(self.buffer) < n:
+            chunk = self.sock.recv(65536)
+            if not chunk:
+                raise EOFError("connection closed")
+            self.buffer += chunk
+        out, self.buffer = self.buffer[:n], self.buffer[n:]
+        return out
+
+    def read_frame(self) -> tuple[int, bytes]:
+        """Returns (opcode, payload); opcode 8 is a close frame."""
+        b0, b1 = self._need(2)
+        n = b1 & 0x7F
+        if n == 126:
+            n = struct.unpack("!H", self._need(2))[0]
+        elif n == 127:
+            n = struct.unpack("!Q", self._need(8))[0]
+        return b0 & 0x0F, self._need(n)
+
+    def read_json(self) -> dict:
+        while True:
+            op, payload = self.read_frame()
+            if op == 1:
+                return json.loads(payload)
+            if op == 8:
+                code = struct.unpack("!H", payload[:2])[0] if len(payload) >= 2 else None
+                raise ConnectionAbortedError(code)
+
+    def close(self) -> None:
+        self.sock.close()

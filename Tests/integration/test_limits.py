@@ -1,0 +1,113 @@
+"""Limits: rate, connections, rooms, slow consumers. Each refusal is typed and others keep being served."""
+import json
+import time
+
+import pytest
+from websockets.exceptions import ConnectionClosed
+
+from livecontrols_client import Client
+from rawws import RawClient
+
+
+def closed_with(client, timeout=10):
+    with pytest.raises(ConnectionClosed) as closed:
+        while True:
+            client.ws.recv(timeout=timeout)
+    return closed.value.rcvd.code if closed.value.rcvd else None
+
+
+def test_rate_limit_refuses_with_a_typed_error_then_closes_on_abuse(start_server):
+    s = start_server("--rate", "1", "--burst", "5")
+    c = s.client()
+    c.join()  # 1 token
+    for i in range(4):
+        c.send({"type": "intent", "id": i, "room": "demo", "control": "quantity", "intent": "next"})
+    c.send({"type": "intent", "id": "over", "room": "demo", "control": "quantity", "intent": "next"})
+    err = c.recv(lambda m: m.get("id") == "over")
+    assert err["type"] == "error" and err["code"] == "rate_limited"
+    other = s.client()
+    assert other.join()["type"] == "snapshot"
+    for i in range(60):
+        c.send({"type": "intent", "id": f"x{i}", "room": "demo", "control": "quantity", "intent": "next"})
+    assert closed_with(c) == 1008
+    assert other.intent("quantity", "next")["type"] == "ack"
+
+
+def test_connection_limit_closes_the_extra_connection_with_1013(start_server):
+    s = start_server("--max-connections", "2")
+    a, b = s.client(), s.client()
+    extra = RawClient(s.port)
+    with pytest.raises(ConnectionAbortedError) as closed:
+        extra.read_json()
+    assert closed.value.args[0] == 1013
+    a.close()
+    # A place is free again.
+    s.client().join()
+    b.join()
+
+
+def test_room_limit_refuses_new_rooms_with_room_limit(start_server):
+    s = start_server("--max-rooms", "2")
+    c = s.client()
+    assert c.join("second")["type"] == "snapshot"  # demo + second
+    err = c.join("third", id="j")
+    assert err["type"] == "error" and err["code"] == "room_limit" and err["id"] == "j"
+    assert c.join("demo")["type"] == "snapshot"
+
+
+def drive(driver: Client, n: int) -> int:
+    """Sends `n` pipelined `set` intents; returns the room version the last one was acked at."""
+    for i in range(n):
+        driver.send({"type": "intent", "id": i, "room": "demo", "control": "quantity", "intent": "set", "args": {"value": i % 90}})
+    last = driver.recv(lambda m: m.get("id") == n - 1, timeout=60)
+    assert last["type"] == "ack", last
+    return last["version"]
+
+
+def test_slow_consumer_gets_a_fresh_snapshot_and_never_a_gap(start_server):
+    s = start_server("--rate", "100000", "--burst", "100000", "--outbox-messages", "256", "--slow-consumer-timeout-ms", "60000")
+    stuck = RawClient(s.port, recv_buffer=4096)
+    assert stuck.read_json()["type"] == "welcome"
+    stuck.send_text({"type": "join", "room": "demo", "name": "stuck"})
+    fast, driver = s.client(), s.client()
+    fast.join()
+    driver.join()
+    # 40,000 patches (~6 MB) is more than the kernel buffers between server and client can hold.
+    target = drive(driver, 40000)  # the stuck client reads nothing meanwhile
+    fast.wait_version(target, timeout=60)
+    driver.wait_version(target, timeout=60)
+    # The fast client never saw a gap (Client checks each patch is version + 1, or a snapshot replaces all).
+    assert fast.state() == driver.state()
+    # Now the stuck client reads: versions are continuous until a snapshot replaces its state.
+    state, version, saw_resync = None, None, False
+    while version is None or version < target:
+        m = stuck.read_json()
+        if m["type"] == "snapshot":
+            saw_resync = saw_resync or state is not None
+            state, version = m["state"], m["version"]
+        elif m["type"] == "patch":
+            assert m["version"] == version + 1, f"gap: {version} -> {m['version']}"
+            version = m["version"]
+    assert saw_resync, "the slow consumer should have been resynced by a snapshot"
+    stuck.close()
+
+
+def test_slow_consumer_that_never_catches_up_is_closed(start_server):
+    s = start_server("--rate", "100000", "--burst", "100000", "--outbox-messages", "32", "--slow-consumer-timeout-ms", "500")
+    stuck = RawClient(s.port, recv_buffer=4096)
+    stuck.read_json()
+    stuck.send_text({"type": "join", "room": "demo"})
+    driver = s.client()
+    driver.join()
+    drive(driver, 40000)
+    # Keep traffic flowing until the server gives up on the stuck client (sweeps run every second).
+    deadline = time.monotonic() + 10
+    while time.monotonic() < deadline:
+        with s.get("/healthz") as r:
+            if json.loads(r.read())["connections"] == 1:
+                break
+        drive(driver, 50)
+    else:
+        pytest.fail("the stuck client was never closed")
+    assert driver.intent("quantity", "next")["type"] == "ack"
+    stuck.close()
