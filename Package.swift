@@ -2,7 +2,7 @@
 import PackageDescription
 
 // Layers point one way: LiveControlsProtocol ← LiveControlsEngine ← LiveControlsServer ← livecontrols.
-// Only LiveControlsServer imports the libwebsockets system library.
+// Only LiveControlsServer imports the libwebsockets system library; only LiveControlsSQLite imports SQLite.
 let package = Package(
     name: "LiveControls",
     platforms: [.macOS(.v14)],
@@ -20,12 +20,19 @@ let package = Package(
             pkgConfig: "libwebsockets",
             providers: [.apt(["libwebsockets-dev"])]
         ),
+        .systemLibrary(
+            name: "CSQLite",
+            pkgConfig: "sqlite3",
+            providers: [.apt(["libsqlite3-dev"])]
+        ),
         .target(name: "LiveControlsProtocol"),
         .target(name: "LiveControlsEngine", dependencies: ["LiveControlsProtocol"]),
+        .target(name: "LiveControlsSQLite", dependencies: ["LiveControlsEngine", "CSQLite"]),
         .target(
             name: "LiveControlsServer",
             dependencies: [
                 "LiveControlsEngine",
+                "LiveControlsSQLite",
                 "CLibWebSockets",
                 .product(name: "Logging", package: "swift-log"),
             ]

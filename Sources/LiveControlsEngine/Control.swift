@@ -14,6 +14,8 @@ public enum HoldEndReason: String, Sendable {
     case lease
     /// Another `press` (by someone else, or in the other direction) took the hold over.
     case replaced
+    /// The server restarted; nobody is connected to a recovered room until they join again.
+    case restart
 }
 
 /// A hold that ended, and why.

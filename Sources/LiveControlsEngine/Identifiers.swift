@@ -1,7 +1,7 @@
 import LiveControlsProtocol
 
 /// A connection's identity inside rooms (`welcome.session`).
-public struct SessionID: Hashable, Sendable, CustomStringConvertible, Comparable {
+public struct SessionID: Hashable, Sendable, Codable, CustomStringConvertible, Comparable {
     public let rawValue: String
     public init(_ rawValue: String) { self.rawValue = rawValue }
     public var description: String { rawValue }
@@ -9,14 +9,14 @@ public struct SessionID: Hashable, Sendable, CustomStringConvertible, Comparable
 }
 
 /// A control's id inside its room (`/controls/<id>`).
-public struct ControlID: Hashable, Sendable, CustomStringConvertible {
+public struct ControlID: Hashable, Sendable, Codable, CustomStringConvertible {
     public let rawValue: String
     public init(_ rawValue: String) { self.rawValue = rawValue }
     public var description: String { rawValue }
 }
 
 /// A point on a monotonic clock, in nanoseconds from an arbitrary origin.
-public struct Instant: Comparable, Hashable, Sendable, CustomStringConvertible {
+public struct Instant: Comparable, Hashable, Sendable, Codable, CustomStringConvertible {
     public var nanoseconds: UInt64
     public init(nanoseconds: UInt64) { self.nanoseconds = nanoseconds }
     public static func milliseconds(_ ms: Int) -> Instant { Instant(nanoseconds: UInt64(ms) * 1_000_000) }
@@ -26,7 +26,7 @@ public struct Instant: Comparable, Hashable, Sendable, CustomStringConvertible {
 }
 
 /// Where a sequential control moves.
-public enum Direction: String, Sendable, CaseIterable {
+public enum Direction: String, Sendable, Codable, CaseIterable {
     case next, prev
 }
 

@@ -8,6 +8,12 @@ public struct Patch: Sendable, Equatable {
     public var ops: [PatchOp]
     /// Why it happened (`cause` of the patch).
     public var cause: JSONValue
+
+    public init(version: Int, ops: [PatchOp], cause: JSONValue) {
+        self.version = version
+        self.ops = ops
+        self.cause = cause
+    }
 }
 
 /// What a mutation of a room produced: a patch when anything visible changed, and timer effects.

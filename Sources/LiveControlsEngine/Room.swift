@@ -14,13 +14,13 @@ public struct Room: Sendable {
     public let template: String
     /// Names this room's lifetime; a room made anew gets a new epoch and restarts at version 0.
     public let epoch: String
-    public private(set) var version: Int = 0
-    public private(set) var history: ChangeHistory
+    public internal(set) var version: Int = 0
+    public internal(set) var history: ChangeHistory
 
-    private var controlOrder: [ControlID]
-    private var controls: [ControlID: any Control]
-    private var memberOrder: [SessionID] = []
-    private var members: [SessionID: Member] = [:]
+    var controlOrder: [ControlID]
+    var controls: [ControlID: any Control]
+    var memberOrder: [SessionID] = []
+    var members: [SessionID: Member] = [:]
 
     public init(name: String, template: RoomTemplate, epoch: String, historyLimit: Int) {
         self.name = name

@@ -141,3 +141,51 @@ extension JSONObject: ExpressibleByDictionaryLiteral {
         self.init(pairs: elements)
     }
 }
+
+extension JSONValue: Codable {
+    public init(from decoder: any Decoder) throws {
+        let c = try decoder.singleValueContainer()
+        if c.decodeNil() { self = .null }
+        else if let b = try? c.decode(Bool.self) { self = .bool(b) }
+        else if let i = try? c.decode(Int.self) { self = .int(i) }
+        else if let d = try? c.decode(Double.self) { self = .double(d) }
+        else if let s = try? c.decode(String.self) { self = .string(s) }
+        else if let a = try? c.decode([JSONValue].self) { self = .array(a) }
+        else { self = .object(try c.decode(JSONObject.self)) }
+    }
+
+    public func encode(to encoder: any Encoder) throws {
+        var c = encoder.singleValueContainer()
+        switch self {
+        case .null: try c.encodeNil()
+        case let .bool(b): try c.encode(b)
+        case let .int(i): try c.encode(i)
+        case let .double(d): try c.encode(d)
+        case let .string(s): try c.encode(s)
+        case let .array(a): try c.encode(a)
+        case let .object(o): try c.encode(o)
+        }
+    }
+}
+
+/// Encoded as `[[key, value], …]` so the key order survives a round trip through any encoder.
+extension JSONObject: Codable {
+    public init(from decoder: any Decoder) throws {
+        var c = try decoder.unkeyedContainer()
+        self.init()
+        while !c.isAtEnd {
+            var pair = try c.nestedUnkeyedContainer()
+            let key = try pair.decode(String.self)
+            self[key] = try pair.decode(JSONValue.self)
+        }
+    }
+
+    public func encode(to encoder: any Encoder) throws {
+        var c = encoder.unkeyedContainer()
+        for (key, value) in self {
+            var pair = c.nestedUnkeyedContainer()
+            try pair.encode(key)
+            try pair.encode(value)
+        }
+    }
+}

@@ -3,6 +3,7 @@ import Dispatch
 import Foundation
 import LiveControlsEngine
 import LiveControlsProtocol
+import LiveControlsSQLite
 import Logging
 import Synchronization
 
@@ -42,11 +43,23 @@ public final class LiveControlsServer: @unchecked Sendable {
     private let started = DispatchSemaphore(value: 0)
     private let finished = DispatchSemaphore(value: 0)
 
-    public init(options: ServerOptions, logger: Logger) {
+    /// Opens the store (`options.dataDirectory`, or memory) and prepares the rooms; throws when the
+    /// store cannot be opened.
+    public init(options: ServerOptions, logger: Logger) throws {
         self.options = options
         self.logger = logger
-        let hub = self.hub
-        self.registry = RoomRegistry(config: options.config, maxRooms: options.limits.maxRooms, hub: hub, clock: LiveControlsServer.monotonicNow, logger: logger)
+        let store: any RoomStore
+        if let directory = options.dataDirectory {
+            do {
+                store = try SQLiteRoomStore(directory: directory)
+            } catch {
+                throw ServerStartError(description: "cannot open the store in \(directory): \(error)")
+            }
+        } else {
+            store = MemoryRoomStore()
+        }
+        self.registry = RoomRegistry(config: options.config, maxRooms: options.limits.maxRooms, store: store, hub: hub,
+                                     clock: LiveControlsServer.monotonicNow, logger: logger)
     }
 
     /// The monotonic clock rooms and timers use (`DispatchTime` uptime).
@@ -60,6 +73,11 @@ public final class LiveControlsServer: @unchecked Sendable {
     /// Starts the service thread and returns once the port is bound (or throws why it could not be).
     @discardableResult
     public func start() throws -> Int {
+        do {
+            try registry.start()
+        } catch {
+            throw ServerStartError(description: "cannot recover rooms: \(error)")
+        }
         let thread = Thread { [self] in self.serviceThreadMain() }
         thread.name = "livecontrols-lws"
         thread.start()

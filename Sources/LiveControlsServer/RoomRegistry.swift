@@ -4,35 +4,56 @@ import LiveControlsProtocol
 import Logging
 import Synchronization
 
-/// All live rooms by name; creates rooms from templates. Safe from any thread.
+/// All live rooms by name; creates rooms from templates and recovers stored ones. Safe from any thread.
 final class RoomRegistry: Sendable {
     private let config: ServerConfig
+    private let maxRooms: Int
+    private let store: any RoomStore
     private let hub: Hub
     private let clock: @Sendable () -> Instant
     private let logger: Logger
     private let rooms = Mutex<[String: RoomRuntime]>([:])
 
-    private let maxRooms: Int
-
-    init(config: ServerConfig, maxRooms: Int, hub: Hub, clock: @escaping @Sendable () -> Instant, logger: Logger) {
+    init(config: ServerConfig, maxRooms: Int, store: any RoomStore, hub: Hub, clock: @escaping @Sendable () -> Instant, logger: Logger) {
         self.config = config
         self.maxRooms = maxRooms
+        self.store = store
         self.hub = hub
         self.clock = clock
         self.logger = logger
+    }
+
+    /// At start: recovers every stored room, then creates the configured rooms that are missing.
+    func start() throws {
+        for stored in try store.loadRooms(historyLimit: config.historyLimit) {
+            guard let template = config.templates[stored.template] else {
+                logger.warning("stored room skipped: its template is gone", metadata: ["room": "\(stored.name)", "template": "\(stored.template)"])
+                continue
+            }
+            if let room = Room(restoring: stored, template: template, historyLimit: config.historyLimit) {
+                let runtime = makeRuntime(room)
+                rooms.withLock { $0[stored.name] = runtime }
+                runtime.dropMembersAfterRestart()
+                logger.info("room recovered", metadata: ["room": "\(stored.name)", "epoch": "\(room.epoch)", "version": "\(room.version)"])
+            } else {
+                logger.warning("room cannot be restored exactly (its template changed): it starts a new epoch",
+                               metadata: ["room": "\(stored.name)", "oldEpoch": "\(stored.epoch)"])
+                _ = try? room(named: stored.name, template: stored.template, force: true)
+            }
+        }
         for (name, template) in config.rooms {
-            _ = try? room(named: name, template: template)
+            _ = try? room(named: name, template: template, force: true)
         }
     }
 
     /// The room `name`, created from `template` (or the default template) when it does not exist.
-    func room(named name: String, template: String?) throws(ProtocolError) -> RoomRuntime {
+    func room(named name: String, template: String?, force: Bool = false) throws(ProtocolError) -> RoomRuntime {
         let result: Result<RoomRuntime, ProtocolError> = rooms.withLock { rooms in
             if let existing = rooms[name] { return .success(existing) }
-            guard config.createRoomsOnJoin || config.rooms.contains(where: { $0.name == name }) else {
+            guard force || config.createRoomsOnJoin || config.rooms.contains(where: { $0.name == name }) else {
                 return .failure(ProtocolError(.unknownRoom, "room \(name) does not exist and this server does not create rooms on join", room: name))
             }
-            guard rooms.count < maxRooms else {
+            guard force || rooms.count < maxRooms else {
                 return .failure(ProtocolError(.roomLimit, "the server already has \(maxRooms) rooms", room: name))
             }
             let templateName = template ?? config.defaultTemplate
@@ -41,7 +62,8 @@ final class RoomRegistry: Sendable {
                 return .failure(ProtocolError(.unknownTemplate, "no template \"\(templateName)\" (known: \(known))", room: name))
             }
             let room = Room(name: name, template: recipe, epoch: Self.newEpoch(), historyLimit: config.historyLimit)
-            let runtime = RoomRuntime(room: room, hub: hub, clock: clock, logger: logger)
+            let runtime = makeRuntime(room)
+            runtime.persistReset()
             rooms[name] = runtime
             logger.info("room created", metadata: ["room": "\(name)", "template": "\(templateName)", "epoch": "\(room.epoch)"])
             return .success(runtime)
@@ -49,10 +71,15 @@ final class RoomRegistry: Sendable {
         return try result.get()
     }
 
+    private func makeRuntime(_ room: Room) -> RoomRuntime {
+        RoomRuntime(room: room, store: store, historyLimit: config.historyLimit, hub: hub, clock: clock, logger: logger)
+    }
+
     var count: Int { rooms.withLock { $0.count } }
 
     func stopAll() {
         for room in rooms.withLock({ Array($0.values) }) { room.stop() }
+        store.waitUntilIdle()
     }
 
     /// 12 random base-32 characters: a new room lifetime.

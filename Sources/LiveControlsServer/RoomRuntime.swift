@@ -3,34 +3,59 @@ import LiveControlsEngine
 import LiveControlsProtocol
 import Logging
 
-/// The owner of one live room: its serial queue, its timers and its subscribers.
+/// The owner of one live room: its serial queue, its timers, its subscribers and its persistence.
 ///
 /// Thread rules: every stored `var` is touched only on `queue`. Intents, joins, leaves and timer
 /// firings are all enqueued on `queue`, so they are totally ordered and the engine's `Room` value
 /// needs no lock. Each patch is encoded once and the same `Frame` goes to every subscriber.
+///
+/// Durability: each patch is written to the store; nothing that shows a version (patch, snapshot,
+/// ack) leaves the room before that version is durable. Outgoing actions wait, in order, in `held`.
 final class RoomRuntime: @unchecked Sendable {
     let name: String
-    private let queue: DispatchQueue
-    private let hub: Hub
-    private let clock: @Sendable () -> Instant
-    private let logger: Logger
+    let queue: DispatchQueue
+    let hub: Hub
+    let clock: @Sendable () -> Instant
+    let logger: Logger
+    private let store: any RoomStore
+    private let historyLimit: Int
 
-    private var room: Room
+    var room: Room
     private var subscribers: [SessionID: Connection] = [:]
-    private var timers: [ControlID: DispatchSourceTimer] = [:]
+    var timers: [ControlID: DispatchSourceTimer] = [:]
+    /// The highest version known to be durable.
+    private var durable: Int
+    /// Outgoing actions waiting for their version to be durable, in order.
+    private var held: [(version: Int, action: () -> Void)] = []
+    private var heldHead = 0
 
-    init(room: Room, hub: Hub, clock: @escaping @Sendable () -> Instant, logger: Logger) {
+    init(room: Room, store: any RoomStore, historyLimit: Int, hub: Hub, clock: @escaping @Sendable () -> Instant, logger: Logger) {
         self.name = room.name
         self.room = room
+        self.store = store
+        self.historyLimit = historyLimit
         self.hub = hub
         self.clock = clock
         var logger = logger
         logger[metadataKey: "room"] = "\(room.name)"
         self.logger = logger
         self.queue = DispatchQueue(label: "livecontrols.room.\(room.name)")
+        self.durable = room.version
     }
 
     // MARK: Requests (any thread)
+
+    /// A new room (or a new epoch of a recovered one): write all of it.
+    func persistReset() {
+        queue.async { self.persist(self.room.storeReset()) }
+    }
+
+    /// A recovered room: nobody is connected, so every stored member leaves (reason `restart`).
+    func dropMembersAfterRestart() {
+        queue.async {
+            for update in self.room.dropMembersAfterRestart() { self.carryOut(update) }
+        }
+    }
 
     func join(_ connection: Connection, _ request: JoinRequest) {
         queue.async { self.handleJoin(connection, request) }
@@ -38,10 +63,7 @@ final class RoomRuntime: @unchecked Sendable {
 
     /// A second `join` of a joined room: a fresh snapshot (how a client resyncs after a gap).
     func resync(_ connection: Connection, id: RequestID?) {
-        queue.async {
-            self.send(.snapshot(room: self.name, epoch: self.room.epoch, version: self.room.version,
-                                state: self.room.render(), id: id, resumed: nil), to: connection)
-        }
+        queue.async { self.send(self.snapshot(id: id, resumed: nil), to: connection) }
     }
 
     /// The connection overflowed and has caught up: queue a fresh snapshot, ending its resync.
@@ -51,9 +73,10 @@ final class RoomRuntime: @unchecked Sendable {
                 connection.cancelResync(room: self.name)
                 return
             }
-            let frame = Frame(.snapshot(room: self.name, epoch: self.room.epoch, version: self.room.version,
-                                        state: self.room.render(), id: nil, resumed: nil))
-            if connection.enqueueResync(frame, room: self.name) { self.hub.wake(connection) }
+            let frame = Frame(self.snapshot(id: nil, resumed: nil))
+            self.deliver(after: self.room.version) {
+                if connection.enqueueResync(frame, room: self.name) { self.hub.wake(connection) }
+            }
         }
     }
 
@@ -96,59 +119,76 @@ final class RoomRuntime: @unchecked Sendable {
         }
         carryOut(room.join(connection.session, name: request.name))
         subscribers[connection.session] = connection
-        send(.snapshot(room: name, epoch: room.epoch, version: room.version, state: room.render(), id: request.id, resumed: resumed),
-             to: connection)
+        send(snapshot(id: request.id, resumed: resumed), to: connection)
+    }
+
+    private func snapshot(id: RequestID?, resumed: Bool?) -> ServerMessage {
+        .snapshot(room: name, epoch: room.epoch, version: room.version, state: room.render(), id: id, resumed: resumed)
     }
 
     private func patchMessage(_ patch: Patch) -> ServerMessage {
         .patch(room: name, epoch: room.epoch, version: patch.version, ops: patch.ops, cause: patch.cause)
     }
 
-    /// Broadcasts the patch (encoded once) and carries out the timer effects.
-    private func carryOut(_ update: RoomUpdate) {
+    /// Persists and broadcasts the patch (encoded once, to the subscribers of this moment) and
+    /// carries out the timer effects.
+    func carryOut(_ update: RoomUpdate) {
         if let patch = update.patch {
+            persist(room.storeWrite(for: patch, keepHistory: historyLimit))
             let frame = Frame(patchMessage(patch))
-            var toWake: [Connection] = []
-            toWake.reserveCapacity(subscribers.count)
-            for connection in subscribers.values where connection.enqueue(frame) { toWake.append(connection) }
-            hub.wake(toWake)
+            let targets = Array(subscribers.values)
+            deliver(after: patch.version) {
+                var toWake: [Connection] = []
+                toWake.reserveCapacity(targets.count)
+                for connection in targets where connection.enqueue(frame) { toWake.append(connection) }
+                self.hub.wake(toWake)
+            }
         }
         for effect in update.timers { arm(effect.control, at: effect.deadline) }
     }
 
+    /// Sends a reply once the room's current version is durable (and after everything held before it).
     private func send(_ message: ServerMessage, to connection: Connection) {
-        if connection.enqueue(Frame(message)) { hub.wake(connection) }
-    }
-
-    private func arm(_ control: ControlID, at deadline: Instant?) {
-        let timer: DispatchSourceTimer
-        if let existing = timers[control] {
-            timer = existing
-        } else {
-            guard deadline != nil else { return }
-            timer = DispatchSource.makeTimerSource(flags: .strict, queue: queue)
-            timer.setEventHandler { [weak self] in self?.fire(control) }
-            timers[control] = timer
-            timer.schedule(deadline: .distantFuture, leeway: .nanoseconds(0))
-            timer.resume()
-        }
-        if let deadline {
-            timer.schedule(deadline: DispatchTime(uptimeNanoseconds: deadline.nanoseconds), leeway: .nanoseconds(0))
-        } else {
-            timer.schedule(deadline: .distantFuture, leeway: .nanoseconds(0))
+        let frame = Frame(message)
+        deliver(after: room.version) {
+            if connection.enqueue(frame) { self.hub.wake(connection) }
         }
     }
 
-    /// A timer fired. A stale firing is harmless: the engine only acts on what is due at `now`.
-    private func fire(_ control: ControlID) {
-        carryOut(room.wake(control: control, at: clock()))
+    // MARK: Durability
+
+    private func persist(_ write: StoreWrite) {
+        let version = write.version
+        if store.isSynchronous {
+            store.write(write) { [logger] error in if let error { logger.error("store write failed: \(error)") } }
+            markDurable(version)
+            return
+        }
+        store.write(write) { [weak self] error in
+            guard let self else { return }
+            if let error { self.logger.error("store write failed; clients are told of the change anyway: \(error)") }
+            self.queue.async { self.markDurable(version) }
+        }
     }
 
-    /// Stops the timers (at shutdown).
-    func stop() {
-        queue.sync {
-            for timer in timers.values { timer.cancel() }
-            timers.removeAll()
+    private func deliver(after version: Int, _ action: @escaping () -> Void) {
+        if heldHead == held.count && version <= durable {
+            action()
+        } else {
+            held.append((version, action))
+        }
+    }
+
+    private func markDurable(_ version: Int) {
+        durable = max(durable, version)
+        while heldHead < held.count, held[heldHead].version <= durable {
+            let action = held[heldHead].action
+            heldHead += 1
+            action()
+        }
+        if heldHead == held.count {
+            held.removeAll(keepingCapacity: true)
+            heldHead = 0
         }
     }
 }

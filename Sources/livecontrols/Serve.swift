@@ -21,6 +21,9 @@ struct Serve: ParsableCommand {
     @Option(help: "Directory of static files served at /.")
     var webRoot = "web"
 
+    @Option(help: "Directory for the embedded store (SQLite); rooms survive restarts. Without it rooms live in memory.")
+    var dataDir: String?
+
     @Option(help: "Log level: trace, debug, info, notice, warning, error, critical.")
     var logLevel: Logger.Level = .info
 
@@ -39,6 +42,7 @@ struct Serve: ParsableCommand {
         options.host = host
         options.port = port
         options.limits = limitFlags.limits
+        options.dataDirectory = dataDir
         options.config = try loadConfig()
         if FileManager.default.fileExists(atPath: webRoot) {
             options.webRoot = webRoot
@@ -47,7 +51,7 @@ struct Serve: ParsableCommand {
             options.webRoot = nil
         }
 
-        let server = LiveControlsServer(options: options, logger: logger)
+        let server = try LiveControlsServer(options: options, logger: logger)
         let signals = [SIGINT, SIGTERM].map { sig -> DispatchSourceSignal in
             signal(sig, SIG_IGN)
             let source = DispatchSource.makeSignalSource(signal: sig, queue: .global())

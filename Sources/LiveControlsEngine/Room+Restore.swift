@@ -1,0 +1,67 @@
+import LiveControlsProtocol
+
+extension Room {
+    /// Rebuilds a stored room exactly: same epoch, version, controls, members and recent history.
+    /// Nil when that is impossible (the template's controls changed, or a control cannot be decoded);
+    /// the caller then starts a new epoch so no client can mistake the new state for the old one.
+    public init?(restoring stored: StoredRoom, template: RoomTemplate, historyLimit: Int) {
+        guard Set(stored.controls.keys) == Set(template.controls.map(\.id)) else { return nil }
+        self.init(name: stored.name, template: template, epoch: stored.epoch, historyLimit: historyLimit)
+        for (id, prototype) in template.controls {
+            guard let state = stored.controls[id],
+                  let control = ControlCoding.decode(kind: ControlCoding.kind(of: prototype), state: state)
+            else { return nil }
+            controls[id] = control
+        }
+        version = stored.version
+        for member in stored.members where members[member.session] == nil {
+            members[member.session] = Member(name: member.name)
+            memberOrder.append(member.session)
+        }
+        for patch in stored.history where patch.version <= version { history.append(patch) }
+    }
+
+    /// After a restart nobody is connected: each stored member leaves (reason `restart`), which ends
+    /// its holds. One patch per member, like any other leave.
+    public mutating func dropMembersAfterRestart() -> [RoomUpdate] {
+        memberOrder.map { leave($0, reason: .restart) }
+    }
+
+    /// What a patch changed, for the store: touched controls, joined and left sessions.
+    public func storeWrite(for patch: Patch, keepHistory: Int) -> StoreWrite {
+        var touched: [ControlID] = []
+        var joined: [(session: SessionID, name: String?)] = []
+        var left: [SessionID] = []
+        for op in patch.ops {
+            let tokens: [String]
+            switch op {
+            case let .add(path, value):
+                tokens = path.tokens
+                if tokens.count == 2, tokens[0] == "presence" { joined.append((SessionID(tokens[1]), value["name"]?.stringValue)) }
+            case let .remove(path):
+                tokens = path.tokens
+                if tokens.count == 2, tokens[0] == "presence" { left.append(SessionID(tokens[1])) }
+            case let .replace(path, _):
+                tokens = path.tokens
+            }
+            if tokens.count >= 2, tokens[0] == "controls", !touched.contains(ControlID(tokens[1])) { touched.append(ControlID(tokens[1])) }
+        }
+        return StoreWrite(room: name, template: template, epoch: epoch, version: patch.version, kind: .patch(patch),
+                          controls: encodedControls(touched), joined: joined, left: left,
+                          keepFromVersion: max(0, patch.version - keepHistory + 1))
+    }
+
+    /// Everything about the room, for a new room or a new epoch.
+    public func storeReset() -> StoreWrite {
+        StoreWrite(room: name, template: template, epoch: epoch, version: version, kind: .reset,
+                   controls: encodedControls(controlOrder),
+                   joined: memberOrder.map { ($0, members[$0]!.name) }, left: [], keepFromVersion: version + 1)
+    }
+
+    private func encodedControls(_ ids: [ControlID]) -> [(id: ControlID, kind: String, state: String)] {
+        ids.compactMap { id in
+            guard let control = controls[id], let state = ControlCoding.encode(control) else { return nil }
+            return (id, ControlCoding.kind(of: control), state)
+        }
+    }
+}

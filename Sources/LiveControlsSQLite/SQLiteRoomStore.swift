@@ -1,0 +1,150 @@
+import Dispatch
+import Foundation
+import LiveControlsEngine
+import LiveControlsProtocol
+import Synchronization
+
+/// Rooms persisted in `<data-dir>/livecontrols.sqlite3` (WAL, `synchronous=NORMAL`).
+///
+/// One writer queue owns the connection. Writes from all rooms queue up while a transaction commits
+/// and go together in the next one (group commit); each write's `done` runs after its COMMIT returned,
+/// so an acknowledged change survives a crash of the process (`kill -9`). An OS crash or power loss may
+/// lose the last commits, never consistency.
+public final class SQLiteRoomStore: RoomStore, @unchecked Sendable {
+    public let path: String
+    /// Owned by `writer` only (and by `init`/`loadRooms` before any write is queued).
+    private let db: SQLiteDatabase
+    private let writer = DispatchQueue(label: "livecontrols.store")
+    private let pending = Mutex<(writes: [(StoreWrite, @Sendable ((any Error)?) -> Void)], scheduled: Bool)>(([], false))
+    private let statements: Statements
+
+    private struct Statements {
+        let upsertRoom, upsertControl, insertMember, deleteMember, insertPatch, prunePatches: SQLiteStatement
+        let deleteControls, deleteMembers, deletePatches: SQLiteStatement
+        let begin, commit, rollback: SQLiteStatement
+    }
+
+    public var isSynchronous: Bool { false }
+
+    public init(directory: String) throws {
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        path = (directory as NSString).appendingPathComponent("livecontrols.sqlite3")
+        db = try SQLiteDatabase(path: path)
+        guard try db.text("PRAGMA journal_mode=WAL")?.lowercased() == "wal" else {
+            throw SQLiteError(code: 0, message: "\(path): cannot switch to WAL")
+        }
+        try db.execute("PRAGMA synchronous=NORMAL")
+        try db.execute("""
+            CREATE TABLE IF NOT EXISTS room(name TEXT PRIMARY KEY, template TEXT NOT NULL, epoch TEXT NOT NULL,
+              version INTEGER NOT NULL) STRICT;
+            CREATE TABLE IF NOT EXISTS room_control(room TEXT NOT NULL, id TEXT NOT NULL, kind TEXT NOT NULL,
+              state TEXT NOT NULL, PRIMARY KEY (room, id)) STRICT, WITHOUT ROWID;
+            CREATE TABLE IF NOT EXISTS room_member(room TEXT NOT NULL, session TEXT NOT NULL, name TEXT,
+              seq INTEGER NOT NULL, PRIMARY KEY (room, session)) STRICT, WITHOUT ROWID;
+            CREATE TABLE IF NOT EXISTS room_patch(room TEXT NOT NULL, epoch TEXT NOT NULL, version INTEGER NOT NULL,
+              ops TEXT NOT NULL, cause TEXT NOT NULL, PRIMARY KEY (room, epoch, version)) STRICT, WITHOUT ROWID;
+            """)
+        statements = Statements(
+            upsertRoom: try db.prepare("""
+                INSERT INTO room(name, template, epoch, version) VALUES (?1, ?2, ?3, ?4)
+                ON CONFLICT(name) DO UPDATE SET template = ?2, epoch = ?3, version = ?4
+                """),
+            upsertControl: try db.prepare("""
+                INSERT INTO room_control(room, id, kind, state) VALUES (?1, ?2, ?3, ?4)
+                ON CONFLICT(room, id) DO UPDATE SET kind = ?3, state = ?4
+                """),
+            insertMember: try db.prepare("INSERT OR REPLACE INTO room_member(room, session, name, seq) VALUES (?1, ?2, ?3, ?4)"),
+            deleteMember: try db.prepare("DELETE FROM room_member WHERE room = ?1 AND session = ?2"),
+            insertPatch: try db.prepare("INSERT INTO room_patch(room, epoch, version, ops, cause) VALUES (?1, ?2, ?3, ?4, ?5)"),
+            prunePatches: try db.prepare("DELETE FROM room_patch WHERE room = ?1 AND (epoch <> ?2 OR version < ?3)"),
+            deleteControls: try db.prepare("DELETE FROM room_control WHERE room = ?1"),
+            deleteMembers: try db.prepare("DELETE FROM room_member WHERE room = ?1"),
+            deletePatches: try db.prepare("DELETE FROM room_patch WHERE room = ?1"),
+            begin: try db.prepare("BEGIN IMMEDIATE"),
+            commit: try db.prepare("COMMIT"),
+            rollback: try db.prepare("ROLLBACK"))
+    }
+
+    public func loadRooms(historyLimit: Int) throws -> [StoredRoom] {
+        try writer.sync {
+            let rooms = try db.prepare("SELECT name, template, epoch, version FROM room ORDER BY name").rows { row in
+                (row.text(0)!, row.text(1)!, row.text(2)!, row.int(3))
+            }
+            let controls = try db.prepare("SELECT id, state FROM room_control WHERE room = ?1")
+            let members = try db.prepare("SELECT session, name FROM room_member WHERE room = ?1 ORDER BY seq, session")
+            let patches = try db.prepare("""
+                SELECT version, ops, cause FROM room_patch WHERE room = ?1 AND epoch = ?2 AND version > ?3 ORDER BY version
+                """)
+            return try rooms.map { name, template, epoch, version in
+                var stored = StoredRoom(name: name, template: template, epoch: epoch, version: version, controls: [:], members: [], history: [])
+                for (id, state) in try controls.rows([.text(name)], { ($0.text(0)!, $0.text(1)!) }) {
+                    stored.controls[ControlID(id)] = state
+                }
+                stored.members = try members.rows([.text(name)]) { (SessionID($0.text(0)!), $0.text(1)) }
+                stored.history = try patches.rows([.text(name), .text(epoch), .int(version - historyLimit)]) { row in
+                    Patch(version: row.int(0), ops: try Self.decodeOps(row.text(1)!), cause: try JSONParser.parse(row.text(2)!))
+                }
+                return stored
+            }
+        }
+    }
+
+    public func write(_ write: StoreWrite, done: @escaping @Sendable ((any Error)?) -> Void) {
+        let schedule = pending.withLock { p -> Bool in
+            p.writes.append((write, done))
+            defer { p.scheduled = true }
+            return !p.scheduled
+        }
+        if schedule { writer.async { self.flush() } }
+    }
+
+    public func waitUntilIdle() {
+        writer.sync { flush() }
+    }
+
+    /// Writer queue: commits everything pending in one transaction, then reports to each writer in order.
+    private func flush() {
+        let batch = pending.withLock { p -> [(StoreWrite, @Sendable ((any Error)?) -> Void)] in
+            defer { p.writes.removeAll(); p.scheduled = false }
+            return p.writes
+        }
+        guard !batch.isEmpty else { return }
+        var failure: (any Error)? = nil
+        do {
+            try statements.begin.run()
+            for (write, _) in batch { try apply(write) }
+            try statements.commit.run()
+        } catch {
+            failure = error
+            try? statements.rollback.run()
+        }
+        for (_, done) in batch { done(failure) }
+    }
+
+    private func apply(_ w: StoreWrite) throws {
+        let s = statements
+        try s.upsertRoom.run([.text(w.room), .text(w.template), .text(w.epoch), .int(w.version)])
+        switch w.kind {
+        case .reset:
+            try s.deleteControls.run([.text(w.room)])
+            try s.deleteMembers.run([.text(w.room)])
+            try s.deletePatches.run([.text(w.room)])
+        case let .patch(patch):
+            let ops = String(decoding: JSONWriter.encode(.array(patch.ops.map(\.json))), as: UTF8.self)
+            try s.insertPatch.run([.text(w.room), .text(w.epoch), .int(patch.version), .text(ops), .text(JSONWriter.string(patch.cause))])
+            if patch.version % 64 == 0 { try s.prunePatches.run([.text(w.room), .text(w.epoch), .int(w.keepFromVersion)]) }
+        }
+        for control in w.controls {
+            try s.upsertControl.run([.text(w.room), .text(control.id.rawValue), .text(control.kind), .text(control.state)])
+        }
+        for member in w.joined {
+            try s.insertMember.run([.text(w.room), .text(member.session.rawValue), member.name.map { .text($0) } ?? .null, .int(w.version)])
+        }
+        for session in w.left { try s.deleteMember.run([.text(w.room), .text(session.rawValue)]) }
+    }
+
+    private static func decodeOps(_ text: String) throws -> [PatchOp] {
+        guard let array = try JSONParser.parse(text).arrayValue else { return [] }
+        return try array.map { try PatchOp(json: $0) }
+    }
+}
