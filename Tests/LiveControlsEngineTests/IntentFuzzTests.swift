@@ -1,0 +1,90 @@
+import Foundation
+import LiveControlsEngine
+import LiveControlsProtocol
+import XCTest
+
+/// Generated intents (mostly wrong) against every control of the built-in demo room: each is applied
+/// or refused with a typed error, and the room's patches always reproduce its state.
+///
+/// CI runs 20,000 (a debug build is slow); `scripts/fuzz` runs a million in a release build
+/// (`FUZZ_ITERATIONS=1000000`).
+final class IntentFuzzTests: XCTestCase {
+    static let iterations = Int(ProcessInfo.processInfo.environment["FUZZ_ITERATIONS"] ?? "") ?? 20_000
+
+    struct SplitMix64: RandomNumberGenerator {
+        var state: UInt64
+        mutating func next() -> UInt64 {
+            state &+= 0x9E37_79B9_7F4A_7C15
+            var z = state
+            z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+            z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+            return z ^ (z >> 31)
+        }
+    }
+
+    static let intents = ["next", "prev", "set", "press", "release", "select", "append", "remove", "finish", "expand",
+                          "reset", "goto", "jump", ""]
+    static let keys = ["value", "direction", "id", "section", "element", "field", "position", "step", "x"]
+
+    func randomValue(_ rng: inout SplitMix64, depth: Int = 0) -> JSONValue {
+        switch Int.random(in: 0..<(depth > 1 ? 6 : 8), using: &rng) {
+        case 0: return .null
+        case 1: return .bool(Bool.random(using: &rng))
+        case 2: return .int(Int.random(in: -5...120, using: &rng))
+        case 3: return .double(Double.random(in: -10...10, using: &rng))
+        case 4: return .string(["next", "prev", "", "i1", "i2", "2026-02-29", "2025-13", "abc", "0", "account", "email"].randomElement(using: &rng)!)
+        case 5: return .int(Int.random(in: Int.min...Int.max, using: &rng))
+        case 6: return .array((0..<Int.random(in: 0...3, using: &rng)).map { _ in randomValue(&rng, depth: depth + 1) })
+        default:
+            var o = JSONObject()
+            for _ in 0..<Int.random(in: 0...3, using: &rng) { o[Self.keys.randomElement(using: &rng)!] = randomValue(&rng, depth: depth + 1) }
+            return .object(o)
+        }
+    }
+
+    func testRandomIntentsAreAppliedOrRefusedAndPatchesStayExact() throws {
+        let config = ServerConfig.builtin()
+        let template = try XCTUnwrap(config.templates["demo"])
+        var room = Room(name: "fuzz", template: template, epoch: "e", historyLimit: 8)
+        let sessions = (0..<3).map { SessionID("s\($0)") }
+        for s in sessions { _ = room.join(s, name: nil) }
+        var document = room.render()
+        let controls = room.controlIDs.map(\.rawValue) + ["nope"]
+        var rng = SplitMix64(state: 42)
+        var now = Instant(nanoseconds: 1_000_000_000)
+        var applied = 0, refused = 0
+        for i in 0..<Self.iterations {
+            var args = JSONObject()
+            for _ in 0..<Int.random(in: 0...3, using: &rng) { args[Self.keys.randomElement(using: &rng)!] = randomValue(&rng) }
+            let control = ControlID(controls.randomElement(using: &rng)!)
+            now = now.adding(milliseconds: Int.random(in: 0...120, using: &rng))
+            var update: RoomUpdate
+            do {
+                update = try room.apply(control: control, intent: Self.intents.randomElement(using: &rng)!, args: args,
+                                        by: sessions.randomElement(using: &rng)!, requestID: .int(i), at: now)
+                applied += 1
+            } catch {
+                XCTAssertFalse(error.message.isEmpty)
+                refused += 1
+                continue
+            }
+            // Fire whatever timers are due, as the server would.
+            var patches: [Patch] = update.patch.map { [$0] } ?? []
+            for id in room.controlIDs {
+                while let deadline = room.control(id)?.wakeDeadline, deadline <= now {
+                    update = room.wake(control: id, at: deadline)
+                    if let p = update.patch { patches.append(p) }
+                    if update.patch == nil { break }
+                }
+            }
+            for patch in patches {
+                XCTAssertEqual(patch.version, (patches.first!.version) + patches.firstIndex(of: patch)!)
+                document = try document.applying(patch.ops)
+            }
+            if i % 997 == 0 { XCTAssertEqual(document, room.render(), "patches diverged at intent \(i)") }
+        }
+        XCTAssertEqual(document, room.render())
+        XCTAssertGreaterThan(applied, Self.iterations / 1_000)
+        XCTAssertGreaterThan(refused, Self.iterations / 10)
+    }
+}

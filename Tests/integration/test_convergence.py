@@ -1,0 +1,86 @@
+"""Convergence property: random intents from several clients on every control of the demo room, with
+random disconnects, resumes and leaves. Every client's patched state equals a fresh snapshot at the
+same version."""
+import os
+import random
+
+import pytest
+
+from livecontrols_client import Client
+
+SEEDS = [int(s) for s in os.environ.get("CONVERGENCE_SEEDS", "1,2,3").split(",")]
+STEPS = int(os.environ.get("CONVERGENCE_STEPS", "300"))
+
+
+def random_intent(rng: random.Random, control: dict):
+    """A plausible (sometimes wrong) intent for a control, chosen from its current state."""
+    kind = control.get("kind")
+    direction = {"direction": rng.choice(["next", "prev"])}
+    if kind == "stepper":
+        return rng.choice([("next", None), ("prev", None), ("set", {"value": rng.randint(-2, 101)}),
+                           ("press", direction), ("release", None)])
+    if kind == "list":
+        ids = [item["id"] for s in control.get("sections", []) for item in s["items"]]
+        some = rng.choice(ids) if ids else "i0"
+        return rng.choice([("next", None), ("prev", None), ("select", {"id": some}), ("remove", {"id": some}),
+                           ("append", {"value": {"name": rng.choice(["Ann", "Bo", "Joe"]), "age": rng.randint(1, 90)}}),
+                           ("press", direction), ("release", None)])
+    if kind == "wizard":
+        return rng.choice([("next", None), ("next", None), ("prev", None), ("reset", None),
+                           ("append", {"step": {"id": f"x{rng.randint(0, 10**6)}", "title": "Extra"}})])
+    if kind == "form":
+        elements = control.get("elements", [])
+        element = rng.choice(elements) if elements else {"id": "none", "fields": []}
+        field = rng.choice(element["fields"]) if element.get("fields") else {"id": "none", "type": "text"}
+        value = {"text": rng.choice(["", "a", "ann@example.com", "x" * 30]), "number": rng.randint(-5, 200),
+                 "boolean": rng.choice([True, False]), "choice": rng.choice(field.get("choices") or ["?"])}.get(field.get("type"), "v")
+        return rng.choice([("set", {"element": element["id"], "field": field["id"], "value": value}),
+                           ("set", {"element": element["id"], "field": field["id"], "value": value}),
+                           ("finish", None), ("expand", {"element": element["id"]}), ("reset", None)])
+    if kind == "pager":
+        window = control.get("window") or [None]
+        return rng.choice([("next", None), ("prev", None), ("goto", {"position": rng.choice(window)}),
+                           ("press", direction), ("release", None)])
+    return ("next", None)
+
+
+@pytest.mark.parametrize("seed", SEEDS)
+def test_random_intents_disconnects_and_resumes_converge(server, seed):
+    rng = random.Random(seed)
+    clients = [server.client() for _ in range(4)]
+    for i, c in enumerate(clients):
+        c.join(name=f"c{i}")
+    for step in range(STEPS):
+        i = rng.randrange(len(clients))
+        c = clients[i]
+        roll = rng.random()
+        if roll < 0.05:  # drop the connection and resume where it left off
+            epoch, version, state = c.rooms["demo"]["epoch"], c.version(), c.state()
+            c.close()
+            c = clients[i] = Client(server.ws_url)
+            c.rooms["demo"] = {"epoch": epoch, "version": version, "state": state}
+            c.patches["demo"] = []
+            c.join(since={"epoch": epoch, "version": version}, name=f"c{i}")
+        elif roll < 0.08:  # leave and join again
+            c.leave()
+            c.join(name=f"c{i}")
+        else:
+            controls = c.state()["controls"]
+            control_id = rng.choice(list(controls))
+            intent, args = random_intent(rng, controls[control_id])
+            reply = c.intent(control_id, intent, args)
+            assert reply["type"] in ("ack", "error")
+            if reply["type"] == "error":
+                assert reply["code"] and reply["message"]
+    # Quiesce: end every hold, then compare everyone with a fresh snapshot at the same version.
+    for c in clients:
+        for control_id, control in c.state()["controls"].items():
+            if (control.get("holding") or {}).get("session") == c.session:
+                c.intent(control_id, "release")
+    fresh = server.client()
+    snap = fresh.join()
+    while any((ctl.get("holding") is not None) for ctl in snap["state"]["controls"].values()):
+        snap = fresh.join()  # a hold may still be ending; resync until none runs
+    for c in clients:
+        c.wait_version(snap["version"])
+        assert c.state() == snap["state"], f"client {c.session} diverged (seed {seed})"
