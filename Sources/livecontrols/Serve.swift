@@ -34,7 +34,19 @@ struct Serve: ParsableCommand {
         guard (0...65535).contains(port) else { throw ValidationError("--port must be between 0 and 65535") }
     }
 
+    /// SIGINT and SIGTERM, blocked in every thread and taken by one `sigwait` thread, so a signal that
+    /// arrives early (even before the URL line) is never lost or fatal.
+    static var shutdownSignals: sigset_t {
+        var set = sigset_t()
+        sigemptyset(&set)
+        sigaddset(&set, SIGINT)
+        sigaddset(&set, SIGTERM)
+        return set
+    }
+
     func run() throws {
+        var blocked = Self.shutdownSignals
+        pthread_sigmask(SIG_BLOCK, &blocked, nil)
         var logger = Logger(label: "livecontrols") { StreamLogHandler.standardError(label: $0) }
         logger.logLevel = logLevel
 
@@ -52,13 +64,13 @@ struct Serve: ParsableCommand {
         }
 
         let server = try LiveControlsServer(options: options, logger: logger)
-        let signals = [SIGINT, SIGTERM].map { sig -> DispatchSourceSignal in
-            signal(sig, SIG_IGN)
-            let source = DispatchSource.makeSignalSource(signal: sig, queue: .global())
-            source.setEventHandler { @Sendable in server.shutdown() }
-            source.resume()
-            return source
+        let stopper = Thread { [server] in
+            var received: Int32 = 0
+            var set = Self.shutdownSignals
+            sigwait(&set, &received)
+            server.shutdown()
         }
+        stopper.start()
         let boundPort = try server.start()
         let shownHost = (host == "0.0.0.0" || host.isEmpty) ? "localhost" : (host.contains(":") ? "[\(host)]" : host)
         print("LiveControls listening on http://\(shownHost):\(boundPort)/ (WebSocket ws://\(shownHost):\(boundPort)/ws)")
@@ -66,7 +78,6 @@ struct Serve: ParsableCommand {
         logger.info("started", metadata: ["port": "\(boundPort)", "config": "\(config ?? "<built-in>")"])
 
         server.waitUntilStopped()
-        withExtendedLifetime(signals) {}
     }
 
     private func loadConfig() throws -> ServerConfig {

@@ -111,3 +111,18 @@ def test_slow_consumer_that_never_catches_up_is_closed(start_server):
         pytest.fail("the stuck client was never closed")
     assert driver.intent("quantity", "next")["type"] == "ack"
     stuck.close()
+
+
+def test_a_client_that_never_answers_pings_is_dropped(start_server):
+    s = start_server("--ping-interval", "1", "--idle-timeout", "2")
+    silent = RawClient(s.port)  # reads frames but never answers a ping
+    silent.read_json()
+    live = s.client()  # the websockets library answers pings by itself
+    live.join()
+    opcodes = []
+    with pytest.raises((EOFError, ConnectionError, ConnectionAbortedError)):
+        while True:
+            op, _ = silent.read_frame()
+            opcodes.append(op)
+    assert 9 in opcodes, "the server pinged the idle client first"
+    assert live.intent("quantity", "next")["type"] == "ack", "a client that answers pings stays"
