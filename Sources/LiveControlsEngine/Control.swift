@@ -16,6 +16,8 @@ public enum HoldEndReason: String, Sendable {
     case replaced
     /// The server restarted; nobody is connected to a recovered room until they join again.
     case restart
+    /// The holder's token expired, which removed it from the room.
+    case expired
 }
 
 /// A hold that ended, and why.

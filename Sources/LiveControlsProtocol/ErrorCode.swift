@@ -39,6 +39,12 @@ public enum ErrorCode: String, Sendable, CaseIterable {
     case rateLimited = "rate_limited"
     /// `join` would create a room beyond the server's room limit.
     case roomLimit = "room_limit"
+    /// `join` without a valid token where one is required, or with a token that is malformed or wrongly signed.
+    case unauthorized = "unauthorized"
+    /// The token's `exp` has passed (at `join`, or while connected: the session is then removed from the room).
+    case tokenExpired = "token_expired"
+    /// The token does not allow this: another room, an intent from a viewer, or creating a room.
+    case forbidden = "forbidden"
     /// The server failed in a way that is not the client's fault.
     case internalError = "internal"
 }

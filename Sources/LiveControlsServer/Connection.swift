@@ -28,6 +28,10 @@ final class Connection: @unchecked Sendable {
     var joined: [String: RoomRuntime] = [:]
     /// Service thread only: the intent rate limiter.
     var rate: TokenBucket
+    /// Service thread only: the `?token=` of the WebSocket URL, used by joins that carry none.
+    var urlToken: String?
+    /// Service thread only: what this session may do in each joined room.
+    var grants: [String: AuthPolicy.Grant] = [:]
 
     struct Outbox {
         var frames: [Frame] = []

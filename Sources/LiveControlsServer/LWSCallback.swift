@@ -1,5 +1,6 @@
 import CLibWebSockets
 import Dispatch
+import Foundation
 import LiveControlsEngine
 import LiveControlsProtocol
 
@@ -26,8 +27,13 @@ extension LiveControlsServer {
             return 0  // never non-zero here: it would close lws's wake pipe
 
         case LWS_CALLBACK_FILTER_PROTOCOL_CONNECTION:
-            // WebSocket upgrades are accepted on /ws only.
-            return requestPath(wsi) == "/ws" ? 0 : 1
+            // WebSocket upgrades are accepted on /ws only, from allowed browser origins.
+            guard requestPath(wsi) == "/ws" else { return 1 }
+            guard options.auth.originAllowed(header(wsi, WSI_TOKEN_ORIGIN)) else {
+                logger.info("WebSocket refused: origin not allowed", metadata: ["origin": "\(header(wsi, WSI_TOKEN_ORIGIN) ?? "")"])
+                return 1
+            }
+            return 0
 
         case LWS_CALLBACK_ESTABLISHED:
             guard let user else { return -1 }
@@ -41,6 +47,7 @@ extension LiveControlsServer {
                 return 0
             }
             connections[connection.session] = connection
+            connection.urlToken = urlArgument(wsi, "token")
             logger.debug("connected", metadata: ["session": "\(connection.session)"])
             send(.welcome(session: connection.session.rawValue), to: connection)
             return 0
@@ -85,10 +92,26 @@ extension LiveControlsServer {
     }
 
     func requestPath(_ wsi: OpaquePointer) -> String {
-        var buffer = [CChar](repeating: 0, count: 256)
-        let n = lws_hdr_copy(wsi, &buffer, Int32(buffer.count), WSI_TOKEN_GET_URI)
-        guard n > 0 else { return "" }
+        header(wsi, WSI_TOKEN_GET_URI) ?? ""
+    }
+
+    func header(_ wsi: OpaquePointer, _ token: lws_token_indexes) -> String? {
+        let length = Int(lws_hdr_total_length(wsi, token))
+        guard length > 0, length < 8192 else { return nil }
+        var buffer = [CChar](repeating: 0, count: length + 1)
+        let n = lws_hdr_copy(wsi, &buffer, Int32(buffer.count), token)
+        guard n > 0 else { return nil }
         return String(decoding: buffer.prefix(Int(n)).map { UInt8(bitPattern: $0) }, as: UTF8.self)
+    }
+
+    /// A query argument of the request URL (`?token=…`), percent-decoded by lws.
+    func urlArgument(_ wsi: OpaquePointer, _ name: String) -> String? {
+        var buffer = [CChar](repeating: 0, count: 4096)
+        return buffer.withUnsafeMutableBufferPointer { b -> String? in
+            guard let value = lws_get_urlarg_by_name(wsi, name + "=", b.baseAddress, Int32(b.count)) else { return nil }
+            let length = strnlen(value, b.count)
+            return String(decoding: UnsafeRawBufferPointer(start: value, count: length), as: UTF8.self)
+        }
     }
 
     /// `EVENT_WAIT_CANCELLED`: ask for writable callbacks where frames were queued; start draining.
@@ -97,7 +120,10 @@ extension LiveControlsServer {
         for connection in dirty where connections[connection.session] === connection {
             lws_callback_on_writable(connection.wsi.raw)
         }
-        if sweep { closeStuckConsumers() }
+        if sweep {
+            closeStuckConsumers()
+            expireGrants()
+        }
         if shutdown && !draining {
             draining = true
             drainDeadline = .now() + .milliseconds(options.shutdownGraceMilliseconds)

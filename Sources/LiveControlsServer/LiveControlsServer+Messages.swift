@@ -15,14 +15,27 @@ extension LiveControlsServer {
         }
         guard admit(connection, id: message.requestID) else { return }
         switch message {
-        case let .join(request):
+        case var .join(request):
+            let grant: AuthPolicy.Grant
+            switch options.auth.grant(token: request.token ?? connection.urlToken, room: request.room) {
+            case let .success(g): grant = g
+            case var .failure(error):
+                error.id = request.id
+                send(.error(error), to: connection)
+                return
+            }
             if let room = connection.joined[request.room] {
+                connection.grants[request.room] = grant  // a re-join refreshes the token
                 room.resync(connection, id: request.id)
                 return
             }
             do {
-                let room = try registry.room(named: request.room, template: request.template)
+                let room = try registry.room(named: request.room, template: request.template) { template, defaultTemplate in
+                    self.options.auth.mayCreate(grant, template: template, defaultTemplate: defaultTemplate)
+                }
                 connection.joined[request.room] = room
+                connection.grants[request.room] = grant
+                if let name = grant.name { request.name = name }
                 room.join(connection, request)
             } catch {
                 var error = error
@@ -34,11 +47,16 @@ extension LiveControlsServer {
                 send(.error(ProtocolError(.notJoined, "not in room \(roomName)", id: id, room: roomName)), to: connection)
                 return
             }
+            connection.grants[roomName] = nil
             room.leave(connection, id: id, reason: .leave)
         case let .intent(request):
-            guard let room = connection.joined[request.room] else {
+            guard let room = connection.joined[request.room], let grant = connection.grants[request.room] else {
                 send(.error(ProtocolError(.notJoined, "join room \(request.room) before sending intents to it", id: request.id, room: request.room)),
                      to: connection)
+                return
+            }
+            if let refusal = options.auth.mayAct(grant, room: request.room, id: request.id) {
+                send(.error(refusal), to: connection)
                 return
             }
             room.intent(connection, request)
@@ -67,6 +85,22 @@ extension ClientMessage {
         case let .join(r): return r.id
         case let .leave(_, id): return id
         case let .intent(r): return r.id
+        }
+    }
+}
+
+extension LiveControlsServer {
+    /// Service thread (sweep): sessions whose token expired leave those rooms and are told why.
+    func expireGrants() {
+        let now = options.auth.now()
+        for connection in connections.values {
+            for (roomName, grant) in connection.grants {
+                guard let expiry = grant.expiresAt, now >= expiry, let room = connection.joined.removeValue(forKey: roomName) else { continue }
+                connection.grants[roomName] = nil
+                room.leave(connection, id: nil, reason: .expired)
+                send(.error(ProtocolError(.tokenExpired, "the token for room \(roomName) expired: you have left it; join again with a new token",
+                                          room: roomName)), to: connection)
+            }
         }
     }
 }

@@ -105,7 +105,8 @@ public final class LiveControlsServer: @unchecked Sendable {
         var info = makeContextInfo(allocations)
         lws_set_log_level(Int32(LLL_ERR) | (logger.logLevel <= .debug ? Int32(LLL_WARN) : 0), nil)
         guard let context = lws_create_context(&info) else {
-            lifecycle.withLock { $0.startError = "cannot listen on \(options.host):\(options.port) (address in use or not available)" }
+            let why = options.tls == nil ? "address in use or not available" : "address in use, or the TLS certificate or key cannot be loaded"
+            lifecycle.withLock { $0.startError = "cannot listen on \(options.host):\(options.port) (\(why))" }
             started.signal()
             finished.signal()
             return
@@ -204,6 +205,12 @@ public final class LiveControlsServer: @unchecked Sendable {
         info.options = UInt64(LWS_SERVER_OPTION_VALIDATE_UTF8)
             | UInt64(LWS_SERVER_OPTION_HTTP_HEADERS_SECURITY_BEST_PRACTICES_ENFORCE)
         if options.host.contains(".") { info.options |= UInt64(LWS_SERVER_OPTION_DISABLE_IPV6) }
+        if let tls = options.tls {
+            // https and wss on the same port (OpenSSL through libwebsockets).
+            info.options |= UInt64(LWS_SERVER_OPTION_DO_SSL_GLOBAL_INIT)
+            info.ssl_cert_filepath = a.string(tls.certificate)
+            info.ssl_private_key_filepath = a.string(tls.privateKey)
+        }
         info.user = Unmanaged.passUnretained(self).toOpaque()
         return info
     }

@@ -47,9 +47,14 @@ final class RoomRegistry: Sendable {
     }
 
     /// The room `name`, created from `template` (or the default template) when it does not exist.
-    func room(named name: String, template: String?, force: Bool = false) throws(ProtocolError) -> RoomRuntime {
+    func room(named name: String, template: String?, force: Bool = false,
+              mayCreate: (_ template: String?, _ defaultTemplate: String) -> ProtocolError? = { _, _ in nil }) throws(ProtocolError) -> RoomRuntime {
         let result: Result<RoomRuntime, ProtocolError> = rooms.withLock { rooms in
             if let existing = rooms[name] { return .success(existing) }
+            if !force, var refusal = mayCreate(template, config.defaultTemplate) {
+                refusal.room = name
+                return .failure(refusal)
+            }
             guard force || config.createRoomsOnJoin || config.rooms.contains(where: { $0.name == name }) else {
                 return .failure(ProtocolError(.unknownRoom, "room \(name) does not exist and this server does not create rooms on join", room: name))
             }

@@ -15,6 +15,10 @@ public struct ServerOptions: Sendable {
     /// How long a graceful shutdown waits for clients to take their close frames.
     public var shutdownGraceMilliseconds: Int = 2_000
     public var limits = Limits()
+    /// Tokens, roles and allowed origins.
+    public var auth = AuthPolicy()
+    /// PEM certificate and key: serve https/wss instead of http/ws on the same port.
+    public var tls: (certificate: String, privateKey: String)? = nil
 
     public init() {}
 }

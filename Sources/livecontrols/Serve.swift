@@ -30,6 +30,9 @@ struct Serve: ParsableCommand {
     @OptionGroup(title: "Limits")
     var limitFlags: LimitFlags
 
+    @OptionGroup(title: "Access")
+    var authFlags: AuthFlags
+
     func validate() throws {
         guard (0...65535).contains(port) else { throw ValidationError("--port must be between 0 and 65535") }
     }
@@ -55,6 +58,13 @@ struct Serve: ParsableCommand {
         options.port = port
         options.limits = limitFlags.limits
         options.dataDirectory = dataDir
+        options.auth = authFlags.policy
+        options.tls = authFlags.tls
+        if authFlags.auth == .open {
+            logger.notice("auth: open mode — anyone who can reach this port may join and act; use --auth required to demand tokens")
+        } else {
+            logger.notice("auth: tokens required for every join")
+        }
         options.config = try loadConfig()
         if FileManager.default.fileExists(atPath: webRoot) {
             options.webRoot = webRoot
@@ -73,7 +83,8 @@ struct Serve: ParsableCommand {
         stopper.start()
         let boundPort = try server.start()
         let shownHost = (host == "0.0.0.0" || host.isEmpty) ? "localhost" : (host.contains(":") ? "[\(host)]" : host)
-        print("LiveControls listening on http://\(shownHost):\(boundPort)/ (WebSocket ws://\(shownHost):\(boundPort)/ws)")
+        let (http, ws) = options.tls == nil ? ("http", "ws") : ("https", "wss")
+        print("LiveControls listening on \(http)://\(shownHost):\(boundPort)/ (WebSocket \(ws)://\(shownHost):\(boundPort)/ws)")
         fflush(nil)
         logger.info("started", metadata: ["port": "\(boundPort)", "config": "\(config ?? "<built-in>")"])
 

@@ -18,7 +18,7 @@ from livecontrols_client import Client  # noqa: E402
 
 REPO = pathlib.Path(__file__).resolve().parents[2]
 BINARY = os.environ.get("LIVECONTROLS_BIN", str(REPO / ".build" / "debug" / "livecontrols"))
-URL_LINE = re.compile(r"listening on (http://[^/ ]+/) \(WebSocket (ws://\S+/ws)\)")
+URL_LINE = re.compile(r"listening on (https?://[^/ ]+/) \(WebSocket (wss?://\S+/ws)\)")
 
 
 class Server:

@@ -1,0 +1,156 @@
+import LiveControlsProtocol
+
+/// What a token lets its holder do.
+public enum Role: String, Sendable, CaseIterable, Comparable {
+    /// Receives state; every intent is refused with `forbidden`.
+    case viewer
+    /// Sends intents.
+    case editor
+    /// Also creates rooms from any template.
+    case admin
+
+    public static func < (a: Role, b: Role) -> Bool {
+        allCases.firstIndex(of: a)! < allCases.firstIndex(of: b)!
+    }
+}
+
+/// The claims of a LiveControls token: an HS256-signed JWT.
+///
+/// `{"sub": "…", "name": "Ann", "role": "editor", "rooms": ["demo", "team-*"], "exp": 1767225600, "iat": …}`.
+/// A room pattern is an exact name, a prefix ending in `*`, or `*` for every room.
+public struct AccessToken: Sendable, Equatable {
+    public var subject: String?
+    public var name: String?
+    public var role: Role
+    public var rooms: [String]
+    /// Seconds since 1970 (UTC) after which the token is refused.
+    public var expiresAt: Int
+    public var issuedAt: Int?
+
+    public init(subject: String? = nil, name: String? = nil, role: Role, rooms: [String], expiresAt: Int, issuedAt: Int? = nil) {
+        self.subject = subject
+        self.name = name
+        self.role = role
+        self.rooms = rooms
+        self.expiresAt = expiresAt
+        self.issuedAt = issuedAt
+    }
+
+    public func allows(room: String) -> Bool {
+        rooms.contains { pattern in
+            if pattern == "*" { return true }
+            if pattern.hasSuffix("*") { return room.hasPrefix(pattern.dropLast()) }
+            return pattern == room
+        }
+    }
+
+    var claims: JSONValue {
+        var o = JSONObject()
+        if let subject { o["sub"] = .string(subject) }
+        if let name { o["name"] = .string(name) }
+        o["role"] = .string(role.rawValue)
+        o["rooms"] = .array(rooms.map { .string($0) })
+        if let issuedAt { o["iat"] = .int(issuedAt) }
+        o["exp"] = .int(expiresAt)
+        return .object(o)
+    }
+}
+
+/// Why a token was refused.
+public enum TokenError: Error, Equatable, Sendable {
+    /// Not a well-formed HS256 JWT, a bad signature, or claims of the wrong shape (`unauthorized`).
+    case invalid(String)
+    /// Correctly signed, but past its `exp` (`token_expired`).
+    case expired
+}
+
+/// Signs and verifies tokens with one shared secret (HMAC-SHA256). The secret is never printed.
+public struct TokenAuthority: Sendable {
+    private let secret: [UInt8]
+
+    public init(secret: String) {
+        self.secret = Array(secret.utf8)
+    }
+
+    public func sign(_ token: AccessToken) -> String {
+        let header = Base64URL.encode(Array(#"{"alg":"HS256","typ":"JWT"}"#.utf8))
+        let payload = Base64URL.encode(JSONWriter.encode(token.claims))
+        let signingInput = header + "." + payload
+        return signingInput + "." + Base64URL.encode(HMACSHA256.authenticate(Array(signingInput.utf8), key: secret))
+    }
+
+    /// Checks the signature first, then the claims, then the expiry against `now` (seconds since 1970).
+    public func verify(_ text: String, now: Int) throws(TokenError) -> AccessToken {
+        let parts = text.split(separator: ".", omittingEmptySubsequences: false)
+        guard parts.count == 3, let headerBytes = Base64URL.decode(parts[0]), let payloadBytes = Base64URL.decode(parts[1]),
+              let signature = Base64URL.decode(parts[2])
+        else { throw .invalid("not a JWT (three base64url parts)") }
+        let expected = HMACSHA256.authenticate(Array(text.utf8.prefix(parts[0].utf8.count + 1 + parts[1].utf8.count)), key: secret)
+        guard HMACSHA256.constantTimeEqual(signature, expected) else { throw .invalid("bad signature") }
+        guard let header = try? JSONParser.parse(headerBytes), header["alg"]?.stringValue == "HS256" else {
+            throw .invalid("only alg HS256 is accepted")
+        }
+        guard let claims = try? JSONParser.parse(payloadBytes), claims.objectValue != nil else { throw .invalid("claims are not a JSON object") }
+        guard let roleName = claims["role"]?.stringValue, let role = Role(rawValue: roleName) else {
+            throw .invalid("role must be viewer, editor or admin")
+        }
+        guard let roomValues = claims["rooms"]?.arrayValue else { throw .invalid("rooms must be an array of room names or prefixes") }
+        let rooms = roomValues.compactMap(\.stringValue)
+        guard rooms.count == roomValues.count else { throw .invalid("rooms must be strings") }
+        guard let exp = claims["exp"]?.intValue else { throw .invalid("exp (expiry, seconds since 1970) is required") }
+        let token = AccessToken(subject: claims["sub"]?.stringValue, name: claims["name"]?.stringValue, role: role, rooms: rooms,
+                                expiresAt: exp, issuedAt: claims["iat"]?.intValue)
+        guard now < exp else { throw .expired }
+        return token
+    }
+}
+
+/// Base64url without padding (RFC 4648 §5), as JWTs use it.
+public enum Base64URL {
+    private static let alphabet = Array("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_".utf8)
+
+    public static func encode(_ bytes: [UInt8]) -> String {
+        var out: [UInt8] = []
+        var i = 0
+        while i + 2 < bytes.count {
+            let n = UInt32(bytes[i]) << 16 | UInt32(bytes[i + 1]) << 8 | UInt32(bytes[i + 2])
+            out += [alphabet[Int(n >> 18 & 63)], alphabet[Int(n >> 12 & 63)], alphabet[Int(n >> 6 & 63)], alphabet[Int(n & 63)]]
+            i += 3
+        }
+        if bytes.count - i == 1 {
+            let n = UInt32(bytes[i]) << 16
+            out += [alphabet[Int(n >> 18 & 63)], alphabet[Int(n >> 12 & 63)]]
+        } else if bytes.count - i == 2 {
+            let n = UInt32(bytes[i]) << 16 | UInt32(bytes[i + 1]) << 8
+            out += [alphabet[Int(n >> 18 & 63)], alphabet[Int(n >> 12 & 63)], alphabet[Int(n >> 6 & 63)]]
+        }
+        return String(decoding: out, as: UTF8.self)
+    }
+
+    public static func decode<S: StringProtocol>(_ text: S) -> [UInt8]? {
+        var values: [UInt8] = []
+        for c in text.utf8 {
+            switch c {
+            case UInt8(ascii: "A")...UInt8(ascii: "Z"): values.append(c - UInt8(ascii: "A"))
+            case UInt8(ascii: "a")...UInt8(ascii: "z"): values.append(c - UInt8(ascii: "a") + 26)
+            case UInt8(ascii: "0")...UInt8(ascii: "9"): values.append(c - UInt8(ascii: "0") + 52)
+            case UInt8(ascii: "-"): values.append(62)
+            case UInt8(ascii: "_"): values.append(63)
+            default: return nil
+            }
+        }
+        guard values.count % 4 != 1 else { return nil }
+        var out: [UInt8] = []
+        var i = 0
+        while i < values.count {
+            let chunk = values[i..<min(i + 4, values.count)]
+            var n: UInt32 = 0
+            for (j, v) in chunk.enumerated() { n |= UInt32(v) << (18 - 6 * UInt32(j)) }
+            out.append(UInt8(n >> 16 & 0xFF))
+            if chunk.count > 2 { out.append(UInt8(n >> 8 & 0xFF)) }
+            if chunk.count > 3 { out.append(UInt8(n & 0xFF)) }
+            i += 4
+        }
+        return out
+    }
+}

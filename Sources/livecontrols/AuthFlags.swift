@@ -1,0 +1,49 @@
+import ArgumentParser
+import Foundation
+import LiveControlsEngine
+import LiveControlsServer
+
+extension AuthPolicy.Mode: ExpressibleByArgument {}
+
+/// `--auth`, `--auth-secret`, `--allowed-origin`, `--tls-cert`, `--tls-key`.
+struct AuthFlags: ParsableArguments {
+    @Option(help: "open: tokens optional (local use); required: every join needs a valid token.")
+    var auth: AuthPolicy.Mode = .open
+
+    @Option(help: "HMAC-SHA256 secret for tokens (or set LIVECONTROLS_AUTH_SECRET). Never logged.")
+    var authSecret: String?
+
+    @Option(help: "A browser origin allowed to open WebSockets, e.g. https://app.example.com (repeatable; default: any).")
+    var allowedOrigin: [String] = []
+
+    @Option(help: "PEM certificate: serve https and wss on the same port (with --tls-key).")
+    var tlsCert: String?
+
+    @Option(help: "PEM private key for --tls-cert.")
+    var tlsKey: String?
+
+    var secret: String? {
+        authSecret ?? ProcessInfo.processInfo.environment["LIVECONTROLS_AUTH_SECRET"].flatMap { $0.isEmpty ? nil : $0 }
+    }
+
+    func validate() throws {
+        if auth == .required && secret == nil {
+            throw ValidationError("--auth required needs a secret: --auth-secret or LIVECONTROLS_AUTH_SECRET")
+        }
+        if let secret, secret.utf8.count < 16 { throw ValidationError("the auth secret must be at least 16 bytes") }
+        if (tlsCert == nil) != (tlsKey == nil) { throw ValidationError("--tls-cert and --tls-key go together") }
+    }
+
+    var policy: AuthPolicy {
+        var policy = AuthPolicy()
+        policy.mode = auth
+        policy.authority = secret.map(TokenAuthority.init(secret:))
+        policy.allowedOrigins = allowedOrigin
+        return policy
+    }
+
+    var tls: (certificate: String, privateKey: String)? {
+        guard let tlsCert, let tlsKey else { return nil }
+        return (tlsCert, tlsKey)
+    }
+}
