@@ -28,6 +28,7 @@ let package = Package(
         .target(name: "LiveControlsProtocol"),
         .target(name: "LiveControlsEngine", dependencies: ["LiveControlsProtocol"]),
         .target(name: "LiveControlsSQLite", dependencies: ["LiveControlsEngine", "CSQLite"]),
+        .target(name: "LiveControlsClient", dependencies: ["LiveControlsProtocol"]),
         .target(
             name: "LiveControlsServer",
             dependencies: [
@@ -41,6 +42,7 @@ let package = Package(
             name: "livecontrols",
             dependencies: [
                 "LiveControlsServer",
+                "LiveControlsClient",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ]

@@ -1,0 +1,61 @@
+"""The command-line client: `livecontrols send` and `livecontrols watch` against the real server."""
+import json
+import subprocess
+
+from conftest import BINARY
+
+
+def run(*args, timeout=20):
+    return subprocess.run([BINARY, *args], capture_output=True, text=True, timeout=timeout)
+
+
+def test_send_prints_the_ack_and_exits_0(server):
+    result = run("send", "demo", "quantity", "set", '{"value": 12}', "--url", server.ws_url)
+    assert result.returncode == 0, result.stderr
+    ack = json.loads(result.stdout)
+    assert ack["type"] == "ack" and ack["room"] == "demo"
+    assert server.client().join()["state"]["controls"]["quantity"]["value"] == 12
+
+
+def test_send_prints_the_error_and_exits_nonzero(server):
+    result = run("send", "demo", "quantity", "set", '{"value": 1000}', "--url", server.ws_url)
+    assert result.returncode == 1
+    err = json.loads(result.stdout)
+    assert err["type"] == "error" and err["code"] == "out_of_range"
+
+
+def test_send_rejects_args_that_are_not_an_object(server):
+    result = run("send", "demo", "quantity", "set", "5", "--url", server.ws_url)
+    assert result.returncode != 0 and "JSON object" in result.stderr
+
+
+def test_send_to_a_server_that_is_not_there_fails_clearly():
+    result = run("send", "demo", "quantity", "next", "--url", "ws://127.0.0.1:9/ws", "--timeout", "2")
+    assert result.returncode == 2 and "cannot connect" in result.stderr
+
+
+def test_watch_prints_the_snapshot_and_each_patch(server):
+    watcher = subprocess.Popen([BINARY, "watch", "demo", "--url", server.ws_url, "--count", "3"],
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    first = json.loads(watcher.stdout.readline())
+    assert first["type"] == "snapshot"
+    c = server.client()
+    c.join()  # patch 1: the client joins
+    c.intent("quantity", "set", {"value": 33})
+    c.intent("quantity", "next")
+    out, _ = watcher.communicate(timeout=20)
+    patches = [json.loads(line) for line in out.splitlines()]
+    assert [p["type"] for p in patches] == ["patch"] * 3
+    assert [p["version"] for p in patches] == [first["version"] + i for i in (1, 2, 3)]
+    assert watcher.returncode == 0
+
+
+def test_watch_state_prints_the_live_document(server):
+    watcher = subprocess.Popen([BINARY, "watch", "demo", "--state", "--url", server.ws_url, "--count", "2"],
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    json.loads(watcher.stdout.readline())
+    run("send", "demo", "quantity", "set", '{"value": 77}', "--url", server.ws_url)
+    lines = [json.loads(line) for line in watcher.communicate(timeout=20)[0].splitlines()]
+    # The sender's join, then its intent: the watcher stops after the second patch.
+    assert lines[-1]["state"]["controls"]["quantity"]["value"] == 77
+    assert lines[-1]["version"] == lines[0]["version"] + 2
