@@ -22,8 +22,11 @@ struct AuthFlags: ParsableArguments {
     @Option(help: "PEM private key for --tls-cert.")
     var tlsKey: String?
 
-    var secret: String? {
-        authSecret ?? ProcessInfo.processInfo.environment["LIVECONTROLS_AUTH_SECRET"].flatMap { $0.isEmpty ? nil : $0 }
+    var secret: String? { Self.secret(flag: authSecret) }
+
+    /// The secret from the flag, else from `LIVECONTROLS_AUTH_SECRET`.
+    static func secret(flag: String?) -> String? {
+        flag ?? ProcessInfo.processInfo.environment["LIVECONTROLS_AUTH_SECRET"].flatMap { $0.isEmpty ? nil : $0 }
     }
 
     func validate() throws {

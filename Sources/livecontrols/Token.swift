@@ -35,7 +35,7 @@ struct Token: ParsableCommand {
     }
 
     func run() throws {
-        guard let secret = authSecret ?? ProcessInfo.processInfo.environment["LIVECONTROLS_AUTH_SECRET"], secret.utf8.count >= 16 else {
+        guard let secret = AuthFlags.secret(flag: authSecret), secret.utf8.count >= 16 else {
             throw ValidationError("a secret of at least 16 bytes is needed: --auth-secret or LIVECONTROLS_AUTH_SECRET")
         }
         let now = Int(Date().timeIntervalSince1970)
