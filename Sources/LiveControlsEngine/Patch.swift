@@ -30,6 +30,11 @@ public struct TimerEffect: Sendable, Equatable {
     public var control: ControlID
     /// `nil` cancels the control's timer.
     public var deadline: Instant?
+
+    public init(control: ControlID, deadline: Instant?) {
+        self.control = control
+        self.deadline = deadline
+    }
 }
 
 /// The last `limit` changes of a room, for resuming clients.

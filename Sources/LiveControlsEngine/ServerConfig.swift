@@ -4,6 +4,11 @@ import LiveControlsProtocol
 public struct RoomTemplate: Sendable {
     public var name: String
     public var controls: [(id: ControlID, control: any Control)]
+
+    public init(name: String, controls: [(id: ControlID, control: any Control)]) {
+        self.name = name
+        self.controls = controls
+    }
 }
 
 /// What the `--config` file says (or the built-in default).
