@@ -1,0 +1,59 @@
+import LiveControlsProtocol
+import XCTest
+
+final class ClientMessageTests: XCTestCase {
+    func decode(_ text: String) throws(ProtocolError) -> ClientMessage {
+        try Array(text.utf8).withUnsafeBufferPointer { buffer throws(ProtocolError) in try ClientMessage.decode(buffer) }
+    }
+
+    func error(_ text: String) -> ProtocolError? {
+        do { _ = try decode(text); return nil } catch { return error }
+    }
+
+    func testDecodesJoinIntentAndLeave() throws {
+        guard case let .join(join) = try decode(#"{"type":"join","room":"demo","name":"Ann","since":{"epoch":"e","version":3},"id":"j"}"#) else {
+            return XCTFail("not a join")
+        }
+        XCTAssertEqual(join.room, "demo")
+        XCTAssertEqual(join.name, "Ann")
+        XCTAssertEqual(join.since, ResumePoint(epoch: "e", version: 3))
+        XCTAssertEqual(join.id, .string("j"))
+        guard case let .intent(intent) = try decode(#"{"type":"intent","id":7,"room":"demo","control":"q","intent":"set","args":{"value":5}}"#) else {
+            return XCTFail("not an intent")
+        }
+        XCTAssertEqual(intent.id, .int(7))
+        XCTAssertEqual(intent.args["value"], 5)
+        XCTAssertEqual(try decode(#"{"type":"leave","room":"demo"}"#), .leave(room: "demo", id: nil))
+    }
+
+    func testEveryBadInputHasItsCode() {
+        let cases: [(String, ErrorCode)] = [
+            ("{", .invalidJSON), ("", .invalidJSON), ("[]", .invalidMessage), (#"{"room":"demo"}"#, .invalidMessage),
+            (#"{"type":1}"#, .invalidMessage), (#"{"type":"nope"}"#, .unknownType), (#"{"type":"join"}"#, .invalidMessage),
+            (#"{"type":"join","room":"a b"}"#, .invalidMessage), (#"{"type":"join","room":"demo","since":{"epoch":"e","version":-1}}"#, .invalidMessage),
+            (#"{"type":"intent","room":"demo","control":"q","intent":"next"}"#, .invalidMessage),
+            (#"{"type":"intent","id":"x","room":"demo","control":"q","intent":"next","args":3}"#, .invalidMessage),
+            (#"{"type":"intent","id":"","room":"demo","control":"q","intent":"next"}"#, .invalidMessage),
+            (#"{"type":"intent","id":"x","room":"demo","control":"q","intent":""}"#, .invalidMessage),
+        ]
+        for (text, code) in cases {
+            XCTAssertEqual(error(text)?.code, code, text)
+            XCTAssertFalse(error(text)?.message.isEmpty ?? true)
+        }
+    }
+
+    func testErrorsCarryTheRequestIDWhenReadable() {
+        XCTAssertEqual(error(#"{"type":"nope","id":"q1"}"#)?.id, .string("q1"))
+        XCTAssertEqual(error(#"{"type":"join","id":9}"#)?.id, .int(9))
+        XCTAssertNil(error(#"{"type":"nope","id":[1]}"#)?.id)
+    }
+
+    func testServerMessagesEncodeTheDocumentedFields() throws {
+        let ack = try JSONParser.parse(JSONWriter.string(ServerMessage.ack(id: .string("c1"), room: "demo", version: 4).json))
+        XCTAssertEqual(ack, ["type": "ack", "id": "c1", "room": "demo", "version": 4])
+        let error = ServerMessage.error(ProtocolError(.outOfRange, "too big", id: .int(3), room: "demo")).json
+        XCTAssertEqual(error, ["type": "error", "id": 3, "room": "demo", "code": "out_of_range", "message": "too big"])
+        let welcome = ServerMessage.welcome(session: "s1").json
+        XCTAssertEqual(welcome, ["type": "welcome", "session": "s1", "protocol": "livecontrols.v1"])
+    }
+}

@@ -1,0 +1,94 @@
+import LiveControlsProtocol
+import XCTest
+
+final class JSONCodecTests: XCTestCase {
+    func parse(_ text: String) throws -> JSONValue { try JSONParser.parse(text) }
+
+    func testParserReadsEveryKindOfValueAndKeepsKeyOrder() throws {
+        let value = try parse(#" {"b": [1, -2.5e1, true, false, null], "a": "\u00e9\ud83d\ude00\n", "c": {}} "#)
+        XCTAssertEqual(value.objectValue?.keys, ["b", "a", "c"])
+        XCTAssertEqual(value["b"], [1, -25.0, true, false, nil])
+        XCTAssertEqual(value["a"], "é😀\n")
+        if case .int = value["b"]!.arrayValue![0] {} else { XCTFail("1 is an integer") }
+        if case .double = value["b"]!.arrayValue![1] {} else { XCTFail("-2.5e1 is not an integer") }
+    }
+
+    func testParserRejectsWhatRFC8259Rejects() {
+        let bad = ["", "{", "[1,]", "{\"a\":1,}", "01", "-", "1.", ".5", "1e", "+1", "nul", "\"\u{1}\"", "\"\\x\"", "\"\\ud800\"",
+                   "\"\\udc00x\"", "{\"a\":1}x", "{'a':1}", "[1 2]", "{\"a\" 1}", "{\"a\":1,\"a\":2}", "NaN", "1e999"]
+        for text in bad {
+            XCTAssertThrowsError(try parse(text), "should refuse \(text.debugDescription)")
+        }
+    }
+
+    func testParserRejectsInvalidUTF8AndDeepNesting() {
+        XCTAssertThrowsError(try JSONParser.parse([0x22, 0xFF, 0x22]))
+        XCTAssertThrowsError(try JSONParser.parse(String(repeating: "[", count: 65) + String(repeating: "]", count: 65)))
+        XCTAssertNoThrow(try JSONParser.parse(String(repeating: "[", count: 64) + String(repeating: "]", count: 64)))
+    }
+
+    func testWriterRoundTripsAndEscapes() throws {
+        let value: JSONValue = ["s": "quote\" backslash\\ tab\t nul\u{0} bell\u{7}", "n": [0, -1, 1.5, 1e20], "o": ["z": nil, "a": true]]
+        let text = JSONWriter.string(value)
+        XCTAssertTrue(text.contains(#"\u0000"#) && text.contains(#"\u0007"#) && text.contains(#"\t"#))
+        XCTAssertEqual(try parse(text), value)
+        XCTAssertEqual(JSONWriter.string(["b": 1, "a": 2]), #"{"b":1,"a":2}"#, "keys in insertion order")
+    }
+
+    func testPointerEscapesSlashAndTilde() {
+        let pointer = JSONPointer(["a/b", "c~d", ""])
+        XCTAssertEqual(pointer.description, "/a~1b/c~0d/")
+        XCTAssertEqual(JSONPointer(parsing: "/a~1b/c~0d/"), pointer)
+        XCTAssertEqual(JSONPointer(parsing: ""), JSONPointer.root)
+        XCTAssertNil(JSONPointer(parsing: "a"))
+    }
+}
+
+final class JSONPatchTests: XCTestCase {
+    struct LCG: RandomNumberGenerator {
+        var state: UInt64
+        mutating func next() -> UInt64 { state = state &* 6364136223846793005 &+ 1442695040888963407; return state }
+    }
+
+    func randomValue(_ rng: inout LCG, depth: Int = 0) -> JSONValue {
+        switch Int.random(in: 0..<(depth > 2 ? 4 : 6), using: &rng) {
+        case 0: return .int(Int.random(in: 0...3, using: &rng))
+        case 1: return .string(["a", "b", "~", "/"].randomElement(using: &rng)!)
+        case 2: return [nil, true, 1.5].randomElement(using: &rng)!
+        case 3: return .bool(Bool.random(using: &rng))
+        case 4: return .array((0..<Int.random(in: 0...3, using: &rng)).map { _ in randomValue(&rng, depth: depth + 1) })
+        default:
+            var o = JSONObject()
+            for _ in 0..<Int.random(in: 0...4, using: &rng) { o[["x", "y", "a/b", "c~d"].randomElement(using: &rng)!] = randomValue(&rng, depth: depth + 1) }
+            return .object(o)
+        }
+    }
+
+    func testApplyingTheDiffTurnsAnyDocumentIntoAnother() throws {
+        var rng = LCG(state: 7)
+        for _ in 0..<500 {
+            let a: JSONValue = ["doc": randomValue(&rng)]
+            let b: JSONValue = ["doc": randomValue(&rng)]
+            XCTAssertEqual(try a.applying(JSONDiff.diff(from: a, to: b)), b)
+        }
+    }
+
+    func testDiffOfEqualDocumentsIsEmptyAndNumberTypesCount() {
+        let a: JSONValue = ["v": 1, "w": [1, 2]]
+        XCTAssertEqual(JSONDiff.diff(from: a, to: a), [])
+        XCTAssertEqual(JSONDiff.diff(from: ["v": 1], to: ["v": 1.0]), [.replace(path: JSONPointer(["v"]), value: 1.0)])
+    }
+
+    func testApplyRefusesMissingPaths() {
+        XCTAssertThrowsError(try JSONValue.object([:]).applying([.replace(path: JSONPointer(["x"]), value: 1)]))
+        XCTAssertThrowsError(try JSONValue.object([:]).applying([.remove(path: JSONPointer(["x"]))]))
+        XCTAssertThrowsError(try JSONValue.array([]).applying([.add(path: JSONPointer(["2"]), value: 1)]))
+        XCTAssertEqual(try JSONValue.array([1]).applying([.add(path: JSONPointer(["-"]), value: 2)]), [1, 2])
+    }
+
+    func testOpsEncodeAsRFC6902() {
+        XCTAssertEqual(JSONWriter.string(PatchOp.replace(path: JSONPointer(["controls", "q", "value"]), value: 2).json),
+                       #"{"op":"replace","path":"/controls/q/value","value":2}"#)
+        XCTAssertEqual(JSONWriter.string(PatchOp.remove(path: JSONPointer(["presence", "s1"])).json), #"{"op":"remove","path":"/presence/s1"}"#)
+    }
+}
