@@ -1,95 +1,69 @@
-// The test page: renders the room's controls and presence, and sends intents.
+// The test page: renders every control of a room, presence, status and a log of patches.
 import { LiveRoom } from "./livecontrols.js";
+import { el } from "./views/common.js";
+import { stepperView } from "./views/stepper.js";
+import { listView } from "./views/list.js";
+import { wizardView } from "./views/wizard.js";
+import { formView } from "./views/form.js";
+import { pagerView } from "./views/pager.js";
 
 const params = new URLSearchParams(location.search);
-const room = new LiveRoom({ room: params.get("room") || "demo", name: params.get("name") });
+const room = new LiveRoom({ room: params.get("room") || "demo", name: params.get("name"), token: params.get("token") });
 const $ = (id) => document.getElementById(id);
 $("room-name").textContent = room.room;
 
+const statusText = { open: "connected", connecting: "connecting…", closed: "disconnected — reconnecting…" };
 room.addEventListener("status", (e) => {
-  $("status").textContent = e.detail.status === "open" ? "connected" : e.detail.status;
+  $("status").textContent = statusText[e.detail.status] ?? e.detail.status;
   $("status").dataset.state = e.detail.status;
+  document.body.dataset.status = e.detail.status;
 });
 room.addEventListener("state", render);
-room.addEventListener("error", (e) => console.warn("server error", e.detail));
+room.addEventListener("patch", (e) => logPatch(e.detail));
+room.addEventListener("error", (e) => { $("errors").textContent = `${e.detail.code}: ${e.detail.message}`; });
 
+const makers = { stepper: stepperView, list: listView, wizard: wizardView, form: formView, pager: pagerView };
 const views = new Map();
+
+function genericView(room, id) {
+  const title = el("h2");
+  const pre = el("pre");
+  return { element: el("section", { class: "control", "data-control": id }, title, pre),
+    update(c) { title.textContent = c.label || id; pre.textContent = JSON.stringify(c, null, 2); } };
+}
 
 function render() {
   $("version").textContent = room.version;
   const controls = room.state.controls;
   for (const [id, control] of Object.entries(controls)) {
     let view = views.get(id);
-    if (!view) {
-      view = control.kind === "stepper" ? stepperView(id) : genericView(id);
+    if (!view || view.kind !== control.kind) {
+      const fresh = (makers[control.kind] ?? genericView)(room, id);
+      fresh.kind = control.kind;
+      if (view) view.element.replaceWith(fresh.element);
+      else $("controls").append(fresh.element); // controls arrive in the room's order
+      view = fresh;
       views.set(id, view);
-      $("controls").append(view.element);
     }
     view.update(control);
   }
   for (const [id, view] of views) if (!(id in controls)) { view.element.remove(); views.delete(id); }
-  const list = $("presence");
-  list.replaceChildren(...Object.entries(room.state.presence).map(([session, member]) => {
-    const li = document.createElement("li");
+  renderPresence();
+}
+
+function renderPresence() {
+  const entries = Object.entries(room.state.presence);
+  $("presence-count").textContent = entries.length;
+  $("presence").replaceChildren(...entries.map(([session, member]) => {
     const who = member.name || session;
-    li.textContent = `${who}${session === room.session ? " (you)" : ""}${member.holding.length ? ` — holding ${member.holding.join(", ")}` : ""}`;
-    return li;
+    const holds = member.holding.length ? ` — holding ${member.holding.join(", ")}` : "";
+    return el("li", { "data-session": session }, `${who}${session === room.session ? " (you)" : ""}${holds}`);
   }));
 }
 
-function el(tag, attrs = {}, ...children) {
-  const e = document.createElement(tag);
-  for (const [k, v] of Object.entries(attrs)) e.setAttribute(k, v);
-  e.append(...children);
-  return e;
-}
-
-/** A button that sends press on pointerdown/Space/Enter and release when let go. */
-function holdButton(id, direction, text, label) {
-  const button = el("button", { type: "button", "aria-label": label, "data-direction": direction }, text);
-  let held = false;
-  const press = (event) => {
-    event.preventDefault();
-    if (held || button.disabled) return;
-    held = true;
-    if (event.pointerId !== undefined) button.setPointerCapture(event.pointerId);
-    room.intent(id, "press", { direction }).catch(() => { held = false; });
-  };
-  const release = () => {
-    if (!held) return;
-    held = false;
-    room.intent(id, "release").catch(() => {});
-  };
-  button.addEventListener("pointerdown", press);
-  for (const type of ["pointerup", "pointercancel", "lostpointercapture"]) button.addEventListener(type, release);
-  button.addEventListener("keydown", (e) => { if ((e.key === " " || e.key === "Enter") && !e.repeat) press(e); });
-  button.addEventListener("keyup", (e) => { if (e.key === " " || e.key === "Enter") release(); });
-  button.addEventListener("blur", release);
-  return button;
-}
-
-function stepperView(id) {
-  const title = el("h2", { id: `${id}-label` });
-  const output = el("output", { "aria-labelledby": `${id}-label`, "aria-live": "polite", "data-testid": `${id}-value` });
-  const minus = holdButton(id, "prev", "−", "Decrease");
-  const plus = holdButton(id, "next", "+", "Increase");
-  const holding = el("p", { class: "holding" });
-  const element = el("section", { class: "control", "data-control": id }, title, el("div", { class: "stepper" }, minus, output, plus), holding);
-  return {
-    element,
-    update(c) {
-      title.textContent = c.label;
-      output.textContent = c.value;
-      minus.disabled = !c.canPrev;
-      plus.disabled = !c.canNext;
-      const holder = c.holding && (room.state.presence[c.holding.session]?.name || c.holding.session);
-      holding.textContent = c.holding ? `${holder} is holding ${c.holding.direction === "next" ? "+" : "−"}` : "";
-    },
-  };
-}
-
-function genericView(id) {
-  const title = el("h2");
-  const pre = el("pre");
-  return { element: el("section", { class: "control", "data-control": id }, title, pre), update(c) { title.textContent = c.label || id; pre.textContent = JSON.stringify(c, null, 2); } };
+function logPatch(patch) {
+  const log = $("log");
+  const cause = patch.cause ? `${patch.cause.kind}${patch.cause.intent ? ` ${patch.cause.intent}` : ""}${patch.cause.control ? ` ${patch.cause.control}` : ""}` : "";
+  log.prepend(el("li", {}, `v${patch.version} · ${cause} · ${patch.ops.map((o) => `${o.op} ${o.path}`).join(", ")}`));
+  while (log.children.length > 200) log.lastChild.remove();
 }

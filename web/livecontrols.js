@@ -38,9 +38,10 @@ export function applyPatch(doc, ops) {
 
 /** A client for one room. Events: "status", "state", "patch", "error". */
 export class LiveRoom extends EventTarget {
-  constructor({ url, room = "demo", name = null, template = null } = {}) {
+  constructor({ url, room = "demo", name = null, template = null, token = null } = {}) {
     super();
-    this.url = url ?? LiveRoom.defaultURL();
+    // A token travels in the WebSocket URL (`/ws?token=…`), which browsers can set, unlike headers.
+    this.url = (url ?? LiveRoom.defaultURL()) + (token ? `?token=${encodeURIComponent(token)}` : "");
     this.room = room;
     this.name = name;
     this.template = template;

@@ -1,0 +1,156 @@
+"""The web client in real headless Chromium windows against the real server."""
+import json
+
+from selenium.webdriver.common.action_chains import ActionChains
+from selenium.webdriver.common.by import By
+from selenium.webdriver.support.ui import WebDriverWait
+
+from livecontrols_server import Server
+
+TIMEOUT = 10
+
+
+def wait(driver, condition, timeout=TIMEOUT, message=""):
+    return WebDriverWait(driver, timeout, poll_frequency=0.05).until(lambda d: condition(d), message)
+
+
+def connected(driver):
+    return driver.find_element(By.ID, "status").get_attribute("data-state") == "open"
+
+
+def quantity(driver) -> int:
+    return int(driver.find_element(By.CSS_SELECTOR, '[data-testid="quantity-value"]').text)
+
+
+def button(driver, control, direction):
+    return driver.find_element(By.CSS_SELECTOR, f'[data-control="{control}"] button[data-direction="{direction}"]')
+
+
+def test_a_click_in_one_window_changes_the_other(server, browser):
+    a, b = browser(server.http_url + "?name=A"), browser(server.http_url + "?name=B")
+    wait(a, connected)
+    wait(b, connected)
+    wait(a, lambda d: "B" in d.find_element(By.ID, "presence").text, message="presence shows the other window")
+    start = quantity(a)
+    # A click is a press and a release: exactly one step.
+    button(a, "quantity", "next").click()
+    wait(b, lambda d: quantity(d) == start + 1, message="the other window follows")
+    wait(a, lambda d: quantity(d) == start + 1)
+    assert a.find_element(By.ID, "version").text == b.find_element(By.ID, "version").text
+
+
+def test_press_and_hold_ticks_in_both_windows_and_release_stops(server, browser):
+    a, b = browser(server.http_url + "?name=holder"), browser(server.http_url + "?name=watcher")
+    wait(a, connected)
+    wait(b, connected)
+    start = quantity(b)
+    plus = button(a, "quantity", "next")
+    ActionChains(a).click_and_hold(plus).perform()
+    wait(b, lambda d: quantity(d) >= start + 4, message="repeated ticks reach the other window")
+    holding = b.find_element(By.CSS_SELECTOR, '[data-control="quantity"] .holding').text
+    assert "holder" in holding
+    ActionChains(a).release(plus).perform()
+    wait(b, lambda d: d.find_element(By.CSS_SELECTOR, '[data-control="quantity"] .holding').text == "", message="the hold ends")
+    stopped = quantity(b)
+    # Stopped for good: a later, independent change arrives as the very next version.
+    version = int(b.find_element(By.ID, "version").text)
+    button(b, "quantity", "prev").click()
+    wait(b, lambda d: int(d.find_element(By.ID, "version").text) >= version + 1)
+    assert quantity(b) == stopped - 1
+    wait(a, lambda d: quantity(d) == stopped - 1)
+
+
+def form_input(driver, field):
+    return driver.find_element(By.ID, f"signup-account-{field}")
+
+
+def cta(driver):
+    return driver.find_element(By.CSS_SELECTOR, '[data-testid="signup-cta"]')
+
+
+def test_form_typing_shows_in_the_other_window_and_the_cta_follows_validity(server, browser):
+    a, b = browser(server.http_url), browser(server.http_url)
+    wait(a, connected)
+    wait(b, connected)
+    assert not cta(a).is_enabled()
+    form_input(a, "email").send_keys("not-an-email")
+    wait(b, lambda d: form_input(d, "email").get_attribute("value") == "not-an-email", message="typing reaches the other window")
+    wait(b, lambda d: "format" in d.find_element(By.ID, "signup-account-email-error").text)
+    form_input(a, "email").clear()
+    form_input(a, "email").send_keys("ann@example.com")
+    form_input(b, "name").send_keys("Ann Lee")
+    wait(a, lambda d: form_input(d, "name").get_attribute("value") == "Ann Lee")
+    wait(a, lambda d: cta(d).is_enabled(), message="valid element enables the CTA")
+    wait(b, lambda d: cta(d).is_enabled())
+    cta(b).click()
+    wait(a, lambda d: d.find_element(By.CSS_SELECTOR, '[data-element="account"]').get_attribute("class").startswith("element collapsed"))
+    assert "Ann Lee" in a.find_element(By.CSS_SELECTOR, '[data-element="account"] .summary').text
+
+
+def test_reload_resumes_with_the_same_state(server, browser):
+    a = browser(server.http_url)
+    wait(a, connected)
+    for _ in range(3):
+        button(a, "quantity", "next").click()
+    wait(a, lambda d: quantity(d) == 4)
+    a.refresh()
+    wait(a, connected)
+    wait(a, lambda d: quantity(d) == 4, message="the server's state survives a reload")
+
+
+def test_killed_socket_shows_the_status_and_recovers(browser):
+    first = Server().start()
+    port = first.port
+    try:
+        a = browser(first.http_url)
+        wait(a, connected)
+        button(a, "quantity", "next").click()
+        wait(a, lambda d: quantity(d) == 2)
+        first.stop()
+        wait(a, lambda d: d.find_element(By.ID, "status").get_attribute("data-state") in ("closed", "connecting"),
+             message="the page shows the lost connection")
+        second = Server("--port", str(port)).start()
+        try:
+            wait(a, connected, timeout=20, message="the page reconnects by itself")
+            wait(a, lambda d: quantity(d) == 1, message="and shows the new server's state (a fresh room)")
+        finally:
+            second.stop()
+    finally:
+        first.stop()
+
+
+def test_phone_width_is_readable(server, browser):
+    a = browser(server.http_url, width=375, height=1800)
+    wait(a, connected)
+    width = a.execute_script("return document.documentElement.scrollWidth")
+    assert width <= 375, f"no horizontal scrolling at phone width (content is {width}px)"
+
+
+PATCH_CASES = [
+    ({"a": 1}, [{"op": "replace", "path": "/a", "value": 2}], {"a": 2}),
+    ({"a": {"b": [1, 2]}}, [{"op": "add", "path": "/a/b/1", "value": 9}], {"a": {"b": [1, 9, 2]}}),
+    ({"a": [1]}, [{"op": "add", "path": "/a/-", "value": 2}], {"a": [1, 2]}),
+    ({"a/b": 1, "c~d": 2}, [{"op": "remove", "path": "/a~1b"}, {"op": "replace", "path": "/c~0d", "value": 3}], {"c~d": 3}),
+    ({"x": 1}, [{"op": "add", "path": "/y", "value": {"z": None}}], {"x": 1, "y": {"z": None}}),
+    ({"l": [1, 2, 3]}, [{"op": "remove", "path": "/l/0"}], {"l": [2, 3]}),
+]
+
+
+def test_the_client_modules_patch_applier_follows_rfc6902(server, browser):
+    a = browser(server.http_url)
+    wait(a, connected)
+    results = a.execute_async_script("""
+        const [cases, done] = arguments;
+        import('./livecontrols.js').then(({ applyPatch }) => {
+          done(cases.map(([doc, ops]) => applyPatch(structuredClone(doc), ops)));
+        }, (e) => done(String(e)));
+    """, [[doc, ops] for doc, ops, _ in PATCH_CASES])
+    assert results == [expected for _, _, expected in PATCH_CASES], json.dumps(results)
+    errors = a.execute_async_script("""
+        const done = arguments[0];
+        import('./livecontrols.js').then(({ applyPatch }) => {
+          const bad = [[{}, [{op: 'replace', path: '/nope', value: 1}]], [{}, [{op: 'remove', path: '/nope'}]]];
+          done(bad.map(([d, o]) => { try { applyPatch(d, o); return 'applied'; } catch (e) { return 'refused'; } }));
+        });
+    """)
+    assert errors == ["refused", "refused"]

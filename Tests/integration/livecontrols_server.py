@@ -1,0 +1,75 @@
+"""The `livecontrols` server as a test fixture: started on a free port, stopped at the end."""
+from __future__ import annotations
+
+import os
+import pathlib
+import re
+import signal
+import subprocess
+import threading
+import time
+import urllib.request
+
+from livecontrols_client import Client
+
+REPO = pathlib.Path(__file__).resolve().parents[2]
+BINARY = os.environ.get("LIVECONTROLS_BIN", str(REPO / ".build" / "debug" / "livecontrols"))
+URL_LINE = re.compile(r"listening on (https?://[^/ ]+/) \(WebSocket (wss?://\S+/ws)\)")
+
+
+class Server:
+    """One server process; `start()` waits for the URL line it prints, never for a guessed time."""
+
+    def __init__(self, *args: str, cwd: pathlib.Path = REPO):
+        self.args = list(args)
+        self.cwd = cwd
+        self.proc: subprocess.Popen | None = None
+        self.stderr_lines: list[str] = []
+        self.http_url = self.ws_url = ""
+
+    def start(self, timeout: float = 20) -> "Server":
+        cmd = [BINARY, "--port", "0", "--log-level", "debug", *self.args]
+        self.proc = subprocess.Popen(cmd, cwd=self.cwd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        threading.Thread(target=self._drain_stderr, daemon=True).start()
+        found = threading.Event()
+
+        def read_stdout():
+            for line in self.proc.stdout:
+                m = URL_LINE.search(line)
+                if m and not found.is_set():
+                    self.http_url, self.ws_url = m.group(1), m.group(2)
+                    found.set()
+
+        threading.Thread(target=read_stdout, daemon=True).start()
+        deadline = time.monotonic() + timeout
+        while not found.wait(0.05):
+            if self.proc.poll() is not None or time.monotonic() > deadline:
+                raise RuntimeError(f"server did not start: {self.stderr()}")
+        return self
+
+    def _drain_stderr(self):
+        for line in self.proc.stderr:
+            self.stderr_lines.append(line)
+
+    def stderr(self) -> str:
+        return "".join(self.stderr_lines)
+
+    @property
+    def port(self) -> int:
+        return int(self.http_url.rsplit(":", 1)[1].strip("/"))
+
+    def client(self, **kwargs) -> Client:
+        return Client(self.ws_url, **kwargs)
+
+    def get(self, path: str):
+        return urllib.request.urlopen(self.http_url.rstrip("/") + path, timeout=5)
+
+    def stop(self, sig=signal.SIGTERM, timeout: float = 10) -> int:
+        if self.proc and self.proc.poll() is None:
+            self.proc.send_signal(sig)
+            try:
+                self.proc.wait(timeout)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait()
+        return self.proc.returncode if self.proc else 0

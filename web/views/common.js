@@ -1,0 +1,73 @@
+// Small DOM helpers shared by the control views.
+
+/** Creates an element with attributes and children. */
+export function el(tag, attrs = {}, ...children) {
+  const e = document.createElement(tag);
+  for (const [k, v] of Object.entries(attrs)) {
+    if (v === false || v === null || v === undefined) continue;
+    e.setAttribute(k, v === true ? "" : v);
+  }
+  e.append(...children.filter((c) => c !== null && c !== undefined));
+  return e;
+}
+
+/** Reports a refused intent in the page's live region (and the console). */
+export function reportError(error) {
+  if (error?.code === "disconnected") return;
+  const box = document.getElementById("errors");
+  if (box) box.textContent = `${error.code}: ${error.message}`;
+  console.warn("intent refused", error);
+}
+
+/** Sends an intent; shows a refusal instead of throwing. */
+export function act(room, control, intent, args) {
+  return room.intent(control, intent, args).catch(reportError);
+}
+
+/**
+ * A button that holds: `press` on pointer down / Space / Enter, `release` when let go (pointer up,
+ * cancel, lost capture, key up, blur). The repeat runs on the server; the page only sends the two intents.
+ */
+export function holdButton(room, control, direction, text, label) {
+  const button = el("button", { type: "button", class: "hold", "aria-label": label, "data-direction": direction }, text);
+  let held = false;
+  const press = (event) => {
+    event.preventDefault();
+    if (held || button.disabled) return;
+    held = true;
+    button.classList.add("pressed");
+    if (event.pointerId !== undefined) button.setPointerCapture?.(event.pointerId);
+    room.intent(control, "press", { direction }).catch((e) => {
+      held = false;
+      button.classList.remove("pressed");
+      reportError(e);
+    });
+  };
+  const release = () => {
+    if (!held) return;
+    held = false;
+    button.classList.remove("pressed");
+    room.intent(control, "release").catch(() => {}); // the hold may already have ended (bound, replaced)
+  };
+  button.addEventListener("pointerdown", press);
+  for (const type of ["pointerup", "pointercancel", "lostpointercapture"]) button.addEventListener(type, release);
+  button.addEventListener("keydown", (e) => { if ((e.key === " " || e.key === "Enter") && !e.repeat) press(e); });
+  button.addEventListener("keyup", (e) => { if (e.key === " " || e.key === "Enter") release(); });
+  button.addEventListener("blur", release);
+  button.addEventListener("contextmenu", (e) => e.preventDefault());
+  return button;
+}
+
+/** "Ann is holding +" for a control's `holding`, or "". */
+export function holdingText(room, holding, next = "+", prev = "−") {
+  if (!holding) return "";
+  const who = holding.session === room.session ? "You are" : `${room.state.presence[holding.session]?.name || holding.session} is`;
+  return `${who} holding ${holding.direction === "next" ? next : prev}`;
+}
+
+/** A plain button that sends one intent. */
+export function intentButton(room, control, intent, text, args, attrs = {}) {
+  const button = el("button", { type: "button", class: "text", ...attrs }, text);
+  button.addEventListener("click", () => act(room, control, intent, typeof args === "function" ? args() : args));
+  return button;
+}

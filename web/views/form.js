@@ -1,0 +1,131 @@
+// form (StackedForm): collapsed elements show their summary; the expanded one shows its fields, with
+// server-side errors, and the call to action enabled only while the element is valid.
+import { act, el, intentButton } from "./common.js";
+
+/** Sends `set` while the user types: debounced, always the latest value, flushed on change/blur. */
+function fieldSender(room, control, element, field) {
+  let timer = null;
+  let pending;
+  const flush = () => {
+    if (timer === null) return;
+    clearTimeout(timer);
+    timer = null;
+    act(room, control, "set", { element, field, value: pending });
+  };
+  return {
+    send(value, immediate = false) {
+      pending = value;
+      if (timer !== null) clearTimeout(timer);
+      timer = setTimeout(flush, 120);
+      if (immediate) flush();
+    },
+    flush,
+    get typing() { return timer !== null; },
+  };
+}
+
+function inputFor(room, control, elementID, field) {
+  const inputID = `${control}-${elementID}-${field.id}`;
+  const sender = fieldSender(room, control, elementID, field.id);
+  let input;
+  if (field.type === "boolean") {
+    input = el("input", { type: "checkbox", id: inputID });
+    input.addEventListener("change", () => sender.send(input.checked, true));
+  } else if (field.type === "choice") {
+    input = el("select", { id: inputID }, el("option", { value: "" }, "—"), ...field.choices.map((c) => el("option", { value: c }, c)));
+    input.addEventListener("change", () => sender.send(input.value === "" ? null : input.value, true));
+  } else {
+    input = el("input", { id: inputID, type: field.type === "number" ? "number" : "text", autocomplete: "off" });
+    const read = () => (input.value === "" ? null : field.type === "number" ? Number(input.value) : input.value);
+    input.addEventListener("input", () => sender.send(read()));
+    input.addEventListener("change", () => sender.flush());
+    input.addEventListener("blur", () => sender.flush());
+  }
+  const error = el("p", { class: "field-error", id: `${inputID}-error`, "aria-live": "polite" });
+  input.setAttribute("aria-describedby", error.id);
+  const row = el("div", { class: `field field-${field.type}` }, el("label", { for: inputID }, field.label || field.id), input, error);
+  return {
+    row,
+    update(f) {
+      // Never overwrite what the local user is typing with an echo of an older value.
+      const editing = document.activeElement === input && (sender.typing || field.type === "text" || field.type === "number");
+      if (!editing) {
+        if (f.type === "boolean") input.checked = f.value === true;
+        else input.value = f.value ?? "";
+      }
+      input.required = !!f.required;
+      input.setAttribute("aria-invalid", String(f.error !== null));
+      error.textContent = f.error ?? "";
+    },
+  };
+}
+
+export function formView(room, id) {
+  const title = el("h2");
+  const status = el("p", { class: "phase", "aria-live": "polite", "data-testid": `${id}-status` });
+  const list = el("ol", { class: "elements" });
+  const reset = intentButton(room, id, "reset", "Start over");
+  const element = el("section", { class: "control", "data-control": id, "data-kind": "form" }, title, status, list, reset);
+  const rows = new Map(); // element id → {li, body, inputs: Map, cta, shape}
+  return {
+    element,
+    update(c) {
+      title.textContent = c.label;
+      status.textContent = c.completed ? "Completed — thank you!" : `Step ${c.elements.findIndex((e) => e.id === c.current) + 1} of ${c.elements.length}`;
+      for (const e of c.elements) {
+        let row = rows.get(e.id);
+        const shape = `${e.status}:${e.fields.map((f) => f.id + f.type).join(",")}`;
+        if (!row || row.shape !== shape) {
+          const fresh = buildElement(room, id, e, c);
+          fresh.shape = shape;
+          if (row) row.li.replaceWith(fresh.li);
+          else list.append(fresh.li); // elements arrive in order; their list never changes
+          row = fresh;
+          rows.set(e.id, row);
+        }
+        row.update(e, c);
+      }
+    },
+  };
+}
+
+function buildElement(room, control, e, form) {
+  const heading = el("h3", {}, e.title || e.id);
+  const summary = el("p", { class: "summary" });
+  const li = el("li", { class: `element ${e.status}`, "data-element": e.id }, heading);
+  const inputs = new Map();
+  let cta = null;
+  let edit = null;
+  if (e.status === "expanded") {
+    for (const f of e.fields) {
+      const input = inputFor(room, control, e.id, f);
+      inputs.set(f.id, input);
+      li.append(input.row);
+    }
+    cta = el("button", { type: "button", class: "cta", "data-testid": `${control}-cta` });
+    cta.addEventListener("click", () => act(room, control, "finish", { element: e.id }));
+    li.append(cta);
+  } else {
+    edit = el("button", { type: "button", class: "text", "aria-label": `Edit ${e.title || e.id}` }, "Edit");
+    edit.addEventListener("click", () => act(room, control, "expand", { element: e.id }));
+    li.append(summary, edit);
+  }
+  return {
+    li,
+    update(state, c) {
+      li.className = `element ${state.status}${state.valid ? " valid" : ""}`;
+      summary.textContent = state.summary;
+      for (const f of state.fields) inputs.get(f.id)?.update(f);
+      if (edit) {
+        // Only filled elements before the expanded one can be reopened (the server refuses the others).
+        const order = c.elements.map((x) => x.id);
+        edit.hidden = c.completed || order.indexOf(state.id) > order.indexOf(c.current);
+      }
+      if (cta) {
+        cta.hidden = c.cta === null;
+        cta.textContent = c.cta ?? "";
+        cta.disabled = !c.canFinish;
+      }
+    },
+  };
+}

@@ -1,0 +1,65 @@
+// pager (InfiniteScrollViews): the position — a month as a calendar grid — with ‹ › hold buttons and
+// the neighbouring positions from `window` to jump to.
+import { act, el, holdButton, holdingText } from "./common.js";
+
+const weekdays = ["Mon", "Tue", "Wed", "Thu", "Fri", "Sat", "Sun"];
+
+function monthGrid(position) {
+  const [year, month] = position.split("-").map(Number);
+  const first = new Date(Date.UTC(year, month - 1, 1));
+  const days = new Date(Date.UTC(year, month, 0)).getUTCDate();
+  const offset = (first.getUTCDay() + 6) % 7; // Monday first
+  const table = el("table", { class: "calendar", "aria-label": position });
+  table.append(el("thead", {}, el("tr", {}, ...weekdays.map((d) => el("th", { scope: "col" }, d)))));
+  const body = el("tbody");
+  let row = el("tr");
+  for (let i = 0; i < offset; i++) row.append(el("td"));
+  for (let day = 1; day <= days; day++) {
+    row.append(el("td", {}, String(day)));
+    if ((offset + day) % 7 === 0) { body.append(row); row = el("tr"); }
+  }
+  if (row.children.length) body.append(row);
+  table.append(body);
+  return table;
+}
+
+function label(domain, position) {
+  if (domain === "month") {
+    const [y, m] = position.split("-").map(Number);
+    return new Date(Date.UTC(y, m - 1, 1)).toLocaleDateString(undefined, { month: "long", year: "numeric", timeZone: "UTC" });
+  }
+  return String(position);
+}
+
+export function pagerView(room, id) {
+  const title = el("h2", { id: `${id}-label` });
+  const current = el("output", { "aria-labelledby": `${id}-label`, "aria-live": "polite", "data-testid": `${id}-value` });
+  const prev = holdButton(room, id, "prev", "‹", "Previous");
+  const next = holdButton(room, id, "next", "›", "Next");
+  const holding = el("p", { class: "holding" });
+  const neighbours = el("div", { class: "window", role: "group", "aria-label": "Nearby" });
+  const body = el("div", { class: "page" });
+  const element = el("section", { class: "control", "data-control": id, "data-kind": "pager" },
+    title, el("div", { class: "stepper" }, prev, current, next), holding, neighbours, body);
+  let shown = null;
+  return {
+    element,
+    update(c) {
+      title.textContent = c.label;
+      current.textContent = label(c.domain, c.position);
+      current.dataset.position = c.position;
+      prev.disabled = !c.canPrev;
+      next.disabled = !c.canNext;
+      holding.textContent = holdingText(room, c.holding, "›", "‹");
+      neighbours.replaceChildren(...c.window.map((p) => {
+        const b = el("button", { type: "button", class: p === c.position ? "text current" : "text", "aria-pressed": String(p === c.position) }, label(c.domain, p));
+        b.addEventListener("click", () => act(room, id, "goto", { position: p }));
+        return b;
+      }));
+      if (shown !== c.position) {
+        shown = c.position;
+        body.replaceChildren(c.domain === "month" ? monthGrid(c.position) : el("p", { class: "big" }, label(c.domain, c.position)));
+      }
+    },
+  };
+}
