@@ -11,8 +11,8 @@ import tempfile
 import time
 
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1] / "Tests" / "integration"))
-import conftest  # noqa: E402
-from conftest import Server  # noqa: E402
+import livecontrols_server  # noqa: E402
+from livecontrols_server import Server  # noqa: E402
 
 SEQUENTIAL = 3000
 PIPELINED = 20000
@@ -50,9 +50,9 @@ def measure(extra_args):
 
 def main():
     if len(sys.argv) > 1:
-        conftest.BINARY = sys.argv[1]
+        livecontrols_server.BINARY = sys.argv[1]
     else:
-        conftest.BINARY = str(conftest.REPO / ".build" / "release" / "livecontrols")
+        livecontrols_server.BINARY = str(livecontrols_server.REPO / ".build" / "release" / "livecontrols")
     rows = [("memory (no --data-dir)", measure([]))]
     with tempfile.TemporaryDirectory() as d:
         rows.append(("SQLite (--data-dir), ack after commit", measure(["--data-dir", d])))

@@ -6,6 +6,10 @@ import LiveControlsProtocol
 public enum ControlCoding {
     private static let decoders: [String: @Sendable (Data) throws -> any Control] = [
         Stepper.kind: { try JSONDecoder().decode(Stepper.self, from: $0) },
+        ListStepper.kind: { try JSONDecoder().decode(ListStepper.self, from: $0) },
+        Wizard.kind: { try JSONDecoder().decode(Wizard.self, from: $0) },
+        Form.kind: { try JSONDecoder().decode(Form.self, from: $0) },
+        Pager.kind: { try JSONDecoder().decode(Pager.self, from: $0) },
     ]
 
     public static func kind(of control: any Control) -> String { type(of: control).kind }

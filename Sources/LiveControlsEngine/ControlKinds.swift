@@ -6,6 +6,10 @@ public enum ControlKinds {
 
     public static let all: [(kind: String, make: Factory)] = [
         (Stepper.kind, { (node, id) throws(ConfigError) in try Stepper(config: node, id: id) }),
+        (ListStepper.kind, { (node, id) throws(ConfigError) in try ListStepper(config: node, id: id) }),
+        (Wizard.kind, { (node, id) throws(ConfigError) in try Wizard(config: node, id: id) }),
+        (Form.kind, { (node, id) throws(ConfigError) in try Form(config: node, id: id) }),
+        (Pager.kind, { (node, id) throws(ConfigError) in try Pager(config: node, id: id) }),
     ]
 
     public static func make(_ node: ConfigNode, id: ControlID) throws(ConfigError) -> any Control {

@@ -12,6 +12,56 @@ extension ServerConfig {
                         "kind": "stepper", "label": "Quantity", "min": 0, "max": 99, "value": 1, "step": 1,
                         "hold": ["delayMs": 500, "intervalMs": 100, "minIntervalMs": 100, "maxHoldMs": 30000],
                     ],
+                    // ArrayStepper's sections example: equal names stay distinct items.
+                    "person": [
+                        "kind": "list", "label": "Person", "display": "{name}: {age}",
+                        "sections": [
+                            ["id": "siblings", "header": "Siblings", "items": [["name": "Joe", "age": 23], ["name": "Tim", "age": 20]]],
+                            ["id": "parents", "header": "Parents", "items": [["name": "Joe", "age": nil], ["name": "James", "age": nil]]],
+                        ],
+                        "selected": ["name": "Joe", "age": 23], "selectionPolicy": "fail",
+                        "hold": ["delayMs": 500, "intervalMs": 250, "maxHoldMs": 30000],
+                    ],
+                    // StepView: onboarding steps; two of them wait for their part of `signup`.
+                    "onboarding": [
+                        "kind": "wizard", "label": "Onboarding", "index": 0, "cycle": false,
+                        "steps": [
+                            ["id": "welcome", "title": "Welcome"],
+                            ["id": "account", "title": "Your account", "form": "signup", "element": "account"],
+                            ["id": "profile", "title": "About you", "form": "signup", "element": "profile"],
+                            ["id": "done", "title": "All set"],
+                        ],
+                    ],
+                    // StackedForm: three elements, one expanded at a time.
+                    "signup": [
+                        "kind": "form", "label": "Sign up",
+                        "elements": [
+                            [
+                                "id": "account", "title": "Account", "cta": "Continue", "summary": "{name} <{email}>",
+                                "fields": [
+                                    ["id": "email", "label": "Email", "type": "text", "required": true, "maxLength": 254,
+                                     "pattern": "[^@\\s]+@[^@\\s]+\\.[^@\\s]+"],
+                                    ["id": "name", "label": "Name", "type": "text", "required": true, "minLength": 2, "maxLength": 60],
+                                ],
+                            ],
+                            [
+                                "id": "profile", "title": "About you", "cta": "Continue", "summary": "{plan}, age {age|not given}",
+                                "fields": [
+                                    ["id": "age", "label": "Age", "type": "number", "integer": true, "min": 13, "max": 120],
+                                    ["id": "plan", "label": "Plan", "type": "choice", "choices": ["free", "pro", "team"], "value": "free", "required": true],
+                                ],
+                            ],
+                            [
+                                "id": "terms", "title": "Terms", "cta": "Create account", "summary": "Terms accepted",
+                                "fields": [["id": "accept", "label": "I accept the terms", "type": "boolean", "required": true]],
+                            ],
+                        ],
+                    ],
+                    // InfiniteScrollViews' calendar: months around the server's current month (UTC).
+                    "month": [
+                        "kind": "pager", "label": "Month", "domain": "month", "start": "current", "radius": 2,
+                        "hold": ["delayMs": 500, "intervalMs": 250, "maxHoldMs": 30000],
+                    ],
                 ],
             ],
         ],

@@ -11,7 +11,7 @@ import urllib.request
 import pytest
 from websockets.sync.client import connect as ws_connect
 
-from conftest import BINARY, REPO
+from livecontrols_server import BINARY, REPO
 from livecontrols_client import Client
 
 SECRET = "test-secret-0123456789abcdef"

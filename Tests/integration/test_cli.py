@@ -2,7 +2,7 @@
 import json
 import subprocess
 
-from conftest import BINARY
+from livecontrols_server import BINARY
 
 
 def run(*args, timeout=20):

@@ -9,7 +9,7 @@ import pytest
 from websockets.exceptions import ConnectionClosed
 from websockets.sync.client import connect as ws_connect
 
-from conftest import BINARY, REPO
+from livecontrols_server import BINARY, REPO
 
 
 def test_healthz_reports_ok(server):

@@ -105,3 +105,21 @@ def test_rooms_created_on_join_are_recovered_too(start_server, tmp_path):
     assert snap["state"]["controls"]["quantity"]["value"] == 7
     assert list(snap["state"]["presence"]) == [fresh.session], "members from before the restart are gone"
     fresh.close()
+
+
+def test_every_control_kind_is_restored_exactly(start_server, tmp_path):
+    s = start_server("--data-dir", str(tmp_path))
+    c = s.client()
+    c.join()
+    c.intent("quantity", "set", {"value": 5})
+    c.intent("person", "next")
+    c.intent("person", "append", {"value": {"name": "Kim", "age": 31}})
+    c.intent("onboarding", "next")
+    c.intent("signup", "set", {"element": "account", "field": "email", "value": "kim@example.com"})
+    c.intent("month", "next")
+    before = c.state()["controls"]
+    c.close()
+    s.stop()
+    s2 = start_server("--data-dir", str(tmp_path))
+    after = s2.client().join()["state"]["controls"]
+    assert after == before

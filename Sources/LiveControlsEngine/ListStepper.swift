@@ -1,0 +1,218 @@
+import LiveControlsProtocol
+
+/// Steps through a list of values (the ArrayStepper seed), shared by everyone in the room.
+///
+/// Every item gets a server-assigned id (`i1`, `i2`, … never reused), so equal values stay distinct
+/// (the seed's `ASValue`). Items live in ordered sections (the seed's `ASSection`; a plain list is one
+/// section without a header). `next`/`prev` walk the flattened order across sections, empty sections
+/// included as nothing, and stop at the ends unless `wrap`. A display template turns each value into
+/// the `label` clients show (the seed's `display` closure).
+///
+/// The selection is `null` only when the list is empty. Removing the selected item selects the item
+/// that followed it in flattened order, else the one before it, else nothing.
+public struct ListStepper: HoldableControl, Codable {
+    public static let kind = "list"
+    public static let intents = ["next", "prev", "press", "release", "select", "append", "remove"]
+
+    /// One value with its id.
+    public struct Item: Sendable, Equatable, Codable {
+        public var id: String
+        public var value: JSONValue
+
+        public init(id: String, value: JSONValue) {
+            self.id = id
+            self.value = value
+        }
+
+        private enum CodingKeys: String, CodingKey { case id, value }
+
+        // The value is stored as its JSON text: `JSONValue`'s own Codable form writes objects as arrays of
+        // pairs, which read back as arrays, and this keeps objects, key order and 1 vs 1.0 exact.
+        public init(from decoder: any Decoder) throws {
+            let c = try decoder.container(keyedBy: CodingKeys.self)
+            id = try c.decode(String.self, forKey: .id)
+            let text = try c.decode(String.self, forKey: .value)
+            do { value = try JSONParser.parse(text) } catch {
+                throw DecodingError.dataCorruptedError(forKey: .value, in: c, debugDescription: "not JSON: \(error)")
+            }
+        }
+
+        public func encode(to encoder: any Encoder) throws {
+            var c = encoder.container(keyedBy: CodingKeys.self)
+            try c.encode(id, forKey: .id)
+            try c.encode(JSONWriter.string(value), forKey: .value)
+        }
+    }
+
+    /// A group of items with an optional header.
+    public struct Section: Sendable, Equatable, Codable {
+        public var id: String
+        public var header: String?
+        public var items: [Item]
+    }
+
+    public var label: String
+    public var display: DisplayTemplate?
+    public var wrap: Bool
+    /// Most items the list may hold; `append` beyond it is `out_of_range`.
+    public var maxItems: Int
+    public private(set) var sections: [Section]
+    /// The selected item's id, `nil` only when the list is empty.
+    public private(set) var selected: String?
+    /// The number in the next assigned item id; ids are never reused within the control.
+    public private(set) var nextItemNumber: Int = 1
+    public var timing: HoldTiming
+    public var hold: Hold?
+
+    /// A list from section contents; items get ids `i1`, `i2`… in flattened order, and the item at
+    /// flattened index `selectedIndex` is selected (nothing when the list is empty).
+    public init(label: String, sections: [(id: String, header: String?, values: [JSONValue])], selectedIndex: Int = 0,
+                display: DisplayTemplate? = nil, wrap: Bool = false, maxItems: Int = 1000,
+                timing: HoldTiming = HoldTiming(intervalMs: 250)) {
+        self.label = label
+        self.display = display
+        self.wrap = wrap
+        self.maxItems = maxItems
+        self.timing = timing
+        self.sections = []
+        for section in sections {
+            var items: [Item] = []
+            for value in section.values {
+                items.append(Item(id: "i\(nextItemNumber)", value: value))
+                nextItemNumber += 1
+            }
+            self.sections.append(Section(id: section.id, header: section.header, items: items))
+        }
+        let flat = self.items
+        precondition(flat.isEmpty || flat.indices.contains(selectedIndex), "selectedIndex \(selectedIndex) outside the list")
+        self.selected = flat.isEmpty ? nil : flat[selectedIndex].id
+    }
+
+    /// A plain list: one section without a header.
+    public init(label: String, values: [JSONValue], selectedIndex: Int = 0, display: DisplayTemplate? = nil,
+                wrap: Bool = false, timing: HoldTiming = HoldTiming(intervalMs: 250)) {
+        self.init(label: label, sections: [(id: "s1", header: nil, values: values)], selectedIndex: selectedIndex,
+                  display: display, wrap: wrap, timing: timing)
+    }
+
+    // MARK: Reading
+
+    /// Every item in flattened order (sections in order, items in order).
+    public var items: [Item] { sections.flatMap(\.items) }
+
+    public var count: Int { sections.reduce(0) { $0 + $1.items.count } }
+
+    /// The flattened index of the item with `id`.
+    public func index(of id: String) -> Int? { items.firstIndex { $0.id == id } }
+
+    public var selectedItem: Item? { selected.flatMap { id in items.first { $0.id == id } } }
+
+    /// The text shown for a value.
+    public func labelText(_ value: JSONValue) -> String {
+        display?.render(value) ?? DisplayTemplate.text(of: value)
+    }
+
+    public func render() -> JSONValue {
+        let item = selectedItem
+        return [
+            "kind": .string(Self.kind), "label": .string(label),
+            "selected": item.map { .string($0.id) } ?? .null,
+            "selectedLabel": item.map { .string(labelText($0.value)) } ?? .null,
+            "value": item?.value ?? .null,
+            "index": selected.flatMap { index(of: $0) }.map { .int($0) } ?? .null,
+            "count": .int(count),
+            "wrap": .bool(wrap),
+            "canNext": .bool(canStep(.next)), "canPrev": .bool(canStep(.prev)),
+            "holding": holdingJSON,
+            "sections": .array(sections.map { section in
+                [
+                    "id": .string(section.id),
+                    "header": section.header.map { .string($0) } ?? .null,
+                    "items": .array(section.items.map { ["id": .string($0.id), "label": .string(labelText($0.value)), "value": $0.value] }),
+                ]
+            }),
+        ]
+    }
+
+    // MARK: Stepping
+
+    public func canStep(_ direction: Direction) -> Bool {
+        guard let selected, let i = index(of: selected) else { return false }
+        let n = count
+        guard n > 1 else { return false }
+        if wrap { return true }
+        return direction == .next ? i < n - 1 : i > 0
+    }
+
+    public mutating func step(_ direction: Direction) {
+        let flat = items
+        guard let selected, let i = flat.firstIndex(where: { $0.id == selected }), !flat.isEmpty else { return }
+        let j = direction == .next ? (i + 1) % flat.count : (i - 1 + flat.count) % flat.count
+        self.selected = flat[j].id
+    }
+
+    // MARK: Intents
+
+    public mutating func apply(_ intent: String, args: IntentArgs, by session: SessionID, at now: Instant, room: RoomView) throws(IntentError) -> ControlEvents {
+        if let events = try applySequential(intent, args: args, by: session, at: now) { return events }
+        switch intent {
+        case "select":
+            let id = try args.string("id")
+            guard index(of: id) != nil else { throw IntentError(.notFound, "the list has no item \"\(id)\"") }
+            selected = id
+        case "append":
+            let value = try args.value("value")
+            let sectionID = try args.optionalString("section")
+            let s: Int
+            if let sectionID {
+                guard let found = sections.firstIndex(where: { $0.id == sectionID }) else {
+                    throw IntentError(.notFound, "the list has no section \"\(sectionID)\" (it has: \(sections.map(\.id).joined(separator: ", ")))")
+                }
+                s = found
+            } else {
+                s = sections.count - 1
+            }
+            guard count < maxItems else { throw IntentError(.outOfRange, "the list is full (\(maxItems) items)") }
+            let id = appendItem(value, toSection: s)
+            if selected == nil { selected = id }
+        case "remove":
+            let id = try args.string("id")
+            guard let flatIndex = index(of: id) else { throw IntentError(.notFound, "the list has no item \"\(id)\"") }
+            removeItem(id)
+            if selected == id {
+                let flat = items
+                selected = flat.isEmpty ? nil : flat[Swift.min(flatIndex, flat.count - 1)].id
+            }
+        default:
+            throw Self.unknownIntent(intent, known: Self.intents)
+        }
+        return endHoldAtBound()
+    }
+
+    /// Appends `value` to section `s` with a fresh id, and returns the id.
+    @discardableResult
+    mutating func appendItem(_ value: JSONValue, toSection s: Int) -> String {
+        let id = "i\(nextItemNumber)"
+        nextItemNumber += 1
+        sections[s].items.append(Item(id: id, value: value))
+        return id
+    }
+
+    private mutating func removeItem(_ id: String) {
+        for s in sections.indices {
+            if let i = sections[s].items.firstIndex(where: { $0.id == id }) {
+                sections[s].items.remove(at: i)
+                return
+            }
+        }
+    }
+
+    /// Ends a running hold that can no longer step (the selection moved to an end, or the list emptied).
+    private mutating func endHoldAtBound() -> ControlEvents {
+        guard let hold, !canStep(hold.direction) else { return .none }
+        self.hold = nil
+        return ControlEvents(ended: [HoldEnd(session: hold.session, reason: .bound)])
+    }
+
+    mutating func select(flatIndex: Int) { selected = items[flatIndex].id }
+}

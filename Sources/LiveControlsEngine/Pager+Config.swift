@@ -1,0 +1,47 @@
+import LiveControlsProtocol
+
+extension Pager {
+    /// Reads a pager from its template entry: `domain` (`integer`, `month`, `day`; default `integer`),
+    /// `start` (a position, or `"current"` for today's month or day in UTC), `min`, `max`, `step`,
+    /// `radius`, `hold`.
+    ///
+    /// `today` is read once here, so tests can parse `"current"` with a fixed date.
+    public init(config node: ConfigNode, id: ControlID, today: CivilDate = PagerPosition.today()) throws(ConfigError) {
+        _ = try node.object(allowed: ["kind", "label", "domain", "start", "min", "max", "step", "radius", "hold"])
+        let domainName = try node.string("domain", default: PagerDomain.integer.rawValue)
+        guard let domain = PagerDomain(rawValue: domainName) else {
+            throw node.error(at: "domain", "must be one of \(PagerDomain.allCases.map { "\"\($0.rawValue)\"" }.joined(separator: ", ")), got \"\(domainName)\"")
+        }
+        func position(_ key: String) throws(ConfigError) -> Int? {
+            guard let n = node[key] else { return nil }
+            if n.value == "current" {
+                guard domain != .integer else { throw n.error("\"current\" needs a month or day domain") }
+                return PagerPosition.ordinal(of: today, in: domain)
+            }
+            do { return try PagerPosition.parse(n.value, in: domain) } catch { throw n.error(error.message) }
+        }
+        let min = try position("min")
+        let max = try position("max")
+        if let min, let max, min > max {
+            throw node.error(at: "max", "\(JSONWriter.string(PagerPosition.json(max, in: domain))) is before min \(JSONWriter.string(PagerPosition.json(min, in: domain)))")
+        }
+        let step = try node.int("step", default: 1)
+        guard (1...1_000_000).contains(step) else { throw node.error(at: "step", "must be 1…1000000") }
+        let radius = try node.int("radius", default: 2)
+        guard (0...50).contains(radius) else { throw node.error(at: "radius", "must be 0…50") }
+        let bounds = Swift.max(min ?? .min, PagerPosition.naturalBounds(domain).lowerBound)...Swift.min(max ?? .max, PagerPosition.naturalBounds(domain).upperBound)
+        let start: Int
+        if let explicit = try position("start") {
+            guard bounds.contains(explicit) else {
+                throw node.error(at: "start", "\(JSONWriter.string(PagerPosition.json(explicit, in: domain))) is outside min…max")
+            }
+            start = explicit
+        } else {
+            // Default: 0 for integers, today for calendars, moved into the bounds.
+            let preferred = domain == .integer ? 0 : PagerPosition.ordinal(of: today, in: domain)
+            start = Swift.min(Swift.max(preferred, bounds.lowerBound), bounds.upperBound)
+        }
+        self.init(label: try node.string("label", default: id.rawValue), domain: domain, position: start,
+                  min: min, max: max, step: step, radius: radius, timing: try node.holdTiming(defaultIntervalMs: 250))
+    }
+}
