@@ -47,8 +47,9 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),
-        .testTarget(name: "LiveControlsProtocolTests", dependencies: ["LiveControlsProtocol"]),
-        .testTarget(name: "LiveControlsEngineTests", dependencies: ["LiveControlsEngine"]),
+        .target(name: "LiveControlsTestSupport", path: "Tests/LiveControlsTestSupport"),
+        .testTarget(name: "LiveControlsProtocolTests", dependencies: ["LiveControlsProtocol", "LiveControlsTestSupport"]),
+        .testTarget(name: "LiveControlsEngineTests", dependencies: ["LiveControlsEngine", "LiveControlsTestSupport"]),
     ],
     swiftLanguageModes: [.v6]
 )

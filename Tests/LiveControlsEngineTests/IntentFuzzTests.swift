@@ -1,6 +1,7 @@
 import Foundation
 import LiveControlsEngine
 import LiveControlsProtocol
+import LiveControlsTestSupport
 import XCTest
 
 /// Generated intents (mostly wrong) against every control of the built-in demo room: each is applied
@@ -10,17 +11,6 @@ import XCTest
 /// (`FUZZ_ITERATIONS=1000000`).
 final class IntentFuzzTests: XCTestCase {
     static let iterations = Int(ProcessInfo.processInfo.environment["FUZZ_ITERATIONS"] ?? "") ?? 20_000
-
-    struct SplitMix64: RandomNumberGenerator {
-        var state: UInt64
-        mutating func next() -> UInt64 {
-            state &+= 0x9E37_79B9_7F4A_7C15
-            var z = state
-            z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-            z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-            return z ^ (z >> 31)
-        }
-    }
 
     static let intents = ["next", "prev", "set", "press", "release", "select", "append", "remove", "finish", "expand",
                           "reset", "goto", "jump", ""]

@@ -1,23 +1,12 @@
 import Foundation
 import LiveControlsProtocol
+import LiveControlsTestSupport
 import XCTest
 
 /// A million generated frames through the decoder: each yields a message or a typed error, never a crash.
 /// (`FUZZ_ITERATIONS` changes the count; `scripts/fuzz` runs the fuzzers in a release build.)
 final class DecoderFuzzTests: XCTestCase {
     static let iterations = Int(ProcessInfo.processInfo.environment["FUZZ_ITERATIONS"] ?? "") ?? 1_000_000
-
-    /// SplitMix64: a seeded generator, so any failure can be replayed.
-    struct SplitMix64: RandomNumberGenerator {
-        var state: UInt64
-        mutating func next() -> UInt64 {
-            state &+= 0x9E37_79B9_7F4A_7C15
-            var z = state
-            z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-            z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-            return z ^ (z >> 31)
-        }
-    }
 
     static let seeds: [String] = [
         #"{"type":"join","room":"demo","name":"Ann","since":{"epoch":"e1","version":3},"id":"j1"}"#,

@@ -8,7 +8,7 @@ import sys
 import pytest
 
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1] / "integration"))
-from livecontrols_server import REPO, Server  # noqa: E402
+from livecontrols_server import REPO, server  # noqa: E402,F401
 
 SCREENSHOTS = REPO / "test-output" / "screenshots"
 
@@ -17,13 +17,6 @@ def chromium_paths():
     browser = shutil.which("chromium") or shutil.which("chromium-browser")
     driver = shutil.which("chromedriver")
     return browser, driver
-
-
-@pytest.fixture
-def server():
-    s = Server().start()
-    yield s
-    s.stop()
 
 
 @pytest.fixture

@@ -8,30 +8,7 @@ import pytest
 
 sys.path.insert(0, str(pathlib.Path(__file__).parent))
 from livecontrols_client import Client  # noqa: E402,F401
-from livecontrols_server import BINARY, REPO, Server  # noqa: E402,F401
-
-@pytest.fixture
-def server():
-    """A fresh server with the built-in demo config."""
-    s = Server().start()
-    yield s
-    s.stop()
-
-
-@pytest.fixture
-def start_server():
-    """Factory for servers with extra arguments; all are stopped at the end of the test."""
-    started: list[Server] = []
-
-    def start(*args: str, **kwargs) -> Server:
-        s = Server(*args, **kwargs).start()
-        started.append(s)
-        return s
-
-    yield start
-    for s in started:
-        s.stop()
-
+from livecontrols_server import BINARY, REPO, Server, server, start_server  # noqa: E402,F401
 
 @pytest.fixture
 def clients(server):

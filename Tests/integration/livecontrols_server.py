@@ -10,6 +10,8 @@ import threading
 import time
 import urllib.request
 
+import pytest
+
 from livecontrols_client import Client
 
 REPO = pathlib.Path(__file__).resolve().parents[2]
@@ -73,3 +75,26 @@ class Server:
                 self.proc.kill()
                 self.proc.wait()
         return self.proc.returncode if self.proc else 0
+
+
+@pytest.fixture
+def server():
+    """A fresh server with the built-in demo config."""
+    s = Server().start()
+    yield s
+    s.stop()
+
+
+@pytest.fixture
+def start_server():
+    """Factory for servers with extra arguments; all are stopped at the end of the test."""
+    started: list[Server] = []
+
+    def start(*args: str, **kwargs) -> Server:
+        s = Server(*args, **kwargs).start()
+        started.append(s)
+        return s
+
+    yield start
+    for s in started:
+        s.stop()
