@@ -125,15 +125,17 @@ final class Connection: @unchecked Sendable {
     }
 
     enum Next {
-        case write(Frame, more: Bool)
+        /// Frames to write now, in order (several when a backlog built up), and whether more wait.
+        case write(ArraySlice<Frame>, more: Bool)
         case close(code: UInt16, reason: String)
         /// Caught up, but these rooms need a fresh snapshot.
         case resync([String])
         case idle
     }
 
-    /// Service thread: what to do in this `SERVER_WRITEABLE`.
-    func next() -> Next {
+    /// Service thread: what to do in this `SERVER_WRITEABLE`: up to `maxFrames` queued frames of at most
+    /// `maxBytes` together (always at least one), so a backlog leaves in few writes.
+    func next(maxFrames: Int = 64, maxBytes: Int = 128 * 1024) -> Next {
         state.withLock { box in
             if let close = box.closeRequest {
                 box.frames.removeAll()
@@ -152,10 +154,16 @@ final class Connection: @unchecked Sendable {
                 for room in toAsk { box.resync[room] = true }
                 return .resync(toAsk)
             }
-            let frame = box.frames[box.head]
+            let first = box.head
+            var bytes = 0
+            while box.head < box.frames.count, box.head - first < maxFrames,
+                  box.head == first || bytes + box.frames[box.head].count <= maxBytes {
+                bytes += box.frames[box.head].count
+                box.head += 1
+            }
+            let batch = box.frames[first..<box.head]
             if box.overflowedAt != nil { box.lastWrite = .now() }
-            box.head += 1
-            box.bytes -= frame.count
+            box.bytes -= bytes
             if box.head >= 64 && box.head * 2 >= box.frames.count {
                 box.frames.removeFirst(box.head)
                 box.head = 0
@@ -168,7 +176,7 @@ final class Connection: @unchecked Sendable {
                 box.writeScheduled = false
                 box.overflowedAt = nil
             }
-            return .write(frame, more: more || !box.resync.isEmpty)
+            return .write(batch, more: more || !box.resync.isEmpty)
         }
     }
 

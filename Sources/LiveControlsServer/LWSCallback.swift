@@ -156,9 +156,16 @@ extension LiveControlsServer {
                 }
             }
             return 0
-        case let .write(frame, more):
-            let written = lws_write(wsi, frame.payload, frame.count, LWS_WRITE_TEXT)
-            if written < frame.count { return -1 }
+        case let .write(frames, more):
+            if frames.count == 1, let frame = frames.first {
+                let written = lws_write(wsi, frame.payload, frame.count, LWS_WRITE_TEXT)
+                if written < frame.count { return -1 }
+            } else {
+                // A backlog: frame each message ourselves and hand them to lws as one write (one send()).
+                let (buffer, count) = writeBatch.frame(frames)
+                let written = lws_write(wsi, buffer, count, LWS_WRITE_HTTP)  // LWS_WRITE_RAW: bytes as they are
+                if written < count { return -1 }
+            }
             if more { lws_callback_on_writable(wsi) }
             return 0
         }

@@ -31,6 +31,8 @@ public final class LiveControlsServer: @unchecked Sendable {
     var connections: [SessionID: Connection] = [:]
     var httpBodies: [OpaquePointer: [UInt8]] = [:]
     var draining = false
+    /// Scratch space for batched writes.
+    let writeBatch = BatchBuffer()
     var drainDeadline: DispatchTime = .distantFuture
     private var context: OpaquePointer?
 

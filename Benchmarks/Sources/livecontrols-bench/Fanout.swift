@@ -1,0 +1,105 @@
+import Foundation
+
+/// What one fan-out or latency run measured.
+struct FanoutResult {
+    var subscribers: Int
+    var window: Int
+    var seconds: Double
+    var sent = 0
+    var deliveries = 0
+    var expected = 0
+    /// Intents the server refused (each also counts as lost deliveries).
+    var errors = 0
+    var histogram = Histogram()
+    var serverCPUSeconds: Double?
+    var serverPeakRSSKiB: Int?
+
+    var deliveriesPerSecond: Double { Double(deliveries) / seconds }
+    var lost: Int { max(0, expected - deliveries) }
+
+    var json: String {
+        var fields = [
+            #""subscribers":\#(subscribers)"#, #""window":\#(window)"#, #""seconds":\#(String(format: "%.2f", seconds))"#,
+            #""sent":\#(sent)"#, #""errors":\#(errors)"#, #""deliveries":\#(deliveries)"#, #""deliveriesPerSecond":\#(Int(deliveriesPerSecond))"#, #""lost":\#(lost)"#,
+            #""latencyMicros":{"p50":\#(histogram.percentile(0.5)),"p90":\#(histogram.percentile(0.9)),"p99":\#(histogram.percentile(0.99)),"max":\#(histogram.maxValue)}"#,
+        ]
+        if let cpu = serverCPUSeconds, deliveries > 0 { fields.append(#""serverCPUMicrosPerDelivery":\#(String(format: "%.3f", cpu * 1e6 / Double(deliveries)))"#) }
+        if let rss = serverPeakRSSKiB { fields.append(#""serverPeakRSSKiB":\#(rss)"#) }
+        return "{" + fields.joined(separator: ",") + "}"
+    }
+}
+
+/// N subscribers in one room; one driver keeps `window` messages outstanding for `seconds`.
+/// Latency is send → receive at each subscriber; every message sent must reach every subscriber.
+func runFanout(loop: Loop, target: Target, subscribers: Int, window: Int, seconds: Double, serverPID: Int32?) -> FanoutResult {
+    var result = FanoutResult(subscribers: subscribers, window: window, seconds: seconds)
+    var sendTimes: [UInt64] = []
+    var counting = false
+    var sending = false
+    var outstanding = 0
+    var next = 0
+    let subs = connectAll(loop, target: target, count: subscribers) { _, bytes in
+        guard counting, let id = requestID(bytes), id < sendTimes.count else { return }
+        result.deliveries += 1
+        result.histogram.record(nanos: nowNanos() &- sendTimes[id])
+    }
+    guard subs.count == subscribers else {
+        FileHandle.standardError.write(Data("only \(subs.count) of \(subscribers) subscribers connected\n".utf8))
+        return result
+    }
+    var driver: WSConn?
+    func send(_ conn: WSConn) {
+        let id = next
+        next += 1
+        sendTimes.append(nowNanos())
+        outstanding += 1
+        switch target {
+        case let .livecontrols(room, _):
+            conn.sendText(#"{"type":"intent","id":\#(id),"room":"\#(room)","control":"quantity","intent":"set","args":{"value":\#(id % 2 + 10)}}"#)
+        case .mirror:
+            conn.sendText(String(id))
+        }
+    }
+    let drivers = connectAll(loop, target: target, count: 1) { conn, bytes in
+        // The driver's own answer (an ack, or its echo) frees a slot in the window.
+        let isAnswer: Bool
+        if case .mirror = target { isAnswer = true } else { isAnswer = contains(bytes, #""type":"ack""#) }
+        guard isAnswer, requestID(bytes) != nil else { return }
+        if case .livecontrols = target, contains(bytes, #""type":"error""#) { result.errors += 1 }
+        outstanding -= 1
+        if sending { send(conn) }
+    }
+    driver = drivers.first
+    guard let driver else { return result }
+    let cpuBefore = serverPID.flatMap(ProcessSample.read)
+    counting = true
+    sending = true
+    let start = nowNanos()
+    for _ in 0..<window { send(driver) }
+    let end = start + UInt64(seconds * 1e9)
+    var lastProgress = start
+    loop.run(until: {
+        let now = nowNanos()
+        if now - lastProgress > 1_000_000_000 {
+            lastProgress = now
+            progress("fanout N=\(subscribers) W=\(window): \(result.deliveries) deliveries")
+        }
+        return false
+    }, deadline: end)
+    sending = false
+    result.sent = next
+    // Let what is in flight arrive (counted), then compare with what should have.
+    let sentCount = next
+    result.expected = sentCount * subscribers
+    let stopSending = nowNanos() + 5_000_000_000
+    loop.run(until: { result.deliveries >= result.expected }, deadline: stopSending)
+    counting = false
+    result.seconds = Double(nowNanos() - start) / 1e9
+    progress("")
+    if let pid = serverPID, let before = cpuBefore, let after = ProcessSample.read(pid: pid) {
+        result.serverCPUSeconds = after.cpuSeconds - before.cpuSeconds
+        result.serverPeakRSSKiB = after.peakRSSKiB
+    }
+    for conn in subs + [driver] { loop.close(conn) }
+    return result
+}

@@ -1,0 +1,43 @@
+import Foundation
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// livecontrols-bench: protocol-v1 load tool (and the lws mirror baseline), one process, epoll.
+///
+///   livecontrols-bench fanout  --port P [--mirror] [--subscribers N] [--window W] [--seconds S] [--server-pid PID]
+///   livecontrols-bench latency --port P [--mirror] [--subscribers 100] [--seconds S] [--server-pid PID]
+///
+/// Prints a human line and, last, one JSON result on stdout; progress goes to stderr.
+let arguments = Array(CommandLine.arguments.dropFirst())
+guard let scenario = arguments.first else {
+    print("usage: livecontrols-bench fanout|latency --port P [--mirror] [--subscribers N] [--window W] [--seconds S] [--server-pid PID] [--room R] [--template T]")
+    exit(2)
+}
+func option(_ name: String) -> String? {
+    guard let i = arguments.firstIndex(of: "--\(name)"), i + 1 < arguments.count else { return nil }
+    return arguments[i + 1]
+}
+let port = UInt16(option("port") ?? "8080")!
+let mirror = arguments.contains("--mirror")
+let room = option("room") ?? "bench-\(getpid())-\(nowNanos() % 1_000_000)"
+let target: Target = mirror ? .mirror : .livecontrols(room: room, template: option("template"))
+let serverPID = option("server-pid").flatMap { Int32($0) }
+let seconds = Double(option("seconds") ?? "5")!
+signal(SIGPIPE, SIG_IGN)
+
+let loop = Loop(host: option("host") ?? "127.0.0.1", port: port, path: target.path, subprotocol: target.subprotocol)
+switch scenario {
+case "fanout", "latency":
+    let subscribers = Int(option("subscribers") ?? (scenario == "latency" ? "100" : "1000"))!
+    let window = scenario == "latency" ? 1 : Int(option("window") ?? "16")!
+    let r = runFanout(loop: loop, target: target, subscribers: subscribers, window: window, seconds: seconds, serverPID: serverPID)
+    let cpu = r.serverCPUSeconds.map { String(format: "%.2f µs", $0 * 1e6 / Double(max(r.deliveries, 1))) } ?? "–"
+    print("\(scenario) \(mirror ? "mirror" : "livecontrols") N=\(subscribers) W=\(window): \(Int(r.deliveriesPerSecond)) deliveries/s, "
+        + "latency p50 \(r.histogram.percentile(0.5)) µs p90 \(r.histogram.percentile(0.9)) µs p99 \(r.histogram.percentile(0.99)) µs max \(r.histogram.maxValue) µs, "
+        + "lost \(r.lost), server CPU \(cpu)/delivery")
+    print(#"{"scenario":"\#(scenario)","server":"\#(mirror ? "mirror" : "livecontrols")",\#(r.json.dropFirst())"#)
+default:
+    print("unknown scenario \(scenario)")
+    exit(2)
+}
