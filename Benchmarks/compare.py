@@ -38,7 +38,7 @@ def start(cmd, ready):
 
 def start_livecontrols():
     proc, port = start([str(SERVER), "--port", "0", "--log-level", "error", "--rate", "1000000", "--burst", "1000000",
-                        "--max-connections", "20000"],
+                        "--max-connections", "20000", "--config", str(REPO / "Benchmarks" / "bench-config.json")],
                        lambda line: (m := re.search(r"127\.0\.0\.1:(\d+)/", line)) and int(m.group(1)))
     return proc, port
 
@@ -62,10 +62,13 @@ def main():
     ap.add_argument("--quick", action="store_true", help="tiny run (smoke test): N=20, 1 s, 1 repetition")
     args = ap.parse_args()
     runs = [("fanout", ["--subscribers", "100", "--window", "16"]), ("fanout", ["--subscribers", "1000", "--window", "16"]),
-            ("latency", ["--subscribers", "100"])]
+            ("fanout", ["--subscribers", "10000", "--window", "16"]), ("latency", ["--subscribers", "100"])]
+    # LiveControls only: the mirror has no holds, and its idle numbers come from the same tool.
+    solo = [("idle", ["--connections", "10000"]), ("hold", ["--subscribers", "1000", "--seconds", "10"]), ("churn", ["--cycles", "5000"])]
     if args.quick:
         args.repetitions, args.seconds = 1, 1
         runs = [("fanout", ["--subscribers", "20", "--window", "4"])]
+        solo = []
     results = {}
     lc, lc_port = start_livecontrols()
     mirror, mirror_port = start_mirror()
@@ -77,6 +80,10 @@ def main():
                     key = (scenario, " ".join(extra), name)
                     results.setdefault(key, []).append(r)
                     print(f"rep {rep + 1} {scenario} {' '.join(extra)} {name}: {r['deliveriesPerSecond']} /s, p99 {r['latencyMicros']['p99']} µs, lost {r['lost']}", file=sys.stderr)
+            for scenario, extra in solo:
+                r = run_tool(scenario, lc_port, lc.pid, False, extra + ["--template", "bench"])
+                results.setdefault((scenario, " ".join(extra), "livecontrols"), []).append(r)
+                print(f"rep {rep + 1} {scenario}: {r}", file=sys.stderr)
     finally:
         lc.terminate()
         mirror.terminate()
@@ -86,12 +93,25 @@ def main():
     print("| scenario | server | deliveries/s | p50 µs | p90 µs | p99 µs | max µs | lost | server CPU µs/delivery | peak RSS KiB |")
     print("|---|---|---|---|---|---|---|---|---|---|")
     for (scenario, extra, name), rs in results.items():
+        if scenario not in ("fanout", "latency"):
+            continue
         print(f"| {scenario} {extra} | {name} | {med(rs, lambda r: r['deliveriesPerSecond']):,.0f} | "
               f"{med(rs, lambda r: r['latencyMicros']['p50']):,.0f} | {med(rs, lambda r: r['latencyMicros']['p90']):,.0f} | "
               f"{med(rs, lambda r: r['latencyMicros']['p99']):,.0f} | {med(rs, lambda r: r['latencyMicros']['max']):,.0f} | "
               f"{max(r['lost'] for r in rs)} | {med(rs, lambda r: r.get('serverCPUMicrosPerDelivery', 0)):.2f} | "
               f"{max(r.get('serverPeakRSSKiB', 0) for r in rs):,} |")
-    if any(r["lost"] for rs in results.values() for r in rs):
+    for (scenario, extra, name), rs in results.items():
+        if scenario == "idle":
+            print(f"\nidle ({extra}, template without presence): connected in {med(rs, lambda r: r['seconds']):.2f} s (median), "
+                  f"{med(rs, lambda r: r['rssKiBPerConnection']):.2f} KiB server RSS per connection")
+        elif scenario == "hold":
+            print(f"\nhold ({extra}, 100 ms interval): {med(rs, lambda r: r['ticks']):.0f} ticks, identical everywhere: "
+                  f"{all(r['identical'] for r in rs)}; tick lateness at the clients p50 {med(rs, lambda r: r['latenessMicros']['p50']):,.0f} µs, "
+                  f"p99 {med(rs, lambda r: r['latenessMicros']['p99']):,.0f} µs, max {med(rs, lambda r: r['latenessMicros']['max']):,.0f} µs")
+        elif scenario == "churn":
+            print(f"\nchurn ({extra}): RSS growth {med(rs, lambda r: r['rssGrowthKiB']):,.0f} KiB (median), "
+                  f"holds left running: {any(r['leakedHold'] for r in rs)}")
+    if any(r.get("lost", 0) for rs in results.values() for r in rs):
         sys.exit(1)
 
 

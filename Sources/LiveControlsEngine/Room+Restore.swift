@@ -22,9 +22,17 @@ extension Room {
     }
 
     /// After a restart nobody is connected: each stored member leaves (reason `restart`), which ends
-    /// its holds. One patch per member, like any other leave.
+    /// its holds. One patch per member, like any other leave. Holds of sessions the store did not list
+    /// (rooms without presence) end the same way.
     public mutating func dropMembersAfterRestart() -> [RoomUpdate] {
-        memberOrder.map { leave($0, reason: .restart) }
+        var updates = memberOrder.map { leave($0, reason: .restart) }
+        for id in controlOrder {
+            guard let holder = controls[id]!.holder else { continue }
+            members[holder] = Member(name: nil)
+            memberOrder.append(holder)
+            updates.append(leave(holder, reason: .restart))
+        }
+        return updates
     }
 
     /// What a patch changed, for the store: touched controls, joined and left sessions.

@@ -14,6 +14,8 @@ public struct Room: Sendable {
     public let template: String
     /// Names this room's lifetime; a room made anew gets a new epoch and restarts at version 0.
     public let epoch: String
+    /// Whether the document lists members (`presence`); a template may turn it off for large audiences.
+    public let tracksPresence: Bool
     public internal(set) var version: Int = 0
     public internal(set) var history: ChangeHistory
 
@@ -26,6 +28,7 @@ public struct Room: Sendable {
         self.name = name
         self.template = template.name
         self.epoch = epoch
+        self.tracksPresence = template.presence
         self.history = ChangeHistory(limit: historyLimit)
         self.controlOrder = template.controls.map(\.id)
         self.controls = Dictionary(uniqueKeysWithValues: template.controls.map { ($0.id, $0.control) })
@@ -44,7 +47,7 @@ public struct Room: Sendable {
         for id in controlOrder { controlsJSON[id.rawValue] = controls[id]!.render() }
         var presence = JSONObject()
         let holdings = holdingsBySession()
-        for session in memberOrder { presence[session.rawValue] = memberJSON(session, holdings: holdings) }
+        if tracksPresence { for session in memberOrder { presence[session.rawValue] = memberJSON(session, holdings: holdings) } }
         return ["controls": .object(controlsJSON), "presence": .object(presence)]
     }
 
@@ -71,7 +74,9 @@ public struct Room: Sendable {
         return commit(cause: ["kind": "join", "session": .string(session.rawValue)], touching: []) { room, ops, _ in
             room.members[session] = Member(name: name)
             room.memberOrder.append(session)
-            ops.append(.add(path: JSONPointer(["presence", session.rawValue]), value: room.memberJSON(session, holdings: [:])))
+            if room.tracksPresence {
+                ops.append(.add(path: JSONPointer(["presence", session.rawValue]), value: room.memberJSON(session, holdings: [:])))
+            }
         }
     }
 
@@ -144,14 +149,14 @@ public struct Room: Sendable {
         }
         // Presence: whoever gained or lost a hold gets its new `holding` list.
         let holdingsAfter = holdingsBySession()
-        for session in memberOrder where session != leaving && holdingsBefore[session] != holdingsAfter[session] {
+        for session in memberOrder where tracksPresence && session != leaving && holdingsBefore[session] != holdingsAfter[session] {
             ops.append(.replace(path: JSONPointer(["presence", session.rawValue, "holding"]),
                                 value: .array((holdingsAfter[session] ?? []).map { .string($0) })))
         }
         if let leaving {
             members[leaving] = nil
             memberOrder.removeAll { $0 == leaving }
-            ops.append(.remove(path: JSONPointer(["presence", leaving.rawValue])))
+            if tracksPresence { ops.append(.remove(path: JSONPointer(["presence", leaving.rawValue]))) }
         }
         guard !ops.isEmpty else { return RoomUpdate(patch: nil, timers: timers) }
         var cause = cause

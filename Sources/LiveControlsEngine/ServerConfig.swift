@@ -4,10 +4,14 @@ import LiveControlsProtocol
 public struct RoomTemplate: Sendable {
     public var name: String
     public var controls: [(id: ControlID, control: any Control)]
+    /// Whether rooms list their members in `presence` (default true). Off, joins and leaves change
+    /// nothing visible, which suits rooms with thousands of watchers.
+    public var presence: Bool
 
-    public init(name: String, controls: [(id: ControlID, control: any Control)]) {
+    public init(name: String, controls: [(id: ControlID, control: any Control)], presence: Bool = true) {
         self.name = name
         self.controls = controls
+        self.presence = presence
     }
 }
 
@@ -33,14 +37,14 @@ public struct ServerConfig: Sendable {
         var templates: [String: RoomTemplate] = [:]
         for (name, node) in try templatesNode.members() {
             guard ClientMessage.isValidName(name) else { throw node.error("template name must be 1–64 characters of A–Z a–z 0–9 _ - . :") }
-            _ = try node.object(allowed: ["controls"])
+            _ = try node.object(allowed: ["controls", "presence"])
             guard let controlsNode = node["controls"] else { throw node.error(at: "controls", "required object is missing") }
             var controls: [(ControlID, any Control)] = []
             for (id, controlNode) in try controlsNode.members() {
                 guard ClientMessage.isValidName(id) else { throw controlNode.error("control id must be 1–64 characters of A–Z a–z 0–9 _ - . :") }
                 controls.append((ControlID(id), try ControlKinds.make(controlNode, id: ControlID(id))))
             }
-            templates[name] = RoomTemplate(name: name, controls: controls)
+            templates[name] = RoomTemplate(name: name, controls: controls, presence: try node.bool("presence", default: true))
         }
         guard !templates.isEmpty else { throw templatesNode.error("at least one template is needed") }
         let defaultTemplate = try root.string("defaultTemplate", default: templatesNode.value.objectValue!.keys[0])

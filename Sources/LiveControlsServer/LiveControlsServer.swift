@@ -160,7 +160,11 @@ public final class LiveControlsServer: @unchecked Sendable {
         protocols[1].name = a.string(protocolName)
         protocols[1].callback = lwsCallback
         protocols[1].per_session_data_size = MemoryLayout<UnsafeMutableRawPointer>.size
-        protocols[1].rx_buffer_size = 4096
+        // lws allocates this receive buffer per connection: keep it small (messages larger than it arrive in
+        // pieces and are reassembled), which keeps idle connections cheap.
+        protocols[1].rx_buffer_size = 1024
+        // Without this, lws also caps each write at rx_buffer_size: batched writes need the room.
+        protocols[1].tx_packet_size = 256 * 1024
 
         // Clients that offer no subprotocol bind to the vhost's default protocol: make it ours.
         let pvoDefault = a.allocate(lws_protocol_vhost_options.self)

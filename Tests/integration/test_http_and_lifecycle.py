@@ -108,3 +108,22 @@ def test_port_in_use_fails_with_a_message(server):
     result = subprocess.run([BINARY, "--port", str(server.port)], cwd=REPO, capture_output=True, text=True, timeout=20)
     assert result.returncode != 0
     assert "cannot listen" in result.stderr
+
+
+def test_a_template_without_presence_keeps_joins_invisible(tmp_path, start_server):
+    config = {"templates": {"crowd": {"presence": False, "controls": {"n": {"kind": "stepper", "max": 10}}}}}
+    path = tmp_path / "crowd.json"
+    path.write_text(json.dumps(config))
+    s = start_server("--config", str(path))
+    a, b = s.client(), s.client()
+    snap = a.join("stage")
+    assert snap["state"]["presence"] == {}
+    version = snap["version"]
+    assert b.join("stage")["version"] == version, "a join changes nothing visible"
+    a.intent("n", "press", {"direction": "next"}, room="stage")
+    b.wait_state(lambda st: st["controls"]["n"]["holding"] is not None, room="stage")
+    a.close()
+    state = b.wait_state(lambda st: st["controls"]["n"]["holding"] is None, room="stage")
+    assert state["presence"] == {}
+    ended = [e for p in b.patches["stage"] for e in p["cause"].get("ended", [])]
+    assert {"control": "n", "session": a.session, "reason": "disconnect"} in ended

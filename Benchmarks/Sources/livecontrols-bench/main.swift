@@ -7,6 +7,9 @@ import Glibc
 ///
 ///   livecontrols-bench fanout  --port P [--mirror] [--subscribers N] [--window W] [--seconds S] [--server-pid PID]
 ///   livecontrols-bench latency --port P [--mirror] [--subscribers 100] [--seconds S] [--server-pid PID]
+///   livecontrols-bench hold    --port P --template bench [--subscribers 1000] [--seconds 10] [--delay-ms 500] [--interval-ms 100]
+///   livecontrols-bench idle    --port P [--mirror] [--connections 10000] [--server-pid PID]
+///   livecontrols-bench churn   --port P --template bench [--cycles 2000] [--server-pid PID]
 ///
 /// Prints a human line and, last, one JSON result on stdout; progress goes to stderr.
 let arguments = Array(CommandLine.arguments.dropFirst())
@@ -37,6 +40,17 @@ case "fanout", "latency":
         + "latency p50 \(r.histogram.percentile(0.5)) µs p90 \(r.histogram.percentile(0.9)) µs p99 \(r.histogram.percentile(0.99)) µs max \(r.histogram.maxValue) µs, "
         + "lost \(r.lost), server CPU \(cpu)/delivery")
     print(#"{"scenario":"\#(scenario)","server":"\#(mirror ? "mirror" : "livecontrols")",\#(r.json.dropFirst())"#)
+case "hold":
+    guard case let .livecontrols(room, template) = target else { print("hold needs LiveControls"); exit(2) }
+    let json = runHold(loop: loop, room: room, template: template, subscribers: Int(option("subscribers") ?? "1000")!,
+                       seconds: Double(option("seconds") ?? "10")!, delayMs: Int(option("delay-ms") ?? "500")!,
+                       intervalMs: Int(option("interval-ms") ?? "100")!)
+    print(json)
+case "idle":
+    print(runIdle(loop: loop, target: target, count: Int(option("connections") ?? "10000")!, serverPID: serverPID))
+case "churn":
+    guard case let .livecontrols(room, template) = target else { print("churn needs LiveControls"); exit(2) }
+    print(runChurn(loop: loop, room: room, template: template, cycles: Int(option("cycles") ?? "2000")!, serverPID: serverPID))
 default:
     print("unknown scenario \(scenario)")
     exit(2)
