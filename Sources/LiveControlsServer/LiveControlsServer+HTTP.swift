@@ -3,12 +3,22 @@ import Foundation
 import LiveControlsProtocol
 
 extension LiveControlsServer {
-    /// Service thread: `LWS_CALLBACK_HTTP` — the `/healthz` mount, and any path no file matched (404).
+    /// Service thread: `LWS_CALLBACK_HTTP` — the `/healthz` and `/metrics` mounts, and any path no file matched (404).
     func serveHTTP(_ wsi: OpaquePointer, _ input: UnsafeMutableRawPointer?, _ length: Int) -> Int32 {
-        guard requestPath(wsi) == "/healthz" else {
+        switch requestPath(wsi) {
+        case "/healthz":
+            return respond(wsi, status: draining ? 503 : 200, contentType: "application/json", body: healthBody())
+        case "/metrics":
+            let text = registry.metrics.exposition(connections: connections.count, rooms: registry.count,
+                                                   uptimeSeconds: Int(Date().timeIntervalSince(startedAt)))
+            return respond(wsi, status: 200, contentType: "text/plain; version=0.0.4", body: Array(text.utf8))
+        default:
             if lws_return_http_status(wsi, UInt32(HTTP_STATUS_NOT_FOUND.rawValue), nil) != 0 { return -1 }
             return lws_http_transaction_completed(wsi) != 0 ? -1 : 0
         }
+    }
+
+    private func healthBody() -> [UInt8] {
         let body: JSONValue = [
             "status": draining ? "draining" : "ok",
             "protocol": .string(protocolName),
@@ -18,13 +28,17 @@ extension LiveControlsServer {
         ]
         var bytes = JSONWriter.encode(body)
         bytes.append(0x0A)
-        let status: UInt32 = draining ? 503 : 200
+        return bytes
+    }
+
+    /// Sends the headers now and queues `body` for `HTTP_WRITEABLE`.
+    private func respond(_ wsi: OpaquePointer, status: UInt32, contentType: String, body bytes: [UInt8]) -> Int32 {
         var headers = [UInt8](repeating: 0, count: Int(SHIM_LWS_PRE) + 512)
         return headers.withUnsafeMutableBufferPointer { buffer -> Int32 in
             let start = buffer.baseAddress! + Int(SHIM_LWS_PRE)
             var p: UnsafeMutablePointer<UInt8>? = start
             let end = buffer.baseAddress! + buffer.count
-            if lws_add_http_common_headers(wsi, status, "application/json", lws_filepos_t(bytes.count), &p, end) != 0 { return 1 }
+            if lws_add_http_common_headers(wsi, status, contentType, lws_filepos_t(bytes.count), &p, end) != 0 { return 1 }
             if lws_add_http_header_by_token(wsi, WSI_TOKEN_HTTP_CACHE_CONTROL, "no-store", 8, &p, end) != 0 { return 1 }
             if lws_finalize_write_http_header(wsi, start, &p, end) != 0 { return 1 }
             httpBodies[wsi] = bytes
@@ -33,7 +47,7 @@ extension LiveControlsServer {
         }
     }
 
-    /// Service thread: writes a pending `/healthz` body; nil when this connection has none.
+    /// Service thread: writes a pending `/healthz` or `/metrics` body; nil when this connection has none.
     func writeHTTPBody(_ wsi: OpaquePointer) -> Int32? {
         guard let body = httpBodies.removeValue(forKey: wsi) else { return nil }
         var buffer = [UInt8](repeating: 0, count: Int(SHIM_LWS_PRE) + body.count)

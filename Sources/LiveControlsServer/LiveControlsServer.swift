@@ -175,13 +175,19 @@ public final class LiveControlsServer: @unchecked Sendable {
         pvo.pointee.value = a.string("")
         pvo.pointee.options = UnsafePointer(pvoDefault)
 
-        // Mounts: /healthz → our http callback; / → the web root's files.
+        // Mounts: /healthz and /metrics → our http callback; / → the web root's files.
         let health = a.allocate(lws_http_mount.self)
         health.pointee.mountpoint = a.string("/healthz")
         health.pointee.mountpoint_len = UInt8("/healthz".utf8.count)
         health.pointee.origin = a.string("http")
         shim_mount_set_protocol(health, UInt8(LWSMPRO_CALLBACK.rawValue))
-        var mounts = UnsafePointer(health)
+        let metrics = a.allocate(lws_http_mount.self)
+        metrics.pointee.mountpoint = a.string("/metrics")
+        metrics.pointee.mountpoint_len = UInt8("/metrics".utf8.count)
+        metrics.pointee.origin = a.string("http")
+        shim_mount_set_protocol(metrics, UInt8(LWSMPRO_CALLBACK.rawValue))
+        health.pointee.mount_next = UnsafePointer(metrics)
+        let mounts = UnsafePointer(health)
         if let webRoot = options.webRoot {
             let files = a.allocate(lws_http_mount.self)
             files.pointee.mountpoint = a.string("/")
@@ -190,8 +196,7 @@ public final class LiveControlsServer: @unchecked Sendable {
             files.pointee.def = a.string("index.html")
             files.pointee.cache_max_age = 0
             shim_mount_set_protocol(files, UInt8(LWSMPRO_FILE.rawValue))
-            health.pointee.mount_next = UnsafePointer(files)
-            mounts = UnsafePointer(health)
+            metrics.pointee.mount_next = UnsafePointer(files)
         }
 
         // Idle connections are pinged; one that answers nothing for idleTimeoutSeconds is dropped.

@@ -10,6 +10,7 @@ final class RoomRegistry: Sendable {
     private let maxRooms: Int
     private let store: any RoomStore
     private let hub: Hub
+    let metrics = ServerMetrics()
     private let clock: @Sendable () -> Instant
     private let logger: Logger
     private let rooms = Mutex<[String: RoomRuntime]>([:])
@@ -77,7 +78,7 @@ final class RoomRegistry: Sendable {
     }
 
     private func makeRuntime(_ room: Room) -> RoomRuntime {
-        RoomRuntime(room: room, store: store, historyLimit: config.historyLimit, hub: hub, clock: clock, logger: logger)
+        RoomRuntime(room: room, store: store, historyLimit: config.historyLimit, hub: hub, metrics: metrics, clock: clock, logger: logger)
     }
 
     var count: Int { rooms.withLock { $0.count } }

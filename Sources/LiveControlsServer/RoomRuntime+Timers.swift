@@ -15,6 +15,7 @@ extension RoomRuntime {
             timer.schedule(deadline: .distantFuture, leeway: .nanoseconds(0))
             timer.resume()
         }
+        armedDeadlines[control] = deadline
         if let deadline {
             timer.schedule(deadline: DispatchTime(uptimeNanoseconds: deadline.nanoseconds), leeway: .nanoseconds(0))
         } else {
@@ -24,7 +25,12 @@ extension RoomRuntime {
 
     /// A timer fired. A stale firing is harmless: the engine only acts on what is due at `now`.
     private func fire(_ control: ControlID) {
-        carryOut(room.wake(control: control, at: clock()))
+        let now = clock()
+        let update = room.wake(control: control, at: now)
+        if update.patch?.cause["kind"] == "tick", let deadline = armedDeadlines[control], now >= deadline {
+            metrics.tick(lateNanoseconds: now.nanoseconds - deadline.nanoseconds)
+        }
+        carryOut(update)
     }
 
     /// Stops the timers (at shutdown).

@@ -17,19 +17,24 @@ final class RoomRuntime: @unchecked Sendable {
     let hub: Hub
     let clock: @Sendable () -> Instant
     let logger: Logger
+    let metrics: ServerMetrics
     private let store: any RoomStore
     private let historyLimit: Int
 
     var room: Room
     private var subscribers: [SessionID: Connection] = [:]
     var timers: [ControlID: DispatchSourceTimer] = [:]
+    /// The deadline each control's timer is armed for (to measure how late it fires).
+    var armedDeadlines: [ControlID: Instant] = [:]
     /// The highest version known to be durable.
     private var durable: Int
     /// Outgoing actions waiting for their version to be durable, in order.
     private var held: [(version: Int, action: () -> Void)] = []
     private var heldHead = 0
 
-    init(room: Room, store: any RoomStore, historyLimit: Int, hub: Hub, clock: @escaping @Sendable () -> Instant, logger: Logger) {
+    init(room: Room, store: any RoomStore, historyLimit: Int, hub: Hub, metrics: ServerMetrics,
+         clock: @escaping @Sendable () -> Instant, logger: Logger) {
+        self.metrics = metrics
         self.name = room.name
         self.room = room
         self.store = store
@@ -99,8 +104,10 @@ final class RoomRuntime: @unchecked Sendable {
             let update = try room.apply(control: ControlID(request.control), intent: request.intent, args: request.args,
                                         by: connection.session, requestID: request.id, at: clock())
             carryOut(update)
+            metrics.intent(refused: false)
             send(.ack(id: request.id, room: name, version: room.version), to: connection)
         } catch {
+            metrics.intent(refused: true)
             send(.error(ProtocolError(error.code, error.message, id: request.id, room: name)), to: connection)
         }
     }
@@ -134,6 +141,7 @@ final class RoomRuntime: @unchecked Sendable {
     /// carries out the timer effects.
     func carryOut(_ update: RoomUpdate) {
         if let patch = update.patch {
+            metrics.patch()
             persist(room.storeWrite(for: patch, keepHistory: historyLimit))
             let frame = Frame(patchMessage(patch))
             let targets = Array(subscribers.values)

@@ -71,3 +71,20 @@ def test_hold_ends_at_the_bound(clients):
     assert last["cause"]["kind"] == "tick"
     assert last["cause"]["ended"] == [{"control": "quantity", "session": a.session, "reason": "bound"}]
     assert a.intent("quantity", "press", {"direction": "next"})["code"] == "at_bound"
+
+
+def test_metrics_report_ticks_and_their_lateness(clients, server):
+    a = clients()
+    a.join()
+    a.intent("quantity", "set", {"value": 0})
+    a.intent("quantity", "press", {"direction": "next"})
+    a.wait_state(lambda s: s["controls"]["quantity"]["value"] >= 4)
+    a.intent("quantity", "release")
+    with server.get("/metrics") as r:
+        assert r.headers["Content-Type"].startswith("text/plain")
+        text = r.read().decode()
+    values = dict(line.rsplit(" ", 1) for line in text.splitlines() if line and not line.startswith("#"))
+    assert int(values["livecontrols_hold_ticks_total"]) >= 3
+    assert int(values["livecontrols_intents_total"]) >= 3
+    assert int(values["livecontrols_hold_tick_lateness_seconds_count"]) >= 3
+    assert 0 <= float(values['livecontrols_hold_tick_lateness_seconds{quantile="0.99"}']) < 1
