@@ -2,7 +2,8 @@
 import PackageDescription
 
 // Layers point one way: LiveControlsProtocol ← LiveControlsEngine ← LiveControlsServer ← livecontrols.
-// Only LiveControlsServer imports the libwebsockets system library; only LiveControlsSQLite imports SQLite.
+// Only LiveControlsServer imports the libwebsockets system library; only LiveControlsSQLite imports SQLite;
+// only LiveControlsRedis imports hiredis.
 let package = Package(
     name: "LiveControls",
     platforms: [.macOS(.v14)],
@@ -25,9 +26,12 @@ let package = Package(
             pkgConfig: "sqlite3",
             providers: [.apt(["libsqlite3-dev"])]
         ),
+        // No pkgConfig: hiredis.pc's -D_FILE_OFFSET_BITS=64 draws "prohibited flag(s)" warnings and is not needed.
+        .systemLibrary(name: "CHiredis", providers: [.apt(["libhiredis-dev"])]),
         .target(name: "LiveControlsProtocol"),
         .target(name: "LiveControlsEngine", dependencies: ["LiveControlsProtocol"]),
         .target(name: "LiveControlsSQLite", dependencies: ["LiveControlsEngine", "CSQLite"]),
+        .target(name: "LiveControlsRedis", dependencies: ["CHiredis"]),
         .target(name: "LiveControlsClient", dependencies: ["LiveControlsProtocol"]),
         .target(
             name: "LiveControlsServer",
@@ -50,6 +54,7 @@ let package = Package(
         .target(name: "LiveControlsTestSupport", path: "Tests/LiveControlsTestSupport"),
         .testTarget(name: "LiveControlsProtocolTests", dependencies: ["LiveControlsProtocol", "LiveControlsTestSupport"]),
         .testTarget(name: "LiveControlsEngineTests", dependencies: ["LiveControlsEngine", "LiveControlsTestSupport"]),
+        .testTarget(name: "LiveControlsRedisTests", dependencies: ["LiveControlsRedis"]),
     ],
     swiftLanguageModes: [.v6]
 )

@@ -1,0 +1,105 @@
+/// One Redis command connection (one hiredis context), blocking.
+///
+/// Thread rule: not thread-safe, and deliberately not Sendable. Use each connection from one thread or one
+/// serial queue only; give every thread its own connection.
+///
+/// Connects lazily on the first command. Every connect and every command is bounded by
+/// `timeoutMilliseconds` (`redisSetTimeout`, re-applied with keep-alive on every reconnect). After a
+/// connection-level failure (refused, timed out, closed, broken pipe: thrown as `.connection`) the context is
+/// dropped and a later command connects again, but not within `reconnectIntervalMilliseconds` of the last
+/// failure: meanwhile commands throw `.connection` at once, so callers fail fast while Redis is down.
+/// A command that failed at connection level may or may not have run on the server.
+///
+/// Call `RedisProcess.ignoreSIGPIPE()` at startup: otherwise a write to a vanished server kills the process.
+public final class RedisConnection {
+    public let endpoint: RedisEndpoint
+    public let timeoutMilliseconds: Int
+    /// The least time between a connection-level failure and the next connect attempt. Default 200 ms.
+    public var reconnectIntervalMilliseconds: Int = 200
+
+    /// The live context; nil before the first command, after a failure and after `close()`.
+    private var context: HiredisContext?
+    /// When the last connection-level failure happened, and what it was (repeated while failing fast).
+    private var lastFailure: (at: ContinuousClock.Instant, error: RedisError)?
+    /// SHA1 of each script loaded on this connection (`SCRIPT LOAD`). See `RedisConnection+Script.swift`.
+    var scriptSHAs: [RedisScript: String] = [:]
+
+    public init(endpoint: RedisEndpoint, timeoutMilliseconds: Int = 1000) {
+        self.endpoint = endpoint
+        self.timeoutMilliseconds = timeoutMilliseconds
+    }
+
+    /// True while a context is connected (as far as the last command knows).
+    public var isConnected: Bool { context != nil }
+
+    public func command(_ args: [String]) throws(RedisError) -> RedisReply {
+        try command(bytes: args.map { Array($0.utf8) })
+    }
+
+    /// One command with binary-safe arguments. A server error is returned as `.error`, not thrown.
+    public func command(bytes args: [[UInt8]]) throws(RedisError) -> RedisReply {
+        guard !args.isEmpty else { throw RedisError(.protocolError, "empty command") }
+        let context = try connected()
+        do {
+            return try context.command(args)
+        } catch {
+            throw failed(error)
+        }
+    }
+
+    /// Sends all commands (N appends, one write), then reads the N replies, returned in order. Server
+    /// errors come back as `.error` replies; a connection-level failure throws and loses the whole batch.
+    public func pipeline(_ commands: [[[UInt8]]]) throws(RedisError) -> [RedisReply] {
+        guard !commands.isEmpty else { return [] }
+        guard !commands.contains(where: \.isEmpty) else { throw RedisError(.protocolError, "empty command") }
+        let context = try connected()
+        do {
+            for command in commands { try context.append(command) }
+            var replies: [RedisReply] = []
+            replies.reserveCapacity(commands.count)
+            for _ in commands { replies.append(try context.getReply()) }
+            return replies
+        } catch {
+            throw failed(error)
+        }
+    }
+
+    /// Drops the context (closes the socket). A later command connects again, at once.
+    public func close() {
+        context = nil
+        lastFailure = nil
+    }
+
+    /// The live context, connecting first when there is none (and the reconnect interval allows).
+    private func connected() throws(RedisError) -> HiredisContext {
+        if let context { return context }
+        if let lastFailure {
+            let waited = ContinuousClock.now - lastFailure.at
+            let interval = Duration.milliseconds(reconnectIntervalMilliseconds)
+            if waited < interval {
+                throw RedisError(.connection, "\(lastFailure.error.message) (next reconnect in \(Self.ms(interval - waited)) ms)")
+            }
+        }
+        do {
+            let context = try HiredisContext.connect(endpoint, timeoutMilliseconds: timeoutMilliseconds)
+            self.context = context
+            lastFailure = nil
+            return context
+        } catch {
+            throw failed(error)
+        }
+    }
+
+    /// Records a connection-level failure: the context is dead, drop it. Other errors pass through.
+    private func failed(_ error: RedisError) -> RedisError {
+        if error.kind == .connection {
+            context = nil
+            lastFailure = (ContinuousClock.now, error)
+        }
+        return error
+    }
+
+    private static func ms(_ d: Duration) -> Int64 {
+        d.components.seconds * 1000 + d.components.attoseconds / 1_000_000_000_000_000
+    }
+}

@@ -1,0 +1,194 @@
+import CHiredis
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// The subscriber thread's loop and state. Lives on that thread only (its context included).
+struct SubscriberLoop {
+    let endpoint: RedisEndpoint
+    let channels: [String]
+    let patterns: [String]
+    let pingInterval: Duration
+    let wakeFD: Int32
+    let onMessage: @Sendable (String, [UInt8]) -> Void
+    let onConnection: @Sendable (Bool) -> Void
+    let isStopped: () -> Bool
+
+    /// True between `onConnection(true)` and the matching `onConnection(false)`.
+    private var announced = false
+
+    init(
+        endpoint: RedisEndpoint, channels: [String], patterns: [String], pingInterval: Duration, wakeFD: Int32,
+        onMessage: @escaping @Sendable (String, [UInt8]) -> Void, onConnection: @escaping @Sendable (Bool) -> Void,
+        isStopped: @escaping () -> Bool
+    ) {
+        self.endpoint = endpoint
+        self.channels = channels
+        self.patterns = patterns
+        self.pingInterval = pingInterval
+        self.wakeFD = wakeFD
+        self.onMessage = onMessage
+        self.onConnection = onConnection
+        self.isStopped = isStopped
+    }
+
+    static let firstBackoff = Duration.milliseconds(50)
+    static let maxBackoff = Duration.seconds(1)
+
+    /// Connects, subscribes, reads; after a loss waits the backoff and starts again; until stopped.
+    mutating func run() {
+        var backoff = Self.firstBackoff
+        var firstAttempt = true
+        while !isStopped() {
+            if !firstAttempt {
+                guard waitForWake(backoff) else { break }
+                backoff = min(backoff * 2, Self.maxBackoff)
+            }
+            firstAttempt = false
+            if session() { backoff = Self.firstBackoff }
+            if announced {
+                announced = false
+                onConnection(false)
+            }
+        }
+        if announced { onConnection(false) }
+    }
+
+    /// Sleeps up to `duration` on the wake pipe. False when woken (stop requested).
+    private func waitForWake(_ duration: Duration) -> Bool {
+        let deadline = ContinuousClock.now + duration
+        while !isStopped() {
+            let remaining = deadline - ContinuousClock.now
+            if remaining <= .zero { return true }
+            var pfd = pollfd(fd: wakeFD, events: Int16(POLLIN), revents: 0)
+            let n = poll(&pfd, 1, Self.pollMilliseconds(remaining))
+            if n > 0 { return false }
+        }
+        return false
+    }
+
+    /// One connection: subscribe, then deliver messages and ping until it fails or stop is requested.
+    /// Returns whether every subscription was confirmed on it. The context is freed on return.
+    private mutating func session() -> Bool {
+        guard let context = try? HiredisContext.connectNonBlocking(endpoint) else { return false }
+        var session = Session()
+        do {
+            // One SUBSCRIBE and one PSUBSCRIBE: Redis confirms each channel and pattern separately. With
+            // nothing to subscribe to, a PING's answer shows that the connection works.
+            if !channels.isEmpty { try context.append([Array("SUBSCRIBE".utf8)] + channels.map { Array($0.utf8) }) }
+            if !patterns.isEmpty { try context.append([Array("PSUBSCRIBE".utf8)] + patterns.map { Array($0.utf8) }) }
+            session.expected = channels.count + patterns.count
+            if session.expected == 0 { try context.append([Array("PING".utf8)]) }
+            var writePending = true  // the connect is under way: write once the socket is writable
+            var awaitingSince: ContinuousClock.Instant? = .now  // SUBSCRIBE or PING sent, answer not read
+            var lastRead = ContinuousClock.now
+
+            while !isStopped() {
+                let now = ContinuousClock.now
+                let remaining = (awaitingSince ?? lastRead) + pingInterval - now
+                if remaining <= .zero {
+                    if awaitingSince != nil { return session.subscribed }  // no answer: hung or unreachable
+                    try context.append([Array("PING".utf8)])
+                    writePending = !(try context.flush())
+                    awaitingSince = now
+                    continue
+                }
+                var fds = [
+                    pollfd(fd: context.fd, events: Int16(POLLIN) | (writePending ? Int16(POLLOUT) : 0), revents: 0),
+                    pollfd(fd: wakeFD, events: Int16(POLLIN), revents: 0),
+                ]
+                let n = poll(&fds, 2, Self.pollMilliseconds(remaining))
+                if n < 0 {
+                    if errno == EINTR { continue }
+                    return session.subscribed
+                }
+                if fds[1].revents != 0 { return session.subscribed }  // stop requested
+                let revents = fds[0].revents
+                if writePending, revents & Int16(POLLOUT | POLLERR | POLLHUP) != 0 {
+                    writePending = !(try context.flush())
+                }
+                guard revents & Int16(POLLIN | POLLERR | POLLHUP) != 0 else { continue }
+                let replies = try context.readAvailable()
+                lastRead = .now
+                for reply in replies {
+                    switch session.handle(reply) {
+                    case .none:
+                        break
+                    case .message(let channel, let payload):
+                        if session.subscribed { onMessage(channel, payload) } else { session.early.append((channel, payload)) }
+                    case .subscribed:
+                        awaitingSince = nil
+                        announced = true
+                        onConnection(true)
+                        for (channel, payload) in session.early { onMessage(channel, payload) }
+                        session.early = []
+                    case .pong:
+                        awaitingSince = nil
+                    case .failed:
+                        return session.subscribed
+                    }
+                }
+            }
+        } catch {
+            return session.subscribed
+        }
+        return session.subscribed
+    }
+
+    static func pollMilliseconds(_ d: Duration) -> Int32 {
+        let (seconds, attoseconds) = d.components
+        let ms = seconds * 1000 + (attoseconds + 999_999_999_999_999) / 1_000_000_000_000_000  // round up
+        return Int32(clamping: max(1, ms))
+    }
+}
+
+/// What one connection of the subscriber has seen: the subscription confirmations so far.
+struct Session {
+    /// Confirmations to read (channels + patterns; 0 means wait for a PONG instead).
+    var expected = 0
+    var confirmed = 0
+    var subscribed = false
+    /// Messages that came before the last confirmation: delivered right after `onConnection(true)`.
+    var early: [(String, [UInt8])] = []
+
+    enum Event {
+        case none
+        case message(channel: String, payload: [UInt8])
+        /// Every subscription is confirmed now.
+        case subscribed
+        case pong
+        /// A server error, or a reply a subscriber should never get: drop the connection.
+        case failed
+    }
+
+    mutating func handle(_ reply: RedisReply) -> Event {
+        switch reply {
+        case .array(let items):
+            switch items.first?.text {
+            case "message" where items.count == 3:
+                return .message(channel: items[1].text ?? "", payload: items[2].bytes ?? [])
+            case "pmessage" where items.count == 4:
+                return .message(channel: items[2].text ?? "", payload: items[3].bytes ?? [])
+            case "subscribe", "psubscribe":
+                confirmed += 1
+                return confirm(confirmed == expected)
+            case "pong":
+                return expected == 0 ? confirm(true) : .pong
+            default:
+                return .none
+            }
+        case .status("PONG"):
+            return expected == 0 ? confirm(true) : .pong
+        case .error:
+            return .failed
+        default:
+            return .failed
+        }
+    }
+
+    private mutating func confirm(_ complete: Bool) -> Event {
+        guard complete, !subscribed else { return subscribed ? .pong : .none }
+        subscribed = true
+        return .subscribed
+    }
+}

@@ -1,0 +1,44 @@
+import LiveControlsRedis
+import XCTest
+
+final class RedisEndpointTests: XCTestCase {
+    func testURLsWithSchemeHostPortAndDatabase() throws {
+        XCTAssertEqual(try RedisEndpoint(url: "redis://localhost"), RedisEndpoint(host: "localhost"))
+        XCTAssertEqual(try RedisEndpoint(url: "redis://localhost/"), RedisEndpoint(host: "localhost"))
+        XCTAssertEqual(try RedisEndpoint(url: "redis://10.0.0.7:6380"), RedisEndpoint(host: "10.0.0.7", port: 6380))
+        XCTAssertEqual(try RedisEndpoint(url: "redis://cache:7000/3"), RedisEndpoint(host: "cache", port: 7000, database: 3))
+        XCTAssertEqual(try RedisEndpoint(url: "redis://cache/2"), RedisEndpoint(host: "cache", database: 2))
+        XCTAssertEqual(try RedisEndpoint(url: "REDIS://cache"), RedisEndpoint(host: "cache"))
+        XCTAssertEqual(try RedisEndpoint(url: "redis://[::1]:6380/1"), RedisEndpoint(host: "::1", port: 6380, database: 1))
+    }
+
+    func testHostColonPortWithoutScheme() throws {
+        XCTAssertEqual(try RedisEndpoint(url: "127.0.0.1:6379"), RedisEndpoint(host: "127.0.0.1"))
+        XCTAssertEqual(try RedisEndpoint(url: "redis-1:16379"), RedisEndpoint(host: "redis-1", port: 16379))
+    }
+
+    func testDescriptionIsAURLThatReadsBack() throws {
+        for endpoint in [
+            RedisEndpoint(host: "localhost"), RedisEndpoint(host: "h", port: 7000, database: 5),
+            RedisEndpoint(host: "::1", port: 6380),
+        ] {
+            XCTAssertEqual(try RedisEndpoint(url: endpoint.description), endpoint, endpoint.description)
+        }
+        XCTAssertEqual(RedisEndpoint(host: "h", port: 7000, database: 5).description, "redis://h:7000/5")
+        XCTAssertEqual(RedisEndpoint(host: "h").description, "redis://h:6379")
+    }
+
+    func testRejectsEverythingElse() {
+        for url in [
+            "", "localhost", "redis://", "redis://:6379", "http://localhost:6379", "rediss://localhost",
+            "redis://:secret@localhost", "redis://user:pw@localhost:6379", "redis://localhost:0",
+            "redis://localhost:65536", "redis://localhost:abc", "redis://localhost:", "redis://localhost/x",
+            "redis://localhost/-1", "localhost:6379/2", "redis://localhost?db=1", "::1:6379", "redis://[::1",
+            "redis://a b:1", "localhost:+1",
+        ] {
+            XCTAssertThrowsError(try RedisEndpoint(url: url), url) { error in
+                XCTAssertEqual((error as? RedisError)?.kind, .invalidURL, url)
+            }
+        }
+    }
+}
