@@ -106,7 +106,7 @@ func waitUntil(
 }
 
 /// Seconds `body` took.
-func measure<T>(_ body: () throws -> T) rethrows -> (T, TimeInterval) {
+func timed<T>(_ body: () throws -> T) rethrows -> (T, TimeInterval) {
     let start = Date()
     let value = try body()
     return (value, Date().timeIntervalSince(start))
