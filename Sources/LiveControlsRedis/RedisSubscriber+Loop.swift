@@ -12,6 +12,7 @@ struct SubscriberLoop {
     let wakeFD: Int32
     let onMessage: @Sendable (String, [UInt8]) -> Void
     let onConnection: @Sendable (Bool) -> Void
+    let onAttempt: () -> Void
     let isStopped: () -> Bool
 
     /// True between `onConnection(true)` and the matching `onConnection(false)`.
@@ -20,7 +21,7 @@ struct SubscriberLoop {
     init(
         endpoint: RedisEndpoint, channels: [String], patterns: [String], pingInterval: Duration, wakeFD: Int32,
         onMessage: @escaping @Sendable (String, [UInt8]) -> Void, onConnection: @escaping @Sendable (Bool) -> Void,
-        isStopped: @escaping () -> Bool
+        onAttempt: @escaping () -> Void, isStopped: @escaping () -> Bool
     ) {
         self.endpoint = endpoint
         self.channels = channels
@@ -29,6 +30,7 @@ struct SubscriberLoop {
         self.wakeFD = wakeFD
         self.onMessage = onMessage
         self.onConnection = onConnection
+        self.onAttempt = onAttempt
         self.isStopped = isStopped
     }
 
@@ -70,6 +72,7 @@ struct SubscriberLoop {
     /// One connection: subscribe, then deliver messages and ping until it fails or stop is requested.
     /// Returns whether every subscription was confirmed on it. The context is freed on return.
     private mutating func session() -> Bool {
+        onAttempt()
         guard let context = try? HiredisContext.connectNonBlocking(endpoint) else { return false }
         var session = Session()
         do {

@@ -36,6 +36,8 @@ public final class RedisSubscriber: Sendable {
     /// Started/stopped flags and the wake pipe, all behind the one lock, so stop() never writes to a pipe
     /// that was closed. The pipe is closed in deinit, when no thread can use it any more.
     private let lifecycle = Mutex(Lifecycle())
+    /// Connection attempts so far (tests wait on it instead of guessing how long a retry takes).
+    let connectAttempts = Atomic<Int>(0)
     /// Entered when the thread is started, left when it has ended and freed its context.
     private let finished = DispatchGroup()
 
@@ -88,6 +90,7 @@ public final class RedisSubscriber: Sendable {
                 endpoint: endpoint, channels: channels, patterns: patterns,
                 pingInterval: .milliseconds(pingIntervalMilliseconds), wakeFD: wakeRead,
                 onMessage: onMessage, onConnection: onConnection,
+                onAttempt: { [self] in connectAttempts.add(1, ordering: .relaxed) },
                 isStopped: { [self] in lifecycle.withLock { $0.stopped } })
             loop.run()
             finished.leave()
