@@ -90,12 +90,11 @@ public final class RedisConnection {
         }
     }
 
-    /// Records a connection-level failure: the context is dead, drop it. Other errors pass through.
+    /// Any failure after I/O began leaves the context unusable (dead, or out of step with its replies):
+    /// drop it. Only connection-level failures start the reconnect interval.
     private func failed(_ error: RedisError) -> RedisError {
-        if error.kind == .connection {
-            context = nil
-            lastFailure = (ContinuousClock.now, error)
-        }
+        context = nil
+        if error.kind == .connection { lastFailure = (ContinuousClock.now, error) }
         return error
     }
 
