@@ -38,6 +38,7 @@ let package = Package(
             dependencies: [
                 "LiveControlsEngine",
                 "LiveControlsSQLite",
+                "LiveControlsRedis",
                 "CLibWebSockets",
                 .product(name: "Logging", package: "swift-log"),
             ]
@@ -47,6 +48,7 @@ let package = Package(
             dependencies: [
                 "LiveControlsServer",
                 "LiveControlsClient",
+                "LiveControlsRedis",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ]

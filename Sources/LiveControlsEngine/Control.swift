@@ -18,6 +18,8 @@ public enum HoldEndReason: String, Sendable {
     case restart
     /// The holder's token expired, which removed it from the room.
     case expired
+    /// Cluster mode: the node that ran the room (and its hold timers) was lost; another node took the room over.
+    case failover
 }
 
 /// A hold that ended, and why.

@@ -35,24 +35,37 @@ extension Room {
         return updates
     }
 
+    /// Cluster failover: the node that ran this room's hold timers is gone, so every hold ends (reason
+    /// `failover`) in one patch; the holders stay members. Nil when nothing was held.
+    public mutating func endHolds(reason: HoldEndReason) -> RoomUpdate {
+        let holders = controlOrder.compactMap { id in controls[id]!.holder.map { (id, $0) } }
+        guard !holders.isEmpty else { return .none }
+        return commit(cause: ["kind": .string(reason.rawValue)], touching: holders.map(\.0)) { room, _, ended in
+            for (id, holder) in holders {
+                let events = room.controls[id]!.sessionLeft(holder, reason: reason)
+                ended.append(contentsOf: events.ended.map { (id, $0) })
+            }
+        }
+    }
+
     /// What a patch changed, for the store: touched controls, joined and left sessions.
     public func storeWrite(for patch: Patch, keepHistory: Int) -> StoreWrite {
         var touched: [ControlID] = []
-        var joined: [(session: SessionID, name: String?)] = []
-        var left: [SessionID] = []
         for op in patch.ops {
             let tokens: [String]
             switch op {
-            case let .add(path, value):
-                tokens = path.tokens
-                if tokens.count == 2, tokens[0] == "presence" { joined.append((SessionID(tokens[1]), value["name"]?.stringValue)) }
-            case let .remove(path):
-                tokens = path.tokens
-                if tokens.count == 2, tokens[0] == "presence" { left.append(SessionID(tokens[1])) }
-            case let .replace(path, _):
-                tokens = path.tokens
+            case let .add(path, _): tokens = path.tokens
+            case let .remove(path): tokens = path.tokens
+            case let .replace(path, _): tokens = path.tokens
             }
             if tokens.count >= 2, tokens[0] == "controls", !touched.contains(ControlID(tokens[1])) { touched.append(ControlID(tokens[1])) }
+        }
+        // Members come from the cause, not from presence ops: rooms without presence keep their members too.
+        var joined: [(session: SessionID, name: String?)] = []
+        var left: [SessionID] = []
+        if let kind = patch.cause["kind"]?.stringValue, let session = patch.cause["session"]?.stringValue.map(SessionID.init) {
+            if kind == "join", let member = members[session] { joined.append((session, member.name)) }
+            if kind == "leave" { left.append(session) }
         }
         return StoreWrite(room: name, template: template, epoch: epoch, version: patch.version, kind: .patch(patch),
                           controls: encodedControls(touched), joined: joined, left: left,

@@ -130,7 +130,7 @@ public struct Room: Sendable {
     }
 
     /// Runs `body`, then diffs the touched controls and the presence it affected into one patch.
-    private mutating func commit(
+    mutating func commit(
         cause: JSONObject, touching: [ControlID], removing leaving: SessionID? = nil,
         _ body: (inout Room, inout [PatchOp], inout [(ControlID, HoldEnd)]) -> Void
     ) -> RoomUpdate {

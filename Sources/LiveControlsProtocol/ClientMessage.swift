@@ -10,7 +10,7 @@ public enum RequestID: Sendable, Hashable {
         }
     }
 
-    init?(json: JSONValue) {
+    public init?(json: JSONValue) {
         switch json {
         case let .string(s) where !s.isEmpty && s.count <= 128: self = .string(s)
         case let .int(i): self = .int(i)
@@ -34,6 +34,15 @@ public struct JoinRequest: Sendable, Equatable {
     public var name: String?
     public var since: ResumePoint?
     public var token: String?
+
+    public init(id: RequestID? = nil, room: String, template: String? = nil, name: String? = nil, since: ResumePoint? = nil, token: String? = nil) {
+        self.id = id
+        self.room = room
+        self.template = template
+        self.name = name
+        self.since = since
+        self.token = token
+    }
 }
 
 /// `intent {id, room, control, intent, args?}`
@@ -44,6 +53,14 @@ public struct IntentRequest: Sendable, Equatable {
     public var intent: String
     /// Always an object; `{}` when the client sent none.
     public var args: JSONObject
+
+    public init(id: RequestID, room: String, control: String, intent: String, args: JSONObject = JSONObject()) {
+        self.id = id
+        self.room = room
+        self.control = control
+        self.intent = intent
+        self.args = args
+    }
 }
 
 /// Every message a client can send, decoded once from a text frame.

@@ -45,6 +45,10 @@ public enum ErrorCode: String, Sendable, CaseIterable {
     case tokenExpired = "token_expired"
     /// The token does not allow this: another room, an intent from a viewer, or creating a room.
     case forbidden = "forbidden"
+    /// Cluster mode: the node that owns the room, or Redis, cannot be reached right now, or did not answer in
+    /// time. The request may or may not have taken effect; the room's next patch or snapshot shows its state.
+    /// Retry after a moment (a failed owner is replaced within the lease time).
+    case unavailable = "unavailable"
     /// The server failed in a way that is not the client's fault.
     case internalError = "internal"
 }

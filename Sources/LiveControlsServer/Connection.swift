@@ -25,7 +25,7 @@ final class Connection: @unchecked Sendable {
     /// Service thread only: bytes of a message still arriving in fragments.
     var receiveBuffer: [UInt8] = []
     /// Service thread only: rooms this connection has joined.
-    var joined: [String: RoomRuntime] = [:]
+    var joined: [String: any RoomEndpoint] = [:]
     /// Service thread only: the intent rate limiter.
     var rate: TokenBucket
     /// Service thread only: the `?token=` of the WebSocket URL, used by joins that carry none.

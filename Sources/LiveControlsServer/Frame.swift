@@ -15,23 +15,27 @@ final class Frame: @unchecked Sendable {
     /// Set for room state (`snapshot`, `resumed`, `patch`): a slow consumer may drop these and get a
     /// fresh snapshot of this room instead. Replies (`ack`, `error`, …) are never dropped.
     let stateOfRoom: String?
+    /// For room state: the epoch and version it shows (cluster replies carry them in their envelope).
+    let stateVersion: (epoch: String, version: Int)?
 
-    init(bytes: [UInt8], stateOfRoom: String? = nil) {
+    init<Bytes: Collection<UInt8>>(bytes: Bytes, stateOfRoom: String? = nil, stateVersion: (epoch: String, version: Int)? = nil) {
         count = bytes.count
         self.stateOfRoom = stateOfRoom
+        self.stateVersion = stateVersion
         storage = UnsafeMutableRawPointer.allocate(byteCount: Self.headroom + max(count, 1), alignment: 16)
-        bytes.withUnsafeBytes { src in
-            if let base = src.baseAddress { (storage + Self.headroom).copyMemory(from: base, byteCount: count) }
+        let target = UnsafeMutableRawBufferPointer(start: storage + Self.headroom, count: count)
+        if bytes.withContiguousStorageIfAvailable({ target.copyMemory(from: UnsafeRawBufferPointer($0)) }) == nil {
+            _ = target.initializeMemory(as: UInt8.self, from: bytes)
         }
     }
 
     convenience init(_ message: ServerMessage) {
-        let room: String?
         switch message {
-        case let .snapshot(r, _, _, _, _, _), let .resumed(r, _, _, _, _), let .patch(r, _, _, _, _): room = r
-        default: room = nil
+        case let .snapshot(room, epoch, version, _, _, _), let .resumed(room, epoch, _, version, _), let .patch(room, epoch, version, _, _):
+            self.init(bytes: message.encoded(), stateOfRoom: room, stateVersion: (epoch, version))
+        default:
+            self.init(bytes: message.encoded())
         }
-        self.init(bytes: message.encoded(), stateOfRoom: room)
     }
 
     deinit { storage.deallocate() }
@@ -40,6 +44,8 @@ final class Frame: @unchecked Sendable {
     var payload: UnsafeMutablePointer<UInt8> {
         (storage + Self.headroom).assumingMemoryBound(to: UInt8.self)
     }
+
+    var bytes: UnsafeBufferPointer<UInt8> { UnsafeBufferPointer(start: payload, count: count) }
 
     var text: String { String(decoding: UnsafeRawBufferPointer(start: payload, count: count), as: UTF8.self) }
 }

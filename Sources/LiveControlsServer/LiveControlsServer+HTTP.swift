@@ -8,6 +8,9 @@ extension LiveControlsServer {
         switch requestPath(wsi) {
         case "/healthz":
             return respond(wsi, status: draining ? 503 : 200, contentType: "application/json", body: healthBody())
+        case "/readyz":
+            let ready = !draining && registry.health().ready
+            return respond(wsi, status: ready ? 200 : 503, contentType: "application/json", body: healthBody())
         case "/metrics":
             let text = registry.metrics.exposition(connections: connections.count, rooms: registry.count,
                                                    uptimeSeconds: Int(Date().timeIntervalSince(startedAt)))
@@ -19,14 +22,16 @@ extension LiveControlsServer {
     }
 
     private func healthBody() -> [UInt8] {
-        let body: JSONValue = [
-            "status": draining ? "draining" : "ok",
+        let health = registry.health()
+        var body: JSONObject = [
+            "status": draining ? "draining" : (health.ready ? "ok" : "degraded"),
             "protocol": .string(protocolName),
             "rooms": .int(registry.count),
             "connections": .int(connections.count),
             "uptimeSeconds": .int(Int(Date().timeIntervalSince(startedAt))),
         ]
-        var bytes = JSONWriter.encode(body)
+        for (key, value) in health.fields { body[key] = value }
+        var bytes = JSONWriter.encode(.object(body))
         bytes.append(0x0A)
         return bytes
     }

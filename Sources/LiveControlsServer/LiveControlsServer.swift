@@ -24,7 +24,7 @@ public final class LiveControlsServer: @unchecked Sendable {
     public let options: ServerOptions
     let logger: Logger
     let hub = Hub()
-    let registry: RoomRegistry
+    let registry: any RoomDirectory
     let startedAt = Date()
 
     // Service thread only.
@@ -50,6 +50,11 @@ public final class LiveControlsServer: @unchecked Sendable {
     public init(options: ServerOptions, logger: Logger) throws {
         self.options = options
         self.logger = logger
+        if let cluster = options.cluster {
+            self.registry = ClusterDirectory(options: cluster, config: options.config, maxRooms: options.limits.maxRooms, hub: hub,
+                                             clock: LiveControlsServer.monotonicNow, logger: logger)
+            return
+        }
         let store: any RoomStore
         if let directory = options.dataDirectory {
             do {
@@ -175,7 +180,7 @@ public final class LiveControlsServer: @unchecked Sendable {
         pvo.pointee.value = a.string("")
         pvo.pointee.options = UnsafePointer(pvoDefault)
 
-        // Mounts: /healthz and /metrics → our http callback; / → the web root's files.
+        // Mounts: /healthz, /readyz and /metrics → our http callback; / → the web root's files.
         let health = a.allocate(lws_http_mount.self)
         health.pointee.mountpoint = a.string("/healthz")
         health.pointee.mountpoint_len = UInt8("/healthz".utf8.count)
@@ -186,7 +191,13 @@ public final class LiveControlsServer: @unchecked Sendable {
         metrics.pointee.mountpoint_len = UInt8("/metrics".utf8.count)
         metrics.pointee.origin = a.string("http")
         shim_mount_set_protocol(metrics, UInt8(LWSMPRO_CALLBACK.rawValue))
-        health.pointee.mount_next = UnsafePointer(metrics)
+        let ready = a.allocate(lws_http_mount.self)
+        ready.pointee.mountpoint = a.string("/readyz")
+        ready.pointee.mountpoint_len = UInt8("/readyz".utf8.count)
+        ready.pointee.origin = a.string("http")
+        shim_mount_set_protocol(ready, UInt8(LWSMPRO_CALLBACK.rawValue))
+        health.pointee.mount_next = UnsafePointer(ready)
+        ready.pointee.mount_next = UnsafePointer(metrics)
         let mounts = UnsafePointer(health)
         if let webRoot = options.webRoot {
             let files = a.allocate(lws_http_mount.self)

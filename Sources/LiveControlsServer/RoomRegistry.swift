@@ -5,7 +5,7 @@ import Logging
 import Synchronization
 
 /// All live rooms by name; creates rooms from templates and recovers stored ones. Safe from any thread.
-final class RoomRegistry: Sendable {
+final class RoomRegistry: RoomDirectory, Sendable {
     private let config: ServerConfig
     private let maxRooms: Int
     private let store: any RoomStore
@@ -47,8 +47,15 @@ final class RoomRegistry: Sendable {
         }
     }
 
+    func room(named name: String, template: String?,
+              mayCreate: @escaping @Sendable (_ template: String?, _ defaultTemplate: String) -> ProtocolError?) throws(ProtocolError) -> any RoomEndpoint {
+        try room(named: name, template: template, force: false, mayCreate: mayCreate)
+    }
+
+    func health() -> (ready: Bool, fields: [(String, JSONValue)]) { (true, []) }
+
     /// The room `name`, created from `template` (or the default template) when it does not exist.
-    func room(named name: String, template: String?, force: Bool = false,
+    func room(named name: String, template: String?, force: Bool,
               mayCreate: (_ template: String?, _ defaultTemplate: String) -> ProtocolError? = { _, _ in nil }) throws(ProtocolError) -> RoomRuntime {
         let result: Result<RoomRuntime, ProtocolError> = rooms.withLock { rooms in
             if let existing = rooms[name] { return .success(existing) }

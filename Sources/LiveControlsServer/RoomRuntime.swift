@@ -11,7 +11,11 @@ import Logging
 ///
 /// Durability: each patch is written to the store; nothing that shows a version (patch, snapshot,
 /// ack) leaves the room before that version is durable. Outgoing actions wait, in order, in `held`.
-final class RoomRuntime: @unchecked Sendable {
+///
+/// Cluster mode (`localDelivery == false`): the runtime is the room's owner on this node. Its store
+/// (`RedisRoomStore`) publishes each patch to every node with the fenced write, so the runtime keeps no
+/// local subscribers; its members are `RemoteSession`s and replies travel back through Redis.
+final class RoomRuntime: RoomEndpoint, @unchecked Sendable {
     let name: String
     let queue: DispatchQueue
     let hub: Hub
@@ -22,7 +26,16 @@ final class RoomRuntime: @unchecked Sendable {
     private let historyLimit: Int
 
     var room: Room
+    /// False in cluster mode: the store publishes patches and no local connection subscribes here.
+    let localDelivery: Bool
+    /// Cluster mode: called on the queue once, when a store write failed (fenced out, or Redis lost).
+    /// The runtime has stopped by then; the owner hands the room back.
+    var onStoreFailure: (@Sendable (any Error) -> Void)?
+    /// Set when a store write failed in cluster mode: the room no longer acts.
+    private(set) var abandoned = false
     private var subscribers: [SessionID: Connection] = [:]
+    /// Cluster mode: every member, with the node its connection is on.
+    private(set) var remoteMembers: [SessionID: RemoteSession] = [:]
     var timers: [ControlID: DispatchSourceTimer] = [:]
     /// The deadline each control's timer is armed for (to measure how late it fires).
     var armedDeadlines: [ControlID: Instant] = [:]
@@ -33,7 +46,8 @@ final class RoomRuntime: @unchecked Sendable {
     private var heldHead = 0
 
     init(room: Room, store: any RoomStore, historyLimit: Int, hub: Hub, metrics: ServerMetrics,
-         clock: @escaping @Sendable () -> Instant, logger: Logger) {
+         clock: @escaping @Sendable () -> Instant, logger: Logger, localDelivery: Bool = true) {
+        self.localDelivery = localDelivery
         self.metrics = metrics
         self.name = room.name
         self.room = room
@@ -63,12 +77,23 @@ final class RoomRuntime: @unchecked Sendable {
     }
 
     func join(_ connection: Connection, _ request: JoinRequest) {
-        queue.async { self.handleJoin(connection, request) }
+        join(from: connection, request)
+    }
+
+    func join(from subscriber: any RoomSubscriber, _ request: JoinRequest) {
+        queue.async { self.handleJoin(subscriber, request) }
     }
 
     /// A second `join` of a joined room: a fresh snapshot (how a client resyncs after a gap).
     func resync(_ connection: Connection, id: RequestID?) {
-        queue.async { self.send(self.snapshot(id: id, resumed: nil), to: connection) }
+        resync(from: connection, id: id)
+    }
+
+    func resync(from subscriber: any RoomSubscriber, id: RequestID?) {
+        queue.async {
+            guard !self.refusedAsAbandoned(subscriber, id: id) else { return }
+            self.send(self.snapshot(id: id, resumed: nil), to: subscriber)
+        }
     }
 
     /// The connection overflowed and has caught up: queue a fresh snapshot, ending its resync.
@@ -86,11 +111,56 @@ final class RoomRuntime: @unchecked Sendable {
     }
 
     func leave(_ connection: Connection, id: RequestID?, reason: HoldEndReason) {
+        leave(from: connection, id: id, reason: reason)
+    }
+
+    func leave(from subscriber: any RoomSubscriber, id: RequestID?, reason: HoldEndReason) {
         queue.async {
-            self.subscribers[connection.session] = nil
-            self.carryOut(self.room.leave(connection.session, reason: reason))
-            if reason == .leave { self.send(.left(room: self.name, id: id), to: connection) }
+            guard !self.refusedAsAbandoned(subscriber, id: id) else { return }
+            self.subscribers[subscriber.session] = nil
+            self.remoteMembers[subscriber.session] = nil
+            self.carryOut(self.room.leave(subscriber.session, reason: reason))
+            if reason == .leave { self.send(.left(room: self.name, id: id), to: subscriber) }
         }
+    }
+
+    func intent(from subscriber: any RoomSubscriber, _ request: IntentRequest) {
+        queue.async { self.handleIntent(subscriber, request) }
+    }
+
+    /// Cluster mode: the sessions of nodes that are gone leave (reason `disconnect`).
+    func dropSessions(onNodes gone: Set<String>) {
+        queue.async {
+            for (session, member) in self.remoteMembers where gone.contains(member.node) {
+                self.remoteMembers[session] = nil
+                self.carryOut(self.room.leave(session, reason: .disconnect))
+            }
+        }
+    }
+
+    /// Cluster mode, at takeover: members on running nodes are kept (their node is remembered); the rest leave
+    /// (reason `disconnect`). Holds end first, so a hold the lost owner ran ends with `failover`.
+    func adoptMembers(_ nodes: [SessionID: String], alive: Set<String>, session make: @escaping @Sendable (String, SessionID) -> RemoteSession) {
+        queue.async {
+            self.carryOut(self.room.endHolds(reason: .failover))
+            for session in self.room.sessions {
+                if let node = nodes[session], alive.contains(node) {
+                    self.remoteMembers[session] = make(node, session)
+                } else {
+                    self.carryOut(self.room.leave(session, reason: .disconnect))
+                }
+            }
+        }
+    }
+
+    /// Cluster mode: the lease was lost; this node stops acting for the room.
+    func relinquish() {
+        queue.async { self.abandon(after: ClusterStoreError.fencedOut, notify: false) }
+    }
+
+    /// Cluster mode: the nodes this room's members are on.
+    func memberNodes() -> Set<String> {
+        queue.sync { Set(remoteMembers.values.map(\.node)) }
     }
 
     func intent(_ connection: Connection, _ request: IntentRequest) {
@@ -99,7 +169,14 @@ final class RoomRuntime: @unchecked Sendable {
 
     // MARK: On the queue
 
-    private func handleIntent(_ connection: Connection, _ request: IntentRequest) {
+    private func handleIntent(_ connection: any RoomSubscriber, _ request: IntentRequest) {
+        guard !refusedAsAbandoned(connection, id: request.id) else { return }
+        if let remote = connection as? RemoteSession, !room.isMember(remote.session) {
+            // A member this owner does not know: it joined under an owner that was lost, in a room whose
+            // members are not versioned (no presence). It rejoins silently.
+            remoteMembers[remote.session] = remote
+            carryOut(room.join(remote.session, name: nil))
+        }
         do {
             let update = try room.apply(control: ControlID(request.control), intent: request.intent, args: request.args,
                                         by: connection.session, requestID: request.id, at: clock())
@@ -112,11 +189,14 @@ final class RoomRuntime: @unchecked Sendable {
         }
     }
 
-    private func handleJoin(_ connection: Connection, _ request: JoinRequest) {
+    private func handleJoin(_ connection: any RoomSubscriber, _ request: JoinRequest) {
+        guard !refusedAsAbandoned(connection, id: request.id) else { return }
+        // Known before the join is written, so the store records the member's node.
+        if let remote = connection as? RemoteSession { remoteMembers[remote.session] = remote }
         var resumed: Bool? = nil
         if let since = request.since {
             if since.epoch == room.epoch, let missed = room.history.changes(after: since.version, current: room.version) {
-                subscribers[connection.session] = connection
+                subscribe(connection)
                 send(.resumed(room: name, epoch: room.epoch, from: since.version, version: room.version, id: request.id), to: connection)
                 for patch in missed { send(patchMessage(patch), to: connection) }
                 carryOut(room.join(connection.session, name: request.name))
@@ -125,8 +205,26 @@ final class RoomRuntime: @unchecked Sendable {
             resumed = false
         }
         carryOut(room.join(connection.session, name: request.name))
-        subscribers[connection.session] = connection
+        subscribe(connection)
         send(snapshot(id: request.id, resumed: resumed), to: connection)
+    }
+
+    private func subscribe(_ subscriber: any RoomSubscriber) {
+        if let connection = subscriber as? Connection, localDelivery {
+            subscribers[connection.session] = connection
+        } else if let remote = subscriber as? RemoteSession {
+            remoteMembers[remote.session] = remote
+        }
+    }
+
+    /// After a failed store write (cluster mode) the room answers `unavailable` until its owner drops it.
+    private func refusedAsAbandoned(_ subscriber: any RoomSubscriber, id: RequestID?) -> Bool {
+        guard abandoned else { return false }
+        if subscriber.enqueue(Frame(.error(ProtocolError(.unavailable, "room \(name) is changing owner; retry in a moment", id: id, room: name)))),
+           let connection = subscriber as? Connection {
+            hub.wake(connection)
+        }
+        return true
     }
 
     private func snapshot(id: RequestID?, resumed: Bool?) -> ServerMessage {
@@ -143,6 +241,7 @@ final class RoomRuntime: @unchecked Sendable {
         if let patch = update.patch {
             metrics.patch()
             persist(room.storeWrite(for: patch, keepHistory: historyLimit))
+            guard localDelivery else { return carryOutTimers(update) }
             let frame = Frame(patchMessage(patch))
             let targets = Array(subscribers.values)
             deliver(after: patch.version) {
@@ -152,14 +251,18 @@ final class RoomRuntime: @unchecked Sendable {
                 self.hub.wake(toWake)
             }
         }
+        carryOutTimers(update)
+    }
+
+    private func carryOutTimers(_ update: RoomUpdate) {
         for effect in update.timers { arm(effect.control, at: effect.deadline) }
     }
 
     /// Sends a reply once the room's current version is durable (and after everything held before it).
-    private func send(_ message: ServerMessage, to connection: Connection) {
+    private func send(_ message: ServerMessage, to subscriber: any RoomSubscriber) {
         let frame = Frame(message)
         deliver(after: room.version) {
-            if connection.enqueue(frame) { self.hub.wake(connection) }
+            if subscriber.enqueue(frame), let connection = subscriber as? Connection { self.hub.wake(connection) }
         }
     }
 
@@ -168,15 +271,39 @@ final class RoomRuntime: @unchecked Sendable {
     private func persist(_ write: StoreWrite) {
         let version = write.version
         if store.isSynchronous {
-            store.write(write) { [logger] error in if let error { logger.error("store write failed: \(error)") } }
+            store.write(write) { [weak self, logger] error in
+                guard let error else { return }
+                if let self, self.onStoreFailure != nil {
+                    self.queue.async { self.abandon(after: error) }
+                } else {
+                    logger.error("store write failed: \(error)")
+                }
+            }
             markDurable(version)
             return
         }
         store.write(write) { [weak self] error in
             guard let self else { return }
+            if let error, self.onStoreFailure != nil {
+                self.queue.async { self.abandon(after: error) }
+                return
+            }
             if let error { self.logger.error("store write failed; clients are told of the change anyway: \(error)") }
             self.queue.async { self.markDurable(version) }
         }
+    }
+
+    /// Cluster mode: a write failed, so this node may no longer act for the room. What was not durable is
+    /// never shown (its replies are dropped; the clients' nodes answer `unavailable` when they time out).
+    private func abandon(after error: any Error, notify: Bool = true) {
+        guard !abandoned else { return }
+        abandoned = true
+        logger.warning("room stopped on this node: \(error)")
+        for timer in timers.values { timer.cancel() }
+        timers.removeAll()
+        held.removeAll()
+        heldHead = 0
+        if notify { onStoreFailure?(error) }
     }
 
     private func deliver(after version: Int, _ action: @escaping () -> Void) {

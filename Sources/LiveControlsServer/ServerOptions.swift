@@ -19,6 +19,8 @@ public struct ServerOptions: Sendable {
     public var auth = AuthPolicy()
     /// PEM certificate and key: serve https/wss instead of http/ws on the same port.
     public var tls: (certificate: String, privateKey: String)? = nil
+    /// Cluster mode: rooms are shared with other nodes through Redis (then `dataDirectory` is not used).
+    public var cluster: ClusterOptions? = nil
 
     public init() {}
 }

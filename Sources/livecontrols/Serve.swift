@@ -33,8 +33,14 @@ struct Serve: ParsableCommand {
     @OptionGroup(title: "Access")
     var authFlags: AuthFlags
 
+    @OptionGroup(title: "Cluster")
+    var clusterFlags: ClusterFlags
+
     func validate() throws {
         guard (0...65535).contains(port) else { throw ValidationError("--port must be between 0 and 65535") }
+        if clusterFlags.redis != nil, dataDir != nil {
+            throw ValidationError("--data-dir and --redis exclude each other: in cluster mode rooms live in Redis")
+        }
     }
 
     /// SIGINT and SIGTERM, blocked in every thread and taken by one `sigwait` thread, so a signal that
@@ -60,6 +66,7 @@ struct Serve: ParsableCommand {
         options.dataDirectory = dataDir
         options.auth = authFlags.policy
         options.tls = authFlags.tls
+        options.cluster = try clusterFlags.options { "n" + String(UInt64.random(in: 0...UInt64.max), radix: 36) }
         if authFlags.auth == .open {
             logger.notice("auth: open mode — anyone who can reach this port may join and act; use --auth required to demand tokens")
         } else {

@@ -1,0 +1,187 @@
+import Dispatch
+import LiveControlsEngine
+import LiveControlsProtocol
+import LiveControlsRedis
+
+extension ClusterDirectory {
+    enum Resolution {
+        case owner(String)
+        case refused(ProtocolError)
+    }
+
+    /// Link queue: who owns `room`, taking it over when nobody does.
+    func resolveOwner(_ room: String, creation: Creation?) throws(RedisError) -> Resolution {
+        if let cached = ownerCache[room], cached != nodeID || owned.withLock({ $0[room] != nil }) { return .owner(cached) }
+        for _ in 0..<3 {
+            if let holder = try link.run({ c throws(RedisError) in try c.command([ "GET", keys.lease(room)]) }).text {
+                if holder == nodeID, owned.withLock({ $0[room] == nil }) {
+                    // A lease this node no longer acts on (it stopped after a failed write): give it up.
+                    releaseLease(room)
+                    continue
+                }
+                ownerCache[room] = holder
+                return .owner(holder)
+            }
+            if let resolution = try takeOver(room, creation: creation) { return resolution }
+        }
+        return .refused(ProtocolError(.unavailable, "room \(room) is changing owner; retry in a moment"))
+    }
+
+    /// Link queue: acquires the lease and starts the room here. Nil when another node won the race.
+    private func takeOver(_ room: String, creation: Creation?) throws(RedisError) -> Resolution? {
+        let acquired = try link.run { c throws(RedisError) in
+            try c.eval(ClusterScripts.acquire, keys: [keys.lease(room), keys.fence(room), keys.state(room)],
+                       args: [Array(nodeID.utf8), Array(String(options.leaseMilliseconds).utf8)])
+        }
+        guard let fence = acquired.integer, fence > 0 else { return nil }
+        let stored: ClusterStoredRoom?
+        do {
+            stored = try loadRoom(room)
+        } catch {
+            releaseLease(room)
+            throw error
+        }
+        let store = RedisRoomStore(room: room, fence: fence, link: link, keys: keys, historyLimit: config.historyLimit)
+        let runtime: RoomRuntime
+        if let stored, let template = config.templates[stored.room.template],
+           let restored = Room(restoring: stored.room, template: template, historyLimit: config.historyLimit) {
+            runtime = makeRuntime(restored, store: store)
+            let alive = try aliveNodes(Set(stored.nodes.values))
+            runtime.adoptMembers(stored.nodes, alive: alive) { node, session in
+                RemoteSession(node: node, session: session, token: 0, outlet: store)
+            }
+            logger.info("room taken over", metadata: ["room": "\(room)", "epoch": "\(restored.epoch)", "version": "\(restored.version)", "fence": "\(fence)"])
+        } else {
+            let templateName: String
+            if let stored {
+                guard config.templates[stored.room.template] != nil else {
+                    releaseLease(room)
+                    return .refused(ProtocolError(.internalError, "room \(room)'s template \(stored.room.template) is not in this node's config"))
+                }
+                templateName = stored.room.template
+                logger.warning("room cannot be restored exactly (its template changed): it starts a new epoch", metadata: ["room": "\(room)"])
+            } else {
+                guard let creation, creation.refusal == nil else {
+                    releaseLease(room)
+                    return .refused(creation?.refusal ?? ProtocolError(.unknownRoom, "room \(room) does not exist"))
+                }
+                templateName = creation.template ?? config.defaultTemplate
+            }
+            let fresh = Room(name: room, template: config.templates[templateName]!, epoch: RoomRegistry.newEpoch(), historyLimit: config.historyLimit)
+            runtime = makeRuntime(fresh, store: store)
+            runtime.persistReset()
+            logger.info("room created", metadata: ["room": "\(room)", "template": "\(templateName)", "epoch": "\(fresh.epoch)", "fence": "\(fence)"])
+        }
+        owned.withLock { $0[room] = Owned(runtime: runtime, store: store) }
+        ownerCache[room] = nodeID
+        return .owner(nodeID)
+    }
+
+    private func makeRuntime(_ room: Room, store: RedisRoomStore) -> RoomRuntime {
+        let runtime = RoomRuntime(room: room, store: store, historyLimit: config.historyLimit, hub: hub, metrics: metrics,
+                                  clock: clock, logger: logger, localDelivery: false)
+        store.nodeOf = { [unowned runtime] session in runtime.remoteMembers[session]?.node }
+        runtime.onStoreFailure = { [weak self, weak runtime] error in
+            guard let self, let runtime else { return }
+            self.link.queue.async { self.relinquish(room.name, runtime: runtime, why: "\(error)") }
+        }
+        return runtime
+    }
+
+    /// Link queue: this node stops acting for `room` (only if `runtime` still is its owner here).
+    func relinquish(_ room: String, runtime: RoomRuntime? = nil, why: String) {
+        let removed: Owned? = owned.withLock { owned in
+            guard let current = owned[room], runtime == nil || current.runtime === runtime else { return nil }
+            owned[room] = nil
+            return current
+        }
+        guard let removed else { return }
+        ownerCache[room] = nil
+        removed.store.stop()
+        removed.runtime.relinquish()
+        releaseLease(room)
+        logger.warning("room no longer owned here: \(why)", metadata: ["room": "\(room)"])
+    }
+
+    /// Link queue: gives the lease up if this node still holds it (best effort).
+    func releaseLease(_ room: String) {
+        _ = try? link.run { c throws(RedisError) in try c.eval(ClusterScripts.release, keys: [keys.lease(room)], args: [Array(nodeID.utf8)]) }
+    }
+
+    /// Link queue: which of `nodes` are still running (their `alive:` key exists).
+    private func aliveNodes(_ nodes: Set<String>) throws(RedisError) -> Set<String> {
+        var alive: Set<String> = [nodeID]
+        let others = nodes.subtracting([nodeID]).sorted()
+        guard !others.isEmpty else { return alive }
+        let replies = try link.run { c throws(RedisError) in try c.pipeline(others.map { [Array("EXISTS".utf8), Array(keys.alive($0).utf8)] }) }
+        for (node, reply) in zip(others, replies) where reply.integer == 1 { alive.insert(node) }
+        return alive
+    }
+
+    // MARK: Ticker (link queue, every third of the lease)
+
+    func tick() {
+        do {
+            _ = try link.run { c throws(RedisError) in
+                try c.command(["SET", keys.alive(nodeID), "1", "PX", String(options.leaseMilliseconds)])
+            }
+        } catch {
+            // Redis is gone: a lease can no longer be renewed, so stop acting for every room now.
+            for room in owned.withLock({ Array($0.keys) }) { relinquish(room, why: "Redis is not reachable: \(error.message)") }
+            ownerCache.removeAll()
+            sweepRooms(takeOver: false)
+            return
+        }
+        renewLeases()
+        dropGoneMembers()
+        sweepRooms(takeOver: true)
+    }
+
+    private func renewLeases() {
+        let mine = owned.withLock { $0 }
+        guard !mine.isEmpty else { return }
+        let names = mine.keys.sorted()
+        let replies: [RedisReply]
+        do {
+            replies = try names.map { name throws(RedisError) in
+                try link.run { c throws(RedisError) in
+                    try c.eval(ClusterScripts.renew, keys: [keys.lease(name), keys.fence(name)],
+                               args: [Array(nodeID.utf8), Array(String(options.leaseMilliseconds).utf8), Array(String(mine[name]!.store.fence).utf8)])
+                }
+            }
+        } catch {
+            for name in names { relinquish(name, why: "lease renewal failed: \(error.message)") }
+            return
+        }
+        for (name, reply) in zip(names, replies) where reply.integer != 1 {
+            relinquish(name, why: "the lease was lost")
+        }
+    }
+
+    /// Members whose node stopped running leave their rooms (reason `disconnect`).
+    private func dropGoneMembers() {
+        for owner in owned.withLock({ Array($0.values) }) {
+            let nodes = owner.runtime.memberNodes()
+            guard nodes.count > 1 || nodes.first != nodeID, let alive = try? aliveNodes(nodes) else { continue }
+            let gone = nodes.subtracting(alive)
+            if !gone.isEmpty { owner.runtime.dropSessions(onNodes: gone) }
+        }
+    }
+
+    /// Times out unanswered requests, and takes over rooms with sessions here whose owner is gone.
+    private func sweepRooms(takeOver: Bool) {
+        let now = DispatchTime.now()
+        for room in rooms.withLock({ Array($0.values) }) {
+            let inUse = room.sweep(now: now)
+            guard takeOver, inUse, owned.withLock({ $0[room.name] == nil }) else { continue }
+            ownerCache[room.name] = nil
+            _ = try? resolveOwner(room.name, creation: nil)
+        }
+    }
+}
+
+/// A room as stored in Redis, and the node each member's connection was on.
+struct ClusterStoredRoom {
+    var room: StoredRoom
+    var nodes: [SessionID: String]
+}

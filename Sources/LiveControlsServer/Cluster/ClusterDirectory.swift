@@ -1,0 +1,233 @@
+import Dispatch
+import LiveControlsEngine
+import LiveControlsProtocol
+import LiveControlsRedis
+import Logging
+import Synchronization
+
+/// Cluster mode's rooms: any node accepts any client for any room; each room has one owner node at a time.
+///
+/// - The owner holds the lease `lease:<room>` (fencing token from `fence:<room>`), runs the engine `Room` in
+///   a `RoomRuntime` whose store is a `RedisRoomStore`: each patch is written to Redis and published in one
+///   fenced script, before any ack. It renews its leases every third of the lease time and stops acting for
+///   a room the moment a renewal or a write fails.
+/// - Every node keeps a `ClusterRoom` per room its connections use: it forwards their requests to the owner
+///   (through the owner's inbox channel, or directly when the owner is this node) and delivers what the
+///   owner publishes.
+/// - A room without a live owner is taken over by the next node that needs it (a request, or the ticker for
+///   rooms with sessions here): it acquires the lease, loads the state from Redis, ends the holds the lost
+///   owner ran (reason `failover`) and drops the members of nodes that are gone.
+///
+/// Thread rules: `ownerCache` and all ownership changes run on the link queue; `rooms`, `owned` and the
+/// subscriber flag are behind mutexes (read from the subscriber thread and the service thread).
+final class ClusterDirectory: RoomDirectory, @unchecked Sendable {
+    /// How a join may create the room, if it turns out not to exist: the template asked for, and why not.
+    struct Creation: Sendable {
+        var template: String?
+        var refusal: ProtocolError?
+    }
+
+    struct Owned {
+        let runtime: RoomRuntime
+        let store: RedisRoomStore
+    }
+
+    let options: ClusterOptions
+    let config: ServerConfig
+    let keys: ClusterKeys
+    let link: RedisLink
+    let hub: Hub
+    let metrics = ServerMetrics()
+    let clock: @Sendable () -> Instant
+    let logger: Logger
+    private let maxRooms: Int
+    var nodeID: String { options.nodeID }
+    var replyTimeoutMilliseconds: Int { options.leaseMilliseconds + 1_000 }
+
+    let rooms = Mutex<[String: ClusterRoom]>([:])
+    let owned = Mutex<[String: Owned]>([:])
+    /// Link queue only: the owner of each room, as last seen.
+    var ownerCache: [String: String] = [:]
+    private let tokens = Mutex(0)
+    private let subscriberUp = Mutex(false)
+    private var subscriber: RedisSubscriber?
+    private var ticker: DispatchSourceTimer?
+
+    init(options: ClusterOptions, config: ServerConfig, maxRooms: Int, hub: Hub, clock: @escaping @Sendable () -> Instant, logger: Logger) {
+        self.options = options
+        self.config = config
+        self.maxRooms = maxRooms
+        self.keys = ClusterKeys(prefix: options.keyPrefix)
+        self.link = RedisLink(endpoint: options.redis, timeoutMilliseconds: min(1_000, max(100, options.leaseMilliseconds / 3)))
+        self.hub = hub
+        self.clock = clock
+        var logger = logger
+        logger[metadataKey: "node"] = "\(options.nodeID)"
+        self.logger = logger
+    }
+
+    func nextToken() -> Int { tokens.withLock { $0 += 1; return $0 } }
+
+    // MARK: RoomDirectory
+
+    var count: Int { rooms.withLock { Set($0.keys) }.union(owned.withLock { Set($0.keys) }).count }
+
+    func start() throws {
+        RedisProcess.ignoreSIGPIPE()
+        let subscriber = RedisSubscriber(
+            endpoint: options.redis, channels: [keys.inbox(nodeID)], patterns: [keys.patchPattern],
+            pingIntervalMilliseconds: min(1_000, max(100, options.leaseMilliseconds / 3)),
+            onMessage: { [unowned self] channel, payload in self.received(channel: channel, payload: payload) },
+            onConnection: { [unowned self] up in self.subscriberChanged(up: up) })
+        self.subscriber = subscriber
+        subscriber.start()
+        let ticker = DispatchSource.makeTimerSource(queue: link.queue)
+        let period = max(50, options.leaseMilliseconds / 3)
+        ticker.schedule(deadline: .now(), repeating: .milliseconds(period), leeway: .milliseconds(period / 10))
+        ticker.setEventHandler { [unowned self] in self.tick() }
+        self.ticker = ticker
+        ticker.resume()
+        logger.notice("cluster mode", metadata: ["redis": "\(options.redis)", "leaseMs": "\(options.leaseMilliseconds)"])
+    }
+
+    func stopAll() {
+        ticker?.cancel()
+        link.queue.sync {
+            // Hand every room back at once, so other nodes take over without waiting for the lease to lapse.
+            for (name, owner) in owned.withLock({ $0 }) {
+                owner.runtime.stop()
+                owner.store.stop()
+                releaseLease(name)
+            }
+            owned.withLock { $0.removeAll() }
+        }
+        subscriber?.stop()
+        link.close()
+    }
+
+    func room(named name: String, template: String?,
+              mayCreate: @escaping @Sendable (_ template: String?, _ defaultTemplate: String) -> ProtocolError?) throws(ProtocolError) -> any RoomEndpoint {
+        // A room of the config exists from the start on a single node; here the first node to need it creates it.
+        let configured = config.rooms.first { $0.name == name }
+        var refusal = configured == nil ? mayCreate(template, config.defaultTemplate) : nil
+        if refusal == nil, configured == nil, !config.createRoomsOnJoin {
+            refusal = ProtocolError(.unknownRoom, "room \(name) does not exist and this server does not create rooms on join")
+        }
+        let templateName = configured?.template ?? template ?? config.defaultTemplate
+        if refusal == nil, config.templates[templateName] == nil {
+            let known = config.templates.keys.sorted().joined(separator: ", ")
+            refusal = ProtocolError(.unknownTemplate, "no template \"\(templateName)\" (known: \(known))")
+        }
+        let result: Result<ClusterRoom, ProtocolError> = rooms.withLock { rooms in
+            if let existing = rooms[name] { return .success(existing) }
+            guard rooms.count < maxRooms else {
+                return .failure(ProtocolError(.roomLimit, "this node already serves \(maxRooms) rooms", room: name))
+            }
+            let room = ClusterRoom(name: name, directory: self)
+            rooms[name] = room
+            return .success(room)
+        }
+        return ClusterRoomHandle(room: try result.get(), creation: Creation(template: templateName, refusal: refusal))
+    }
+
+    func health() -> (ready: Bool, fields: [(String, JSONValue)]) {
+        let redisUp = link.isReachable && subscriberUp.withLock { $0 }
+        let cluster: JSONValue = [
+            "node": .string(nodeID),
+            "redis": redisUp ? "up" : "down",
+            "ownedRooms": .int(owned.withLock { $0.count }),
+        ]
+        return (redisUp, [("cluster", cluster)])
+    }
+
+    // MARK: Forwarding (any thread → link queue)
+
+    /// Sends a session's request to the room's owner; `failed` is called (any thread) when it could not be.
+    func forward(_ request: ClusterRequest, room: String, session: SessionID, token: Int, creation: Creation?,
+                 failed: @escaping @Sendable (ProtocolError) -> Void) {
+        link.queue.async { [self] in
+            do throws(RedisError) {
+                switch try resolveOwner(room, creation: creation) {
+                case let .refused(error):
+                    failed(error)
+                case let .owner(owner) where owner == nodeID:
+                    guard let mine = owned.withLock({ $0[room] }) else {
+                        ownerCache[room] = nil
+                        return failed(ProtocolError(.unavailable, "room \(room) is changing owner; retry in a moment"))
+                    }
+                    handle(request, for: mine, from: nodeID, session: session, token: token)
+                case let .owner(owner):
+                    let envelope = ClusterEnvelope.encode(.init(request: request, room: room, node: nodeID, session: session, token: token))
+                    if try link.publish(keys.inbox(owner), envelope) == 0 {
+                        ownerCache[room] = nil
+                        failed(ProtocolError(.unavailable, "room \(room)'s owner node \(owner) is not reachable; another node takes over within \(options.leaseMilliseconds) ms, retry then"))
+                    }
+                }
+            } catch {
+                failed(ProtocolError(.unavailable, "Redis is not reachable: \(error.message)"))
+            }
+        }
+    }
+
+    /// Runs a request on a room this node owns.
+    func handle(_ request: ClusterRequest, for owner: Owned, from node: String, session: SessionID, token: Int) {
+        let remote = RemoteSession(node: node, session: session, token: token, outlet: owner.store)
+        switch request {
+        case let .join(join): owner.runtime.join(from: remote, join)
+        case let .intent(intent): owner.runtime.intent(from: remote, intent)
+        case let .leave(id, reason): owner.runtime.leave(from: remote, id: id, reason: reason)
+        case let .snapshot(id): owner.runtime.resync(from: remote, id: id)
+        }
+    }
+
+    // MARK: Subscriber thread
+
+    private func received(channel: String, payload: [UInt8]) {
+        if let room = keys.room(ofPatchChannel: channel) {
+            guard let local = rooms.withLock({ $0[room] }), let publication = ClusterEnvelope.decodePublication(payload) else { return }
+            local.published(epoch: publication.epoch, version: publication.version, message: publication.message)
+            return
+        }
+        switch ClusterEnvelope.decodeInbox(payload) {
+        case let .reply(reply)?:
+            rooms.withLock { $0[reply.room] }?.replied(reply)
+        case let .request(request)?:
+            if let mine = owned.withLock({ $0[request.room] }) {
+                handle(request.request, for: mine, from: request.node, session: request.session, token: request.token)
+            } else {
+                refuseNotOwner(request)
+            }
+        case nil:
+            logger.warning("malformed cluster message ignored", metadata: ["channel": "\(channel)"])
+        }
+    }
+
+    /// A request reached a node that no longer owns the room: the sender's client gets `unavailable`.
+    private func refuseNotOwner(_ request: ClusterEnvelope.Request) {
+        let message = ServerMessage.error(ProtocolError(.unavailable, "room \(request.room) is changing owner; retry in a moment",
+                                                        id: requestID(of: request.request), room: request.room)).encoded()
+        let envelope = message.withUnsafeBufferPointer {
+            ClusterEnvelope.reply(room: request.room, session: request.session, token: request.token, state: nil, message: $0)
+        }
+        link.queue.async { [self] in _ = try? link.publish(keys.inbox(request.node), envelope) }
+    }
+
+    private func requestID(of request: ClusterRequest) -> RequestID? {
+        switch request {
+        case let .join(j): return j.id
+        case let .intent(i): return i.id
+        case let .leave(id, _), let .snapshot(id): return id
+        }
+    }
+
+    private func subscriberChanged(up: Bool) {
+        let wasUp = subscriberUp.withLock { s in defer { s = up }; return s }
+        if up {
+            logger.info("Redis subscriber connected")
+            // Messages published while it was away are lost: every room here resyncs its sessions.
+            for room in rooms.withLock({ Array($0.values) }) { room.redisReconnected() }
+        } else if wasUp {
+            logger.warning("Redis subscriber lost its connection; reconnecting")
+        }
+    }
+}

@@ -1,0 +1,131 @@
+import LiveControlsEngine
+import LiveControlsProtocol
+
+/// A request a node forwards to a room's owner, for one of its sessions.
+enum ClusterRequest: Sendable, Equatable {
+    case join(JoinRequest)
+    case intent(IntentRequest)
+    case leave(id: RequestID?, reason: HoldEndReason)
+    /// A fresh snapshot (a re-join, or a resync after an overflow or a gap).
+    case snapshot(id: RequestID?)
+}
+
+/// What travels between nodes, as bytes: one header line of tab-separated fields, a newline, a body.
+/// Room names, session ids and node ids never contain tabs or newlines (the protocol and the CLI refuse them).
+///
+/// - request to the owner's inbox `n:<owner>`: `Q <kind> <room> <from node> <session> <token>` + a JSON body
+/// - reply to a session's node inbox `n:<node>`: `R <room> <session> <token> <epoch> <version>` + the message as
+///   clients receive it; epoch and version are set for room-state messages (snapshot, resumed, patch), else empty
+/// - a patch on `p:<room>`: `<epoch> <version>` + the patch message as clients receive it (empty: the room
+///   started a new epoch)
+enum ClusterEnvelope {
+    struct Request: Sendable {
+        var request: ClusterRequest
+        var room: String
+        var node: String
+        var session: SessionID
+        var token: Int
+    }
+
+    struct Reply: Sendable {
+        var room: String
+        var session: SessionID
+        var token: Int
+        var epoch: String?
+        var version: Int?
+        var message: ArraySlice<UInt8>
+    }
+
+    enum Inbox: Sendable {
+        case request(Request)
+        case reply(Reply)
+    }
+
+    static func encode(_ r: Request) -> [UInt8] {
+        var body = JSONObject()
+        let kind: String
+        switch r.request {
+        case let .join(join):
+            kind = "join"
+            if let id = join.id { body["id"] = id.json }
+            if let name = join.name { body["name"] = .string(name) }
+            if let since = join.since { body["since"] = ["epoch": .string(since.epoch), "version": .int(since.version)] }
+        case let .intent(intent):
+            kind = "intent"
+            body["id"] = intent.id.json
+            body["control"] = .string(intent.control)
+            body["intent"] = .string(intent.intent)
+            body["args"] = .object(intent.args)
+        case let .leave(id, reason):
+            kind = "leave"
+            if let id { body["id"] = id.json }
+            body["reason"] = .string(reason.rawValue)
+        case let .snapshot(id):
+            kind = "snapshot"
+            if let id { body["id"] = id.json }
+        }
+        var bytes = Array("Q\t\(kind)\t\(r.room)\t\(r.node)\t\(r.session.rawValue)\t\(r.token)\n".utf8)
+        bytes.append(contentsOf: JSONWriter.encode(.object(body)))
+        return bytes
+    }
+
+    static func reply(room: String, session: SessionID, token: Int, state: (epoch: String, version: Int)?,
+                      message: UnsafeBufferPointer<UInt8>) -> [UInt8] {
+        var bytes = Array("R\t\(room)\t\(session.rawValue)\t\(token)\t\(state?.epoch ?? "")\t\(state.map { String($0.version) } ?? "")\n".utf8)
+        bytes.append(contentsOf: message)
+        return bytes
+    }
+
+    static func publication(epoch: String, version: Int, message: [UInt8]) -> [UInt8] {
+        var bytes = Array("\(epoch)\t\(version)\n".utf8)
+        bytes.append(contentsOf: message)
+        return bytes
+    }
+
+    /// A patch publication: nil when malformed.
+    static func decodePublication(_ bytes: [UInt8]) -> (epoch: String, version: Int, message: ArraySlice<UInt8>)? {
+        guard let (fields, body) = header(bytes), fields.count == 2, let version = Int(fields[1]) else { return nil }
+        return (fields[0], version, body)
+    }
+
+    /// A message on a node's inbox: nil when malformed.
+    static func decodeInbox(_ bytes: [UInt8]) -> Inbox? {
+        guard let (fields, body) = header(bytes), let kind = fields.first else { return nil }
+        if kind == "R", fields.count == 6, let token = Int(fields[3]) {
+            return .reply(Reply(room: fields[1], session: SessionID(fields[2]), token: token,
+                                epoch: fields[4].isEmpty ? nil : fields[4], version: Int(fields[5]), message: body))
+        }
+        guard kind == "Q", fields.count == 6, let token = Int(fields[5]),
+              let json = try? JSONParser.parse(Array(body)), let request = decodeRequest(kind: fields[1], room: fields[2], json)
+        else { return nil }
+        return .request(Request(request: request, room: fields[2], node: fields[3], session: SessionID(fields[4]), token: token))
+    }
+
+    private static func decodeRequest(kind: String, room: String, _ body: JSONValue) -> ClusterRequest? {
+        let id = body["id"].flatMap(RequestID.init(json:))
+        switch kind {
+        case "join":
+            var since: ResumePoint? = nil
+            if let s = body["since"], let epoch = s["epoch"]?.stringValue, let version = s["version"]?.intValue {
+                since = ResumePoint(epoch: epoch, version: version)
+            }
+            return .join(JoinRequest(id: id, room: room, name: body["name"]?.stringValue, since: since))
+        case "intent":
+            guard let id, let control = body["control"]?.stringValue, let intent = body["intent"]?.stringValue else { return nil }
+            return .intent(IntentRequest(id: id, room: room, control: control, intent: intent, args: body["args"]?.objectValue ?? JSONObject()))
+        case "leave":
+            guard let reason = body["reason"]?.stringValue.flatMap(HoldEndReason.init(rawValue:)) else { return nil }
+            return .leave(id: id, reason: reason)
+        case "snapshot":
+            return .snapshot(id: id)
+        default:
+            return nil
+        }
+    }
+
+    private static func header(_ bytes: [UInt8]) -> ([String], ArraySlice<UInt8>)? {
+        guard let newline = bytes.firstIndex(of: 0x0A) else { return nil }
+        let line = String(decoding: bytes[..<newline], as: UTF8.self)
+        return (line.split(separator: "\t", omittingEmptySubsequences: false).map(String.init), bytes[(newline + 1)...])
+    }
+}

@@ -1,0 +1,223 @@
+import Dispatch
+import LiveControlsEngine
+import LiveControlsProtocol
+
+/// Cluster mode: one room as seen from this node, for the connections here.
+///
+/// It forwards their requests to the room's owner (which may be this node) and delivers, in order, what
+/// the owner publishes: patches on the room's channel, and replies for these sessions on this node's inbox.
+/// Both arrive on the one subscriber connection, so a snapshot reply lands exactly between the patch it
+/// shows and the next one. A gap in the versions (Redis dropped messages while the subscriber reconnected)
+/// or a new epoch makes every session here resync, as after an overflow: never a silent gap.
+///
+/// Thread rules: every `var` is touched only on `queue`.
+final class ClusterRoom: @unchecked Sendable {
+    let name: String
+    let queue: DispatchQueue
+    private unowned let directory: ClusterDirectory
+
+    /// Sessions subscribed here: they get every patch.
+    private var members: [SessionID: Connection] = [:]
+    /// Sessions whose join is on its way to the owner.
+    private var joining: [SessionID: Connection] = [:]
+    /// Sessions whose `leave` waits for its `left`.
+    private var leaving: [SessionID: Connection] = [:]
+    /// Sessions whose next snapshot ends a resync (`Connection.enqueueResync`).
+    private var resyncing: Set<SessionID> = []
+    /// The last patch seen on the room's channel.
+    private var epoch: String?
+    private var version = 0
+
+    private struct Pending {
+        var connection: Connection
+        var id: RequestID?
+        var isJoin: Bool
+        var deadline: DispatchTime
+    }
+    /// Forwarded requests waiting for their reply, by token.
+    private var pending: [Int: Pending] = [:]
+
+    init(name: String, directory: ClusterDirectory) {
+        self.name = name
+        self.directory = directory
+        self.queue = DispatchQueue(label: "livecontrols.cluster.\(name)")
+    }
+
+    // MARK: From the service thread
+
+    func join(_ connection: Connection, _ request: JoinRequest, creation: ClusterDirectory.Creation) {
+        queue.async {
+            self.joining[connection.session] = connection
+            var forwarded = request
+            forwarded.token = nil
+            forwarded.template = nil
+            self.forward(.join(forwarded), for: connection, id: request.id, isJoin: true, creation: creation)
+        }
+    }
+
+    func resync(_ connection: Connection, id: RequestID?) {
+        queue.async { self.forward(.snapshot(id: id), for: connection, id: id) }
+    }
+
+    func resyncAfterOverflow(_ connection: Connection) {
+        queue.async {
+            guard self.members[connection.session] === connection || self.joining[connection.session] === connection else {
+                connection.cancelResync(room: self.name)
+                return
+            }
+            self.resyncing.insert(connection.session)
+            self.forward(.snapshot(id: nil), for: connection, id: nil)
+        }
+    }
+
+    func leave(_ connection: Connection, id: RequestID?, reason: HoldEndReason) {
+        queue.async {
+            let session = connection.session
+            self.members[session] = nil
+            self.joining[session] = nil
+            self.resyncing.remove(session)
+            if reason == .leave { self.leaving[session] = connection }
+            self.forward(.leave(id: id, reason: reason), for: connection, id: id, expectsReply: reason == .leave)
+        }
+    }
+
+    func intent(_ connection: Connection, _ request: IntentRequest) {
+        queue.async { self.forward(.intent(request), for: connection, id: request.id) }
+    }
+
+    /// Queue only.
+    private func forward(_ request: ClusterRequest, for connection: Connection, id: RequestID?, isJoin: Bool = false,
+                         expectsReply: Bool = true, creation: ClusterDirectory.Creation? = nil) {
+        let token = directory.nextToken()
+        if expectsReply {
+            pending[token] = Pending(connection: connection, id: id, isJoin: isJoin, deadline: .now() + .milliseconds(directory.replyTimeoutMilliseconds))
+        }
+        directory.forward(request, room: name, session: connection.session, token: token, creation: creation) { [weak self] error in
+            self?.failed(token: token, error)
+        }
+    }
+
+    // MARK: From the subscriber thread (in Redis's order) and the link queue
+
+    /// A patch the owner published.
+    func published(epoch: String, version: Int, message: ArraySlice<UInt8>) {
+        queue.async {
+            if message.isEmpty || (self.epoch != nil && self.epoch != epoch) {
+                // A new epoch: every session here needs the new lifetime's snapshot.
+                let changed = self.epoch != nil && self.epoch != epoch
+                self.epoch = epoch
+                self.version = version
+                if changed || !message.isEmpty { self.resyncAll() }
+                if message.isEmpty { return }
+            } else if self.epoch == epoch {
+                if version <= self.version { return }
+                if version > self.version + 1 {
+                    self.version = version
+                    self.resyncAll()
+                    return
+                }
+            }
+            self.epoch = epoch
+            self.version = version
+            guard !self.members.isEmpty else { return }
+            let frame = Frame(bytes: message, stateOfRoom: self.name, stateVersion: (epoch, version))
+            var toWake: [Connection] = []
+            for connection in self.members.values where connection.enqueue(frame) { toWake.append(connection) }
+            self.directory.hub.wake(toWake)
+        }
+    }
+
+    /// A reply the owner sent for one of this node's sessions.
+    func replied(_ reply: ClusterEnvelope.Reply) {
+        queue.async {
+            let request = self.pending.removeValue(forKey: reply.token)
+            let session = reply.session
+            guard let connection = self.members[session] ?? self.joining[session] ?? self.leaving[session] ?? request?.connection else { return }
+            var frame: Frame
+            if let epoch = reply.epoch, let version = reply.version {
+                frame = Frame(bytes: reply.message, stateOfRoom: self.name, stateVersion: (epoch, version))
+                let startsSubscription = self.joining.removeValue(forKey: session) != nil || request?.isJoin == true
+                let isSnapshot = startsSubscription || self.resyncing.contains(session) || request != nil
+                if isSnapshot {
+                    // A snapshot or `resumed` sits exactly at the room's current version in this stream.
+                    self.epoch = epoch
+                    self.version = version
+                }
+                if startsSubscription, self.leaving[session] == nil { self.members[session] = connection }
+                if self.resyncing.remove(session) != nil {
+                    if connection.enqueueResync(frame, room: self.name) { self.directory.hub.wake(connection) }
+                    return
+                }
+            } else {
+                frame = Frame(bytes: reply.message)
+                if request?.isJoin == true { self.joining[session] = nil }
+                if self.leaving[session] != nil, request != nil, self.members[session] == nil { self.leaving[session] = nil }
+            }
+            if connection.enqueue(frame) { self.directory.hub.wake(connection) }
+        }
+    }
+
+    /// The request could not be forwarded, or its answer did not come in time.
+    func failed(token: Int, _ error: ProtocolError) {
+        queue.async {
+            guard let request = self.pending.removeValue(forKey: token) else { return }
+            self.answer(request, error)
+        }
+    }
+
+    private func answer(_ request: Pending, _ error: ProtocolError) {
+        let session = request.connection.session
+        if request.isJoin { joining[session] = nil }
+        if leaving[session] === request.connection { leaving[session] = nil }
+        if resyncing.remove(session) != nil {
+            // The resync could not be had: try again once the outbox drains.
+            request.connection.cancelResync(room: name)
+            if request.connection.requireResync(room: name) { directory.hub.wake(request.connection) }
+        }
+        var error = error
+        error.id = request.id
+        error.room = name
+        if request.connection.enqueue(Frame(.error(error))) { directory.hub.wake(request.connection) }
+    }
+
+    // MARK: Link queue (ticker)
+
+    /// Answers requests whose owner never replied with `unavailable`; whether any session is here.
+    func sweep(now: DispatchTime) -> Bool {
+        queue.sync {
+            for (token, request) in pending where request.deadline < now {
+                pending[token] = nil
+                answer(request, ProtocolError(.unavailable, "the room's owner did not answer in time; the request may or may not have taken effect"))
+            }
+            return !members.isEmpty || !joining.isEmpty || !pending.isEmpty
+        }
+    }
+
+    /// The subscriber reconnected: whatever was published meanwhile is lost, so everyone here resyncs.
+    func redisReconnected() {
+        queue.async { self.resyncAll() }
+    }
+
+    private func resyncAll() {
+        var toWake: [Connection] = []
+        for connection in members.values where connection.requireResync(room: name) { toWake.append(connection) }
+        directory.hub.wake(toWake)
+    }
+}
+
+/// What `Connection.joined` holds in cluster mode: the node's room plus how this join may create it.
+final class ClusterRoomHandle: RoomEndpoint, @unchecked Sendable {
+    let room: ClusterRoom
+    let creation: ClusterDirectory.Creation
+
+    init(room: ClusterRoom, creation: ClusterDirectory.Creation) {
+        self.room = room
+        self.creation = creation
+    }
+
+    func join(_ connection: Connection, _ request: JoinRequest) { room.join(connection, request, creation: creation) }
+    func resync(_ connection: Connection, id: RequestID?) { room.resync(connection, id: id) }
+    func resyncAfterOverflow(_ connection: Connection) { room.resyncAfterOverflow(connection) }
+    func leave(_ connection: Connection, id: RequestID?, reason: HoldEndReason) { room.leave(connection, id: id, reason: reason) }
+    func intent(_ connection: Connection, _ request: IntentRequest) { room.intent(connection, request) }
+}

@@ -1,0 +1,52 @@
+import LiveControlsRedis
+
+/// The Lua scripts that make ownership safe: each runs atomically in Redis.
+enum ClusterScripts {
+    /// KEYS: lease, fence, state. ARGV: node, ttl ms. Takes the lease if free and returns the new fencing
+    /// token (never below the `fence` the room's state was last written with, so a Redis that lost its
+    /// counter cannot hand out an old token again); 0 when another node holds the lease.
+    static let acquire = RedisScript("""
+        if redis.call('SET', KEYS[1], ARGV[1], 'NX', 'PX', ARGV[2]) then
+          local t = redis.call('INCR', KEYS[2])
+          local floor = tonumber(redis.call('HGET', KEYS[3], 'fence') or '0')
+          if t <= floor then t = floor + 1; redis.call('SET', KEYS[2], t) end
+          return t
+        end
+        return 0
+        """)
+
+    /// KEYS: lease, fence. ARGV: node, ttl ms, token. Extends the lease while this node holds it with this token.
+    static let renew = RedisScript("""
+        if redis.call('GET', KEYS[1]) == ARGV[1] and redis.call('GET', KEYS[2]) == ARGV[3] then
+          return redis.call('PEXPIRE', KEYS[1], ARGV[2])
+        end
+        return 0
+        """)
+
+    /// KEYS: lease. ARGV: node. Gives the lease up if this node holds it.
+    static let release = RedisScript("""
+        if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end
+        return 0
+        """)
+
+    /// KEYS: fence, state, history. ARGV: token, reset (1/0), channel, publication ('' for none), history
+    /// entry ('' for none), history limit, n, n field/value pairs, d, d fields to delete.
+    /// Writes only while `token` is the room's current fencing token, then publishes: 1, or 0 when fenced out.
+    static let write = RedisScript("""
+        if redis.call('GET', KEYS[1]) ~= ARGV[1] then return 0 end
+        if ARGV[2] == '1' then redis.call('DEL', KEYS[2], KEYS[3]) end
+        local n = tonumber(ARGV[7])
+        local i = 8
+        if n > 0 then redis.call('HSET', KEYS[2], unpack(ARGV, i, i + 2 * n - 1)) end
+        i = i + 2 * n
+        local d = tonumber(ARGV[i])
+        i = i + 1
+        if d > 0 then redis.call('HDEL', KEYS[2], unpack(ARGV, i, i + d - 1)) end
+        if ARGV[5] ~= '' then
+          redis.call('RPUSH', KEYS[3], ARGV[5])
+          redis.call('LTRIM', KEYS[3], -tonumber(ARGV[6]), -1)
+        end
+        if ARGV[4] ~= '' then redis.call('PUBLISH', ARGV[3], ARGV[4]) end
+        return 1
+        """)
+}

@@ -1,0 +1,53 @@
+import LiveControlsEngine
+import LiveControlsProtocol
+import LiveControlsRedis
+
+extension ClusterDirectory {
+    /// Link queue: the room as `RedisRoomStore` wrote it (state hash and recent patches); nil when none.
+    func loadRoom(_ room: String) throws(RedisError) -> ClusterStoredRoom? {
+        let replies = try link.run { c throws(RedisError) in
+            try c.pipeline([
+                [Array("HGETALL".utf8), Array(keys.state(room).utf8)],
+                [Array("LRANGE".utf8), Array(keys.history(room).utf8), Array("0".utf8), Array("-1".utf8)],
+            ])
+        }
+        guard replies.count == 2, case let .array(pairs) = replies[0], !pairs.isEmpty else { return nil }
+        var fields: [String: [UInt8]] = [:]
+        var index = 0
+        while index + 1 < pairs.count {
+            if let field = pairs[index].text, let value = pairs[index + 1].bytes { fields[field] = value }
+            index += 2
+        }
+        func text(_ field: String) -> String? { fields[field].map { String(decoding: $0, as: UTF8.self) } }
+        guard let template = text("template"), let epoch = text("epoch"), let version = text("version").flatMap(Int.init) else {
+            throw RedisError(.protocolError, "room \(room): its state in Redis lacks template, epoch or version")
+        }
+        var controls: [ControlID: String] = [:]
+        var members: [(seq: Int, session: SessionID, name: String?)] = []
+        var nodes: [SessionID: String] = [:]
+        for (field, value) in fields {
+            if field.hasPrefix("c:") {
+                let content = String(decoding: value, as: UTF8.self)
+                guard let newline = content.firstIndex(of: "\n") else { continue }
+                controls[ControlID(String(field.dropFirst(2)))] = String(content[content.index(after: newline)...])
+            } else if field.hasPrefix("m:"), let record = (try? JSONParser.parse(value))?.arrayValue, record.count == 3 {
+                let session = SessionID(String(field.dropFirst(2)))
+                members.append((record[0].intValue ?? 0, session, record[1].stringValue))
+                if let node = record[2].stringValue { nodes[session] = node }
+            }
+        }
+        members.sort { ($0.seq, $0.session) < ($1.seq, $1.session) }
+        var history: [Patch] = []
+        if case let .array(entries) = replies[1] {
+            for entry in entries {
+                guard let bytes = entry.bytes, let message = try? JSONParser.parse(bytes), let patchVersion = message["version"]?.intValue,
+                      let ops = message["ops"]?.arrayValue.flatMap({ try? $0.map { try PatchOp(json: $0) } })
+                else { continue }
+                history.append(Patch(version: patchVersion, ops: ops, cause: message["cause"] ?? .null))
+            }
+        }
+        let stored = StoredRoom(name: room, template: template, epoch: epoch, version: version, controls: controls,
+                                members: members.map { ($0.session, $0.name) }, history: history)
+        return ClusterStoredRoom(room: stored, nodes: nodes)
+    }
+}

@@ -1,0 +1,40 @@
+import ArgumentParser
+import LiveControlsRedis
+import LiveControlsServer
+
+/// `--redis`, `--node-id`, `--lease-ms`: cluster mode.
+struct ClusterFlags: ParsableArguments {
+    @Option(help: "Cluster mode: share rooms with other nodes through this Redis (redis://host[:port][/db]). Without it the server runs alone.")
+    var redis: String?
+
+    @Option(help: "Cluster mode: this node's id, unique in the cluster (letters, digits, '_', '-', '.'); random when not given.")
+    var nodeID: String?
+
+    @Option(help: "Cluster mode: milliseconds a room's ownership lease lasts; a lost owner is replaced within about this time.")
+    var leaseMs = 3_000
+
+    @Option(help: "Cluster mode: prefix of every Redis key and channel (several clusters can share one Redis).")
+    var redisPrefix = "lc:"
+
+    func validate() throws {
+        if let nodeID, nodeID.isEmpty || nodeID.count > 64 || !nodeID.allSatisfy({ $0.isASCII && ($0.isLetter || $0.isNumber || "_-.".contains($0)) }) {
+            throw ValidationError("--node-id must be 1…64 of A-Z a-z 0-9 _ - .")
+        }
+        guard (300...600_000).contains(leaseMs) else { throw ValidationError("--lease-ms must be between 300 and 600000") }
+        if let redis {
+            do { _ = try RedisEndpoint(url: redis) } catch { throw ValidationError("--redis: \(error)") }
+        }
+        guard !redisPrefix.contains(where: { $0 == "\t" || $0 == "\n" || $0 == " " }) else {
+            throw ValidationError("--redis-prefix may not contain spaces, tabs or newlines")
+        }
+    }
+
+    /// Nil without `--redis`.
+    func options(randomID: () -> String) throws -> ClusterOptions? {
+        guard let redis else { return nil }
+        var options = ClusterOptions(redis: try RedisEndpoint(url: redis), nodeID: nodeID ?? randomID())
+        options.leaseMilliseconds = leaseMs
+        options.keyPrefix = redisPrefix
+        return options
+    }
+}
