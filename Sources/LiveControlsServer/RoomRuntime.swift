@@ -138,13 +138,13 @@ final class RoomRuntime: RoomEndpoint, @unchecked Sendable {
         }
     }
 
-    /// Cluster mode, at takeover: members on running nodes are kept (their node is remembered); the rest leave
-    /// (reason `disconnect`). Holds end first, so a hold the lost owner ran ends with `failover`.
-    func adoptMembers(_ nodes: [SessionID: String], alive: Set<String>, session make: @escaping @Sendable (String, SessionID) -> RemoteSession) {
+    /// Cluster mode, at takeover: members are kept with the node they are on (the ticker drops those of nodes
+    /// that are gone); members of no known node leave (reason `disconnect`). Holds end first, with `failover`.
+    func adoptMembers(_ nodes: [SessionID: String], session make: @escaping @Sendable (String, SessionID) -> RemoteSession) {
         queue.async {
             self.carryOut(self.room.endHolds(reason: .failover))
             for session in self.room.sessions {
-                if let node = nodes[session], alive.contains(node) {
+                if let node = nodes[session] {
                     self.remoteMembers[session] = make(node, session)
                 } else {
                     self.carryOut(self.room.leave(session, reason: .disconnect))

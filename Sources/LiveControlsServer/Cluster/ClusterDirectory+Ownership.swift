@@ -46,8 +46,7 @@ extension ClusterDirectory {
         if let stored, let template = config.templates[stored.room.template],
            let restored = Room(restoring: stored.room, template: template, historyLimit: config.historyLimit) {
             runtime = makeRuntime(restored, store: store)
-            let alive = try aliveNodes(Set(stored.nodes.values))
-            runtime.adoptMembers(stored.nodes, alive: alive) { node, session in
+            runtime.adoptMembers(stored.nodes) { node, session in
                 RemoteSession(node: node, session: session, token: 0, outlet: store)
             }
             logger.info("room taken over", metadata: ["room": "\(room)", "epoch": "\(restored.epoch)", "version": "\(restored.version)", "fence": "\(fence)"])
@@ -158,8 +157,10 @@ extension ClusterDirectory {
         }
     }
 
-    /// Members whose node stopped running leave their rooms (reason `disconnect`).
+    /// Members whose node stopped running leave their rooms (reason `disconnect`). Only once Redis has been
+    /// reachable for a whole lease time, so every running node has refreshed its `alive:` key meanwhile.
     private func dropGoneMembers() {
+        guard link.reachableFor(milliseconds: options.leaseMilliseconds) else { return }
         for owner in owned.withLock({ Array($0.values) }) {
             let nodes = owner.runtime.memberNodes()
             guard nodes.count > 1 || nodes.first != nodeID, let alive = try? aliveNodes(nodes) else { continue }

@@ -32,6 +32,8 @@ final class ClusterRoom: @unchecked Sendable {
         var connection: Connection
         var id: RequestID?
         var isJoin: Bool
+        /// A snapshot this node asked for on the session's behalf (overflow, gap, new epoch).
+        var isResync: Bool
         var deadline: DispatchTime
     }
     /// Forwarded requests waiting for their reply, by token.
@@ -66,7 +68,7 @@ final class ClusterRoom: @unchecked Sendable {
                 return
             }
             self.resyncing.insert(connection.session)
-            self.forward(.snapshot(id: nil), for: connection, id: nil)
+            self.forward(.snapshot(id: nil), for: connection, id: nil, isResync: true)
         }
     }
 
@@ -87,10 +89,11 @@ final class ClusterRoom: @unchecked Sendable {
 
     /// Queue only.
     private func forward(_ request: ClusterRequest, for connection: Connection, id: RequestID?, isJoin: Bool = false,
-                         expectsReply: Bool = true, creation: ClusterDirectory.Creation? = nil) {
+                         isResync: Bool = false, expectsReply: Bool = true, creation: ClusterDirectory.Creation? = nil) {
         let token = directory.nextToken()
         if expectsReply {
-            pending[token] = Pending(connection: connection, id: id, isJoin: isJoin, deadline: .now() + .milliseconds(directory.replyTimeoutMilliseconds))
+            pending[token] = Pending(connection: connection, id: id, isJoin: isJoin, isResync: isResync,
+                                     deadline: .now() + .milliseconds(directory.replyTimeoutMilliseconds))
         }
         directory.forward(request, room: name, session: connection.session, token: token, creation: creation) { [weak self] error in
             self?.failed(token: token, error)
@@ -149,6 +152,10 @@ final class ClusterRoom: @unchecked Sendable {
                     return
                 }
             } else {
+                if let request, request.isResync {
+                    // The owner could not give the snapshot (it is changing hands): ask again in a moment.
+                    return self.answer(request, ProtocolError(.unavailable, "no snapshot"))
+                }
                 frame = Frame(bytes: reply.message)
                 if request?.isJoin == true { self.joining[session] = nil }
                 if self.leaving[session] != nil, request != nil, self.members[session] == nil { self.leaving[session] = nil }
@@ -169,10 +176,17 @@ final class ClusterRoom: @unchecked Sendable {
         let session = request.connection.session
         if request.isJoin { joining[session] = nil }
         if leaving[session] === request.connection { leaving[session] = nil }
-        if resyncing.remove(session) != nil {
-            // The resync could not be had: try again once the outbox drains.
-            request.connection.cancelResync(room: name)
-            if request.connection.requireResync(room: name) { directory.hub.wake(request.connection) }
+        if request.isResync {
+            // The snapshot could not be had (no owner yet, or Redis away): ask again in a moment. The client
+            // asked for nothing, so it hears nothing; its state frames stay held back until then.
+            resyncing.remove(session)
+            let connection = request.connection
+            queue.asyncAfter(deadline: .now() + .milliseconds(250)) {
+                guard self.members[session] === connection else { return connection.cancelResync(room: self.name) }
+                self.resyncing.insert(session)
+                self.forward(.snapshot(id: nil), for: connection, id: nil, isResync: true)
+            }
+            return
         }
         var error = error
         error.id = request.id

@@ -11,24 +11,30 @@ import Synchronization
 final class RedisLink: @unchecked Sendable {
     let queue = DispatchQueue(label: "livecontrols.redis")
     private let connection: RedisConnection
-    private let reachable = Mutex(true)
+    /// Whether the last command reached Redis, and since when it has without a break.
+    private let reachable = Mutex<(up: Bool, since: DispatchTime)>((true, .now()))
 
     init(endpoint: RedisEndpoint, timeoutMilliseconds: Int) {
         connection = RedisConnection(endpoint: endpoint, timeoutMilliseconds: timeoutMilliseconds)
     }
 
     /// Whether the last command reached Redis (any thread).
-    var isReachable: Bool { reachable.withLock { $0 } }
+    var isReachable: Bool { reachable.withLock { $0.up } }
+
+    /// Whether Redis has answered every command for at least this long.
+    func reachableFor(milliseconds: Int) -> Bool {
+        reachable.withLock { $0.up && DispatchTime.now().uptimeNanoseconds >= $0.since.uptimeNanoseconds + UInt64(milliseconds) * 1_000_000 }
+    }
 
     /// Queue only: runs one exchange with Redis and records whether Redis answered.
     func run<T>(_ body: (RedisConnection) throws(RedisError) -> T) throws(RedisError) -> T {
         dispatchPrecondition(condition: .onQueue(queue))
         do {
             let value = try body(connection)
-            reachable.withLock { $0 = true }
+            reachable.withLock { if !$0.up { $0 = (true, .now()) } }
             return value
         } catch {
-            if error.kind == .connection { reachable.withLock { $0 = false } }
+            if error.kind == .connection { reachable.withLock { $0.up = false } }
             throw error
         }
     }

@@ -1,0 +1,244 @@
+"""Cluster mode: several real nodes on loopback sharing rooms through a real redis-server."""
+from __future__ import annotations
+
+import json
+import time
+import urllib.error
+
+import pytest
+
+from redis_server import redis_server  # noqa: F401  (fixture)
+from livecontrols_client import Client
+
+LEASE_MS = 1000
+
+
+@pytest.fixture
+def cluster(start_server, redis_server):  # noqa: F811
+    """Factory: `cluster(n)` starts n nodes on one Redis (node ids n0, n1, …)."""
+    def start(n: int = 2):
+        return [start_server("--redis", redis_server.url, "--node-id", f"n{i}", "--lease-ms", str(LEASE_MS)) for i in range(n)]
+    return start
+
+
+@pytest.fixture
+def connect():
+    made: list[Client] = []
+
+    def make(node, **kwargs) -> Client:
+        c = node.client(**kwargs)
+        made.append(c)
+        return c
+
+    yield make
+    for c in made:
+        try:
+            c.close()
+        except Exception:
+            pass
+
+
+def readiness(node) -> int:
+    try:
+        return node.get("/readyz").status
+    except urllib.error.HTTPError as e:
+        return e.code
+
+
+def wait_for(predicate, timeout: float, what: str):
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        value = predicate()
+        if value:
+            return value
+        time.sleep(0.02)
+    raise TimeoutError(what)
+
+
+def intent_until_acked(client, control, intent, args, timeout: float = 10):
+    """Retries an intent refused with `unavailable` (an owner changing hands) until it is acked."""
+    deadline = time.monotonic() + timeout
+    while True:
+        reply = client.intent(control, intent, args)
+        if reply["type"] == "ack":
+            return reply
+        assert reply["code"] == "unavailable", reply
+        if time.monotonic() > deadline:
+            raise TimeoutError(f"still unavailable: {reply}")
+        time.sleep(0.05)
+
+
+def test_clients_on_three_nodes_see_identical_patch_sequences(cluster, connect):
+    nodes = cluster(3)
+    clients = [connect(node) for node in nodes]
+    for i, c in enumerate(clients):
+        c.join(name=f"c{i}")
+    for round in range(10):
+        for i, c in enumerate(clients):
+            assert c.intent("quantity", "set", {"value": round * 3 + i})["type"] == "ack"
+    last = max(c.version() for c in clients)
+    for c in clients:
+        c.wait_version(last)
+    states = [c.state() for c in clients]
+    assert states[0] == states[1] == states[2]
+    assert set(states[0]["presence"]) == {c.session for c in clients}
+    assert states[0]["controls"]["quantity"]["value"] == 29
+    # The patches every client saw after the last one joined are the same: versions, ops and causes.
+    start = max(c.patches["demo"][0]["version"] for c in clients)
+    seqs = [[p for p in c.patches["demo"] if p["version"] >= start] for c in clients]
+    assert seqs[0] == seqs[1] == seqs[2]
+    assert [p["version"] for p in seqs[0]] == list(range(start, last + 1))
+
+
+def test_intents_sent_through_a_non_owner_are_applied_in_order_and_acked(cluster, connect):
+    owner_node, other_node = cluster(2)
+    owner = connect(owner_node)
+    owner.join(name="owner")  # the first node to need the room owns it
+    health = json.load(owner_node.get("/healthz"))
+    assert health["cluster"] == {"node": "n0", "redis": "up", "ownedRooms": 1}
+    c = connect(other_node)
+    c.join(name="remote")
+    for i in range(1, 31):  # pipelined: all sent before any ack is read
+        c.send({"type": "intent", "id": f"p{i}", "room": "demo", "control": "quantity", "intent": "set", "args": {"value": 10 + i}})
+    acks = [c.recv(lambda m: m["type"] in ("ack", "error") and str(m.get("id", "")).startswith("p")) for _ in range(30)]
+    assert [a["type"] for a in acks] == ["ack"] * 30
+    assert [a["id"] for a in acks] == [f"p{i}" for i in range(1, 31)]
+    versions = [a["version"] for a in acks]
+    assert versions == list(range(versions[0], versions[0] + 30))
+    c.wait_version(versions[-1])
+    by_version = {p["version"]: p for p in c.patches["demo"]}
+    for a in acks:
+        assert by_version[a["version"]]["cause"]["id"] == a["id"]
+    owner.wait_version(versions[-1])
+    assert owner.state() == c.state()
+    assert c.state()["controls"]["quantity"]["value"] == 40
+    assert json.load(other_node.get("/healthz"))["cluster"]["ownedRooms"] == 0
+
+
+def test_errors_from_the_owner_reach_a_client_on_another_node(cluster, connect):
+    a_node, b_node = cluster(2)
+    connect(a_node).join()
+    b = connect(b_node)
+    b.join()
+    error = b.intent("quantity", "set", {"value": 1000}, id="big")
+    assert error["type"] == "error" and error["code"] == "out_of_range" and error["id"] == "big" and error["room"] == "demo"
+    assert b.intent("nope", "next")["code"] == "unknown_control"
+    left = b.leave(id="bye")
+    assert left == {"type": "left", "id": "bye", "room": "demo"}
+
+
+def test_kill_9_of_the_owner_during_a_hold_ends_it_with_failover(cluster, connect):
+    a_node, b_node = cluster(2)
+    a = connect(a_node)
+    a.join(name="on-owner")
+    b = connect(b_node)
+    b.join(name="holder")
+    b.intent("quantity", "set", {"value": 0})
+    assert b.intent("quantity", "press", {"direction": "next"})["type"] == "ack"
+    b.wait_state(lambda s: s["controls"]["quantity"]["value"] >= 3)
+    a_node.proc.kill()  # SIGKILL: no goodbye, the lease just stops being renewed
+    killed = time.monotonic()
+    state = b.wait_state(lambda s: s["controls"]["quantity"]["holding"] is None, timeout=LEASE_MS / 1000 + 3)
+    took = time.monotonic() - killed
+    failover = b.patches["demo"][-1]
+    assert failover["cause"]["kind"] == "failover"
+    assert failover["cause"]["ended"] == [{"control": "quantity", "session": b.session, "reason": "failover"}]
+    assert took < LEASE_MS / 1000 + 1.5
+    # No tick after the failover; the versions went on without a gap (the client checks each one).
+    value = state["controls"]["quantity"]["value"]
+    b.expect_silence(lambda m: m["type"] == "patch" and m["cause"]["kind"] == "tick", timeout=0.6)
+    # The survivor owns the room now; the member on the dead node is dropped.
+    state = b.wait_state(lambda s: a.session not in s["presence"], timeout=LEASE_MS / 1000 + 3)
+    assert state["controls"]["quantity"]["value"] == value
+    assert json.load(b_node.get("/healthz"))["cluster"]["ownedRooms"] == 1
+    assert b.intent("quantity", "next")["type"] == "ack"
+
+
+def test_kill_9_of_the_owner_during_a_stream_of_intents_keeps_every_acked_version(cluster, connect):
+    a_node, b_node = cluster(2)
+    a = connect(a_node)
+    a.join(name="on-owner")
+    b = connect(b_node)
+    b.join(name="writer")
+    acked: list[dict] = []
+    refused = 0
+    value = 0
+    deadline = time.monotonic() + 20
+    while len(acked) < 60 and time.monotonic() < deadline:
+        if len(acked) == 20 and a_node.proc.poll() is None:
+            resume_from = dict(a.rooms["demo"])
+            a_node.proc.kill()
+        value += 1
+        reply = b.intent("quantity", "set", {"value": 10 + value % 80}, id=f"w{value}")  # never the current value
+        if reply["type"] == "ack":
+            acked.append(reply)
+        else:
+            assert reply["code"] == "unavailable", reply
+            refused += 1
+            time.sleep(0.05)
+    assert len(acked) == 60, f"only {len(acked)} acked, {refused} refused"
+    versions = [r["version"] for r in acked]
+    assert versions == sorted(set(versions))
+    # Every acked intent is in the patch stream the surviving client saw, at its version (no gap, no loss).
+    b.wait_version(versions[-1])
+    seen = {p["version"]: p["cause"].get("id") for p in b.patches["demo"]}
+    for r in acked:
+        assert seen[r["version"]] == r["id"]
+    assert b.state()["controls"]["quantity"]["value"] == 10 + int(acked[-1]["id"][1:]) % 80
+    # A client of the dead node reconnects to the survivor and resumes where it was: it converges.
+    c = connect(b_node)
+    c.rooms["demo"] = resume_from
+    c.patches["demo"] = []
+    reply = c.join(since={"epoch": resume_from["epoch"], "version": resume_from["version"]})
+    assert reply["type"] == "resumed"
+    c.wait_version(b.version())
+    b.wait_version(c.version())
+    assert c.state() == b.state()
+
+
+def test_redis_restart_gives_typed_errors_then_recovers(cluster, connect, redis_server):  # noqa: F811
+    a_node, b_node = cluster(2)
+    a = connect(a_node)
+    a.join(name="a")
+    b = connect(b_node)
+    b.join(name="b")
+    before = b.intent("quantity", "set", {"value": 5})
+    assert before["type"] == "ack"
+    redis_server.stop()
+    wait_for(lambda: readiness(a_node) == 503 and readiness(b_node) == 503, 5, "/readyz never reported the outage")
+    assert json.load(a_node.get("/healthz"))["cluster"]["redis"] == "down"
+    reply = b.intent("quantity", "set", {"value": 6})  # an answer, not a hang
+    assert reply["type"] == "error" and reply["code"] == "unavailable"
+    redis_server.start()
+    wait_for(lambda: readiness(a_node) == 200 and readiness(b_node) == 200, 10, "/readyz never recovered")
+    after = intent_until_acked(b, "quantity", "set", {"value": 7})
+    assert after["version"] > before["version"]
+    # Both clients converge on the same document (after resync snapshots, if Redis dropped messages).
+    a.wait_state(lambda s: s["controls"]["quantity"]["value"] == 7, timeout=10)
+    b.wait_state(lambda s: s["controls"]["quantity"]["value"] == 7, timeout=10)
+    a.wait_version(b.version())
+    b.wait_version(a.version())
+    assert a.state() == b.state()
+    assert a.rooms["demo"]["epoch"] == b.rooms["demo"]["epoch"]
+
+
+def test_graceful_stop_of_the_owner_hands_the_room_over(cluster, connect):
+    a_node, b_node = cluster(2)
+    connect(a_node).join()
+    b = connect(b_node)
+    b.join()
+    b.intent("quantity", "set", {"value": 3})
+    a_node.stop()
+    ack = intent_until_acked(b, "quantity", "next", None, timeout=LEASE_MS / 1000 + 3)
+    b.wait_version(ack["version"])
+    assert b.state()["controls"]["quantity"]["value"] == 4
+
+
+def test_cluster_flags_are_checked(start_server):
+    from livecontrols_server import BINARY
+    import subprocess
+    for args, text in [(["--redis", "http://x"], "--redis"), (["--redis", "redis://127.0.0.1:1", "--data-dir", "/tmp/x"], "exclude"),
+                       (["--node-id", "a b"], "--node-id"), (["--lease-ms", "10"], "--lease-ms")]:
+        done = subprocess.run([BINARY, *args], capture_output=True, text=True, timeout=20)
+        assert done.returncode == 64, done
+        assert text in done.stderr
