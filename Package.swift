@@ -57,6 +57,7 @@ let package = Package(
         .testTarget(name: "LiveControlsProtocolTests", dependencies: ["LiveControlsProtocol", "LiveControlsTestSupport"]),
         .testTarget(name: "LiveControlsEngineTests", dependencies: ["LiveControlsEngine", "LiveControlsTestSupport"]),
         .testTarget(name: "LiveControlsRedisTests", dependencies: ["LiveControlsRedis"]),
+        .testTarget(name: "LiveControlsServerTests", dependencies: ["LiveControlsServer", "LiveControlsEngine", "LiveControlsProtocol"]),
     ],
     swiftLanguageModes: [.v6]
 )

@@ -100,6 +100,8 @@ final class ClusterDirectory: RoomDirectory, @unchecked Sendable {
                 releaseLease(name)
             }
             owned.withLock { $0.removeAll() }
+            // Sessions here are gone too: owners elsewhere may drop them now rather than a lease later.
+            _ = try? link.run { c throws(RedisError) in try c.command(["DEL", keys.alive(nodeID)]) }
         }
         subscriber?.stop()
         link.close()
