@@ -11,11 +11,11 @@ from livecontrols_client import Client  # noqa: E402,F401
 from livecontrols_server import BINARY, REPO, Server, server, start_server  # noqa: E402,F401
 
 @pytest.fixture
-def clients(server):
-    """Factory for clients of the `server` fixture; all are closed at the end of the test."""
+def connect():
+    """Factory for clients of any server: `connect(server)`; all are closed at the end of the test."""
     made: list[Client] = []
 
-    def make(**kwargs) -> Client:
+    def make(server, **kwargs) -> Client:
         c = server.client(**kwargs)
         made.append(c)
         return c
@@ -26,3 +26,9 @@ def clients(server):
             c.close()
         except Exception:
             pass
+
+
+@pytest.fixture
+def clients(server, connect):
+    """Factory for clients of the `server` fixture."""
+    return lambda **kwargs: connect(server, **kwargs)

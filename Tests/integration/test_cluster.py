@@ -22,20 +22,16 @@ def cluster(start_server, redis_server):  # noqa: F811
 
 
 @pytest.fixture
-def connect():
-    made: list[Client] = []
-
-    def make(node, **kwargs) -> Client:
-        c = node.client(**kwargs)
-        made.append(c)
-        return c
-
-    yield make
-    for c in made:
-        try:
-            c.close()
-        except Exception:
-            pass
+def pair(cluster, connect):
+    """Two nodes; a client `a` on the first (which so owns `demo`) and `b` on the second, both joined."""
+    def start(a_name: str = "a", b_name: str = "b"):
+        a_node, b_node = cluster(2)
+        a = connect(a_node)
+        a.join(name=a_name)
+        b = connect(b_node)
+        b.join(name=b_name)
+        return a_node, b_node, a, b
+    return start
 
 
 def readiness(node) -> int:
@@ -115,11 +111,8 @@ def test_intents_sent_through_a_non_owner_are_applied_in_order_and_acked(cluster
     assert json.load(other_node.get("/healthz"))["cluster"]["ownedRooms"] == 0
 
 
-def test_errors_from_the_owner_reach_a_client_on_another_node(cluster, connect):
-    a_node, b_node = cluster(2)
-    connect(a_node).join()
-    b = connect(b_node)
-    b.join()
+def test_errors_from_the_owner_reach_a_client_on_another_node(pair):
+    a_node, b_node, a, b = pair()
     error = b.intent("quantity", "set", {"value": 1000}, id="big")
     assert error["type"] == "error" and error["code"] == "out_of_range" and error["id"] == "big" and error["room"] == "demo"
     assert b.intent("nope", "next")["code"] == "unknown_control"
@@ -127,12 +120,8 @@ def test_errors_from_the_owner_reach_a_client_on_another_node(cluster, connect):
     assert left == {"type": "left", "id": "bye", "room": "demo"}
 
 
-def test_kill_9_of_the_owner_during_a_hold_ends_it_with_failover(cluster, connect):
-    a_node, b_node = cluster(2)
-    a = connect(a_node)
-    a.join(name="on-owner")
-    b = connect(b_node)
-    b.join(name="holder")
+def test_kill_9_of_the_owner_during_a_hold_ends_it_with_failover(pair):
+    a_node, b_node, a, b = pair("on-owner", "holder")
     b.intent("quantity", "set", {"value": 0})
     assert b.intent("quantity", "press", {"direction": "next"})["type"] == "ack"
     b.wait_state(lambda s: s["controls"]["quantity"]["value"] >= 3)
@@ -154,12 +143,8 @@ def test_kill_9_of_the_owner_during_a_hold_ends_it_with_failover(cluster, connec
     assert b.intent("quantity", "next")["type"] == "ack"
 
 
-def test_kill_9_of_the_owner_during_a_stream_of_intents_keeps_every_acked_version(cluster, connect):
-    a_node, b_node = cluster(2)
-    a = connect(a_node)
-    a.join(name="on-owner")
-    b = connect(b_node)
-    b.join(name="writer")
+def test_kill_9_of_the_owner_during_a_stream_of_intents_keeps_every_acked_version(pair, connect):
+    a_node, b_node, a, b = pair("on-owner", "writer")
     acked: list[dict] = []
     refused = 0
     value = 0
@@ -196,12 +181,8 @@ def test_kill_9_of_the_owner_during_a_stream_of_intents_keeps_every_acked_versio
     assert c.state() == b.state()
 
 
-def test_redis_restart_gives_typed_errors_then_recovers(cluster, connect, redis_server):  # noqa: F811
-    a_node, b_node = cluster(2)
-    a = connect(a_node)
-    a.join(name="a")
-    b = connect(b_node)
-    b.join(name="b")
+def test_redis_restart_gives_typed_errors_then_recovers(pair, redis_server):  # noqa: F811
+    a_node, b_node, a, b = pair("a", "b")
     before = b.intent("quantity", "set", {"value": 5})
     assert before["type"] == "ack"
     redis_server.stop()
@@ -222,11 +203,8 @@ def test_redis_restart_gives_typed_errors_then_recovers(cluster, connect, redis_
     assert a.rooms["demo"]["epoch"] == b.rooms["demo"]["epoch"]
 
 
-def test_graceful_stop_of_the_owner_hands_the_room_over(cluster, connect):
-    a_node, b_node = cluster(2)
-    connect(a_node).join()
-    b = connect(b_node)
-    b.join()
+def test_graceful_stop_of_the_owner_hands_the_room_over(pair):
+    a_node, b_node, a, b = pair()
     b.intent("quantity", "set", {"value": 3})
     a_node.stop()
     ack = intent_until_acked(b, "quantity", "next", None, timeout=LEASE_MS / 1000 + 3)
