@@ -12,8 +12,9 @@ extension LiveControlsServer {
             let ready = !draining && registry.health().ready
             return respond(wsi, status: ready ? 200 : 503, contentType: "application/json", body: healthBody())
         case "/metrics":
-            let text = registry.metrics.exposition(connections: connections.count, rooms: registry.count,
+            var text = registry.metrics.exposition(connections: connections.count, rooms: registry.count,
                                                    uptimeSeconds: Int(Date().timeIntervalSince(startedAt)))
+            for line in registry.metricLines() { text += line + "\n" }
             return respond(wsi, status: 200, contentType: "text/plain; version=0.0.4", body: Array(text.utf8))
         default:
             if lws_return_http_status(wsi, UInt32(HTTP_STATUS_NOT_FOUND.rawValue), nil) != 0 { return -1 }

@@ -37,4 +37,6 @@ protocol RoomDirectory: AnyObject, Sendable {
               mayCreate: @escaping @Sendable (_ template: String?, _ defaultTemplate: String) -> ProtocolError?) throws(ProtocolError) -> any RoomEndpoint
     /// Extra fields for `/healthz`, and whether this node is ready to serve.
     func health() -> (ready: Bool, fields: [(String, JSONValue)])
+    /// Extra lines for `/metrics`.
+    func metricLines() -> [String]
 }

@@ -54,6 +54,8 @@ final class RoomRegistry: RoomDirectory, Sendable {
 
     func health() -> (ready: Bool, fields: [(String, JSONValue)]) { (true, []) }
 
+    func metricLines() -> [String] { [] }
+
     /// The room `name`, created from `template` (or the default template) when it does not exist.
     func room(named name: String, template: String?, force: Bool,
               mayCreate: (_ template: String?, _ defaultTemplate: String) -> ProtocolError? = { _, _ in nil }) throws(ProtocolError) -> RoomRuntime {

@@ -141,6 +141,11 @@ def test_kill_9_of_the_owner_during_a_hold_ends_it_with_failover(pair):
     assert state["controls"]["quantity"]["value"] == value
     assert json.load(b_node.get("/healthz"))["cluster"]["ownedRooms"] == 1
     assert b.intent("quantity", "next")["type"] == "ack"
+    metrics = dict(line.rsplit(" ", 1) for line in b_node.get("/metrics").read().decode().splitlines() if line and not line.startswith("#"))
+    assert metrics["livecontrols_cluster_takeovers_total"] == "1"
+    assert metrics["livecontrols_cluster_owned_rooms"] == "1"
+    assert metrics["livecontrols_cluster_redis_up"] == "1"
+    assert int(metrics["livecontrols_cluster_forwarded_total"]) >= 3  # join, set, press went to the first owner
 
 
 def test_kill_9_of_the_owner_during_a_stream_of_intents_keeps_every_acked_version(pair, connect):

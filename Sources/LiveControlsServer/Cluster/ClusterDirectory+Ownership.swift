@@ -73,6 +73,7 @@ extension ClusterDirectory {
         }
         owned.withLock { $0[room] = Owned(runtime: runtime, store: store) }
         ownerCache[room] = nodeID
+        clusterMetrics.tookOver()
         return .owner(nodeID)
     }
 
@@ -96,6 +97,7 @@ extension ClusterDirectory {
         }
         guard let removed else { return }
         ownerCache[room] = nil
+        clusterMetrics.relinquished()
         removed.store.stop()
         removed.runtime.relinquish()
         releaseLease(room)

@@ -38,6 +38,7 @@ final class ClusterDirectory: RoomDirectory, @unchecked Sendable {
     let link: RedisLink
     let hub: Hub
     let metrics = ServerMetrics()
+    let clusterMetrics = ClusterMetrics()
     let clock: @Sendable () -> Instant
     let logger: Logger
     private let maxRooms: Int
@@ -142,6 +143,10 @@ final class ClusterDirectory: RoomDirectory, @unchecked Sendable {
         return (redisUp, [("cluster", cluster)])
     }
 
+    func metricLines() -> [String] {
+        clusterMetrics.lines(redisUp: link.isReachable && subscriberUp.withLock { $0 }, ownedRooms: owned.withLock { $0.count })
+    }
+
     // MARK: Forwarding (any thread → link queue)
 
     /// Sends a session's request to the room's owner; `failed` is called (any thread) when it could not be.
@@ -160,6 +165,7 @@ final class ClusterDirectory: RoomDirectory, @unchecked Sendable {
                     handle(request, for: mine, from: nodeID, session: session, token: token)
                 case let .owner(owner):
                     let envelope = ClusterEnvelope.encode(.init(request: request, room: room, node: nodeID, session: session, token: token))
+                    clusterMetrics.forwarded()
                     if try link.publish(keys.inbox(owner), envelope) == 0 {
                         ownerCache[room] = nil
                         failed(ProtocolError(.unavailable, "room \(room)'s owner node \(owner) is not reachable; another node takes over within \(options.leaseMilliseconds) ms, retry then"))

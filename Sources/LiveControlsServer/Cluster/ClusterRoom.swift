@@ -201,6 +201,7 @@ final class ClusterRoom: @unchecked Sendable {
         queue.sync {
             for (token, request) in pending where request.deadline < now {
                 pending[token] = nil
+                directory.clusterMetrics.timedOut()
                 answer(request, ProtocolError(.unavailable, "the room's owner did not answer in time; the request may or may not have taken effect"))
             }
             return !members.isEmpty || !joining.isEmpty || !pending.isEmpty
