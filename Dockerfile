@@ -1,15 +1,20 @@
-# Build stage: Swift 6 on Debian bookworm (libwebsockets 4.1.6, as the project is tested with).
-FROM swift:6.1-bookworm AS build
-RUN apt-get update && apt-get install -y --no-install-recommends libwebsockets-dev pkg-config && rm -rf /var/lib/apt/lists/*
+# Build stage: Swift 6.3 on Debian bookworm (libwebsockets 4.1.6, SQLite 3.40, hiredis 0.14, as the project is tested with).
+FROM swift:6.3-bookworm AS build
+RUN apt-get update \
+ && apt-get install -y --no-install-recommends libwebsockets-dev libsqlite3-dev libhiredis-dev pkg-config \
+ && rm -rf /var/lib/apt/lists/*
 WORKDIR /src
 COPY Package.swift ./
 COPY Sources ./Sources
 COPY Tests ./Tests
 RUN swift build -c release --product livecontrols --static-swift-stdlib
 
-# Runtime stage: the binary, the web client and libwebsockets only.
+# Runtime stage: the binary, the web client and the C libraries it links (libwebsockets, SQLite, hiredis);
+# curl for the compose healthchecks (GET /readyz).
 FROM debian:bookworm-slim
-RUN apt-get update && apt-get install -y --no-install-recommends libwebsockets17 curl ca-certificates && rm -rf /var/lib/apt/lists/*
+RUN apt-get update \
+ && apt-get install -y --no-install-recommends libwebsockets17 libsqlite3-0 libhiredis0.14 curl ca-certificates \
+ && rm -rf /var/lib/apt/lists/*
 WORKDIR /app
 COPY --from=build /src/.build/release/livecontrols /usr/local/bin/livecontrols
 COPY web ./web
