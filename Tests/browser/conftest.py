@@ -8,7 +8,8 @@ import sys
 import pytest
 
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1] / "integration"))
-from livecontrols_server import REPO, server  # noqa: E402,F401
+from livecontrols_server import REPO, server, start_server  # noqa: E402,F401
+from redis_server import CLUSTER_LEASE_MS, cluster, redis_server  # noqa: E402,F401
 
 SCREENSHOTS = REPO / "test-output" / "screenshots"
 

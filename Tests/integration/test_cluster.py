@@ -7,18 +7,8 @@ import urllib.error
 
 import pytest
 
-from redis_server import redis_server  # noqa: F401  (fixture)
+from redis_server import CLUSTER_LEASE_MS as LEASE_MS, cluster, redis_server  # noqa: F401  (fixtures)
 from livecontrols_client import Client
-
-LEASE_MS = 1000
-
-
-@pytest.fixture
-def cluster(start_server, redis_server):  # noqa: F811
-    """Factory: `cluster(n)` starts n nodes on one Redis (node ids n0, n1, …)."""
-    def start(n: int = 2):
-        return [start_server("--redis", redis_server.url, "--node-id", f"n{i}", "--lease-ms", str(LEASE_MS)) for i in range(n)]
-    return start
 
 
 @pytest.fixture
