@@ -30,6 +30,8 @@ def _micros(v):
 
 
 def _rate(v):
+    if v >= 1_000_000:
+        return f"{v / 1e6:.3g}M"
     return f"{v / 1000:,.0f}k" if v >= 1000 else f"{v:,.0f}"
 
 
@@ -102,6 +104,8 @@ def write_svg(path, results, note):
     step = 10 ** math.floor(math.log10(top_rate)) if top_rate > 0 else 1
     while top_rate / step > 6:
         step *= 2
+    while top_rate / step < 3:
+        step /= 2
     ymax = math.ceil(top_rate / step) * step
     y_rate = lambda v: top2 + h2 - v / ymax * h2
     out.append(f'<text x="{left}" y="{top2 - 12}" font-size="14" font-weight="bold">Deliveries per second (messages received by all subscribers together)</text>')
