@@ -3,7 +3,7 @@
 repetitions, and prints a Markdown report with medians (paste it into docs/BENCHMARKS.md).
 
 Usage: python3 Benchmarks/compare.py [--repetitions 3] [--seconds 5] [--quick] [--only SCENARIO ...]
-                                     [--json results.json] [--svg docs/benchmarks.svg]
+                                     [--json Benchmarks/results.json] [--svg docs/benchmarks.svg]
        python3 Benchmarks/compare.py --plot-from results.json [--svg docs/benchmarks.svg]
 Needs: `libwebsockets-test-server` (Debian package libwebsockets-test-server, found on PATH), release builds of
 `livecontrols` and of the tool (`swift build -c release --package-path Benchmarks`).
@@ -87,10 +87,14 @@ def main():
     ap.add_argument("--quick", action="store_true", help="tiny run (smoke test): N=20, 1 s, 1 repetition")
     ap.add_argument("--only", nargs="+", metavar="SCENARIO", help="run only these scenarios (fanout, latency, idle, hold, churn)")
     ap.add_argument("--json", type=pathlib.Path, help="also write every run's raw result here")
-    ap.add_argument("--svg", type=pathlib.Path, default=REPO / "docs" / "benchmarks.svg", help="where to write the plot ('' for none)")
+    ap.add_argument("--svg", type=pathlib.Path, help="where to write the plot (default: docs/benchmarks.svg after a full run; "
+                    "--quick and --only runs write none unless asked)")
     ap.add_argument("--plot-from", type=pathlib.Path, help="no runs: plot the results a previous --json wrote")
     args = ap.parse_args()
+    if args.svg is None and not (args.quick or args.only):
+        args.svg = REPO / "docs" / "benchmarks.svg"
     if args.plot_from:
+        args.svg = args.svg or REPO / "docs" / "benchmarks.svg"
         saved = json.loads(args.plot_from.read_text())
         write_svg(args.svg, {tuple(k.split("|")): v for k, v in saved["results"].items()}, saved["note"])
         return
@@ -135,7 +139,7 @@ def main():
             f"medians of {args.repetitions} interleaved repetitions of {args.seconds:g} s.")
     if args.json:
         args.json.write_text(json.dumps({"note": note, "results": {"|".join(k): v for k, v in results.items()}}, indent=1))
-    if str(args.svg) not in ("", ".") and any(k[0] in ("fanout", "latency") for k in results):
+    if args.svg and str(args.svg) not in ("", ".") and any(k[0] in ("fanout", "latency") for k in results):
         write_svg(args.svg, results, note)
         print(f"plot written to {args.svg}", file=sys.stderr)
     print(note + "\n")
