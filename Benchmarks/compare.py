@@ -2,9 +2,14 @@
 """Runs the load tool against LiveControls and the libwebsockets mirror baseline, interleaved, several
 repetitions, and prints a Markdown report with medians (paste it into docs/BENCHMARKS.md).
 
-Usage: python3 Benchmarks/compare.py [--repetitions 3] [--seconds 5] [--quick]
-Needs: `libwebsockets-test-server` (Debian package libwebsockets-test-server), release builds of
+Usage: python3 Benchmarks/compare.py [--repetitions 3] [--seconds 5] [--quick] [--only SCENARIO ...]
+                                     [--json Benchmarks/results.json] [--svg docs/benchmarks.svg]
+       python3 Benchmarks/compare.py --plot-from results.json [--svg docs/benchmarks.svg]
+Needs: `libwebsockets-test-server` (Debian package libwebsockets-test-server, found on PATH), release builds of
 `livecontrols` and of the tool (`swift build -c release --package-path Benchmarks`).
+
+Before every run the script waits until both servers are quiet (their CPU time stops growing), so a
+scenario never pays for the teardown of the previous one (10,000 closes take the server a while).
 """
 import argparse
 import json
@@ -17,6 +22,8 @@ import subprocess
 import sys
 import time
 import urllib.request
+
+from plot import write_svg
 
 REPO = pathlib.Path(__file__).resolve().parents[1]
 TOOL = REPO / "Benchmarks" / ".build" / "release" / "livecontrols-bench"
@@ -50,6 +57,23 @@ def start_mirror(port=17681):
     return proc, port
 
 
+def cpu_ticks(pid):
+    with open(f"/proc/{pid}/stat") as f:
+        fields = f.read().rsplit(")", 1)[1].split()
+    return int(fields[11]) + int(fields[12])
+
+
+def settle(*pids, quiet_ticks=2, window=0.3, timeout=30):
+    """Waits until each server used less than `quiet_ticks` clock ticks of CPU over `window` seconds."""
+    deadline = time.monotonic() + timeout
+    for pid in pids:
+        while time.monotonic() < deadline:
+            before = cpu_ticks(pid)
+            time.sleep(window)
+            if cpu_ticks(pid) - before < quiet_ticks:
+                break
+
+
 def run_tool(scenario, port, pid, mirror, extra):
     cmd = [str(TOOL), scenario, "--port", str(port), "--server-pid", str(pid), *extra] + (["--mirror"] if mirror else [])
     out = subprocess.run(cmd, capture_output=True, text=True, timeout=600).stdout.strip().splitlines()
@@ -61,7 +85,19 @@ def main():
     ap.add_argument("--repetitions", type=int, default=3)
     ap.add_argument("--seconds", type=float, default=5)
     ap.add_argument("--quick", action="store_true", help="tiny run (smoke test): N=20, 1 s, 1 repetition")
+    ap.add_argument("--only", nargs="+", metavar="SCENARIO", help="run only these scenarios (fanout, latency, idle, hold, churn)")
+    ap.add_argument("--json", type=pathlib.Path, help="also write every run's raw result here")
+    ap.add_argument("--svg", type=pathlib.Path, help="where to write the plot (default: docs/benchmarks.svg after a full run; "
+                    "--quick and --only runs write none unless asked)")
+    ap.add_argument("--plot-from", type=pathlib.Path, help="no runs: plot the results a previous --json wrote")
     args = ap.parse_args()
+    if args.svg is None and not (args.quick or args.only):
+        args.svg = REPO / "docs" / "benchmarks.svg"
+    if args.plot_from:
+        args.svg = args.svg or REPO / "docs" / "benchmarks.svg"
+        saved = json.loads(args.plot_from.read_text())
+        write_svg(args.svg, {tuple(k.split("|")): v for k, v in saved["results"].items()}, saved["note"])
+        return
     runs = [("fanout", ["--subscribers", "100", "--window", "16"]), ("fanout", ["--subscribers", "1000", "--window", "16"]),
             ("fanout", ["--subscribers", "10000", "--window", "16"]), ("latency", ["--subscribers", "100"])]
     # LiveControls only: the mirror has no holds, and its idle numbers come from the same tool.
@@ -70,6 +106,9 @@ def main():
         args.repetitions, args.seconds = 1, 1
         runs = [("fanout", ["--subscribers", "20", "--window", "4"])]
         solo = []
+    if args.only:
+        runs = [r for r in runs if r[0] in args.only]
+        solo = [r for r in solo if r[0] in args.only]
     results = {}
     lc, lc_port = start_livecontrols()
     mirror, mirror_port = start_mirror()
@@ -77,11 +116,13 @@ def main():
         for rep in range(args.repetitions):
             for scenario, extra in runs:
                 for name, proc, port in (("livecontrols", lc, lc_port), ("mirror", mirror, mirror_port)):
+                    settle(lc.pid, mirror.pid)
                     r = run_tool(scenario, port, proc.pid, name == "mirror", extra + ["--seconds", str(args.seconds)])
                     key = (scenario, " ".join(extra), name)
                     results.setdefault(key, []).append(r)
                     print(f"rep {rep + 1} {scenario} {' '.join(extra)} {name}: {r['deliveriesPerSecond']} /s, p99 {r['latencyMicros']['p99']} µs, lost {r['lost']}", file=sys.stderr)
             for scenario, extra in solo:
+                settle(lc.pid, mirror.pid)
                 r = run_tool(scenario, lc_port, lc.pid, False, extra + ["--template", "bench"])
                 if scenario == "hold":  # the server's own record of how late its timers fired
                     text = urllib.request.urlopen(f"http://127.0.0.1:{lc_port}/metrics", timeout=5).read().decode()
@@ -94,8 +135,14 @@ def main():
         lc.terminate()
         mirror.terminate()
     med = lambda rs, f: statistics.median(f(r) for r in rs)
-    print(f"Machine: {os.cpu_count()} CPUs, {platform.platform()}; load tool on the same machine; "
-          f"medians of {args.repetitions} interleaved repetitions of {args.seconds:g} s.\n")
+    note = (f"Machine: {os.cpu_count()} CPUs, {platform.platform()}; load tool on the same machine; "
+            f"medians of {args.repetitions} interleaved repetitions of {args.seconds:g} s.")
+    if args.json:
+        args.json.write_text(json.dumps({"note": note, "results": {"|".join(k): v for k, v in results.items()}}, indent=1))
+    if args.svg and str(args.svg) not in ("", ".") and any(k[0] in ("fanout", "latency") for k in results):
+        write_svg(args.svg, results, note)
+        print(f"plot written to {args.svg}", file=sys.stderr)
+    print(note + "\n")
     print("| scenario | server | deliveries/s | p50 µs | p90 µs | p99 µs | max µs | lost | server CPU µs/delivery | peak RSS KiB |")
     print("|---|---|---|---|---|---|---|---|---|---|")
     for (scenario, extra, name), rs in results.items():

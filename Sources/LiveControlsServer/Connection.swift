@@ -32,6 +32,12 @@ final class Connection: @unchecked Sendable {
     var urlToken: String?
     /// Service thread only: what this session may do in each joined room.
     var grants: [String: AuthPolicy.Grant] = [:]
+    /// Service thread only: joined rooms that had more than 128 subscribers
+    /// when this connection's intent last looked, so its intents there run on the room's queue
+    /// (`RoomRuntime.intent`).
+    var largeRooms: Set<String> = []
+    /// Service thread only: intents this connection sent (a large room is looked at again every 64th).
+    var intentsSent = 0
 
     struct Outbox {
         var frames: [Frame] = []

@@ -1,5 +1,8 @@
 import CLibWebSockets
 import Synchronization
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// The hand-off from room queues to the lws service thread.
 ///
@@ -8,6 +11,11 @@ import Synchronization
 /// safe off the service thread). On `EVENT_WAIT_CANCELLED` the service thread calls `drain()` and asks
 /// lws for a writable callback on each. The context pointer lives under the same lock, so a wake
 /// can never race `lws_context_destroy`.
+///
+/// On the service thread itself (an intent the room ran synchronously) there is nothing to wake:
+/// `wake` asks lws for the writable callbacks directly. That is safe because the caller queued a frame
+/// on each connection a moment ago on this same thread (`enqueue` returned true, so the connection was
+/// not closed yet), and only this thread can close one in between — it cannot, it is busy here.
 final class Hub: Sendable {
     /// `struct lws_context *`; only passed to `lws_cancel_service`, which is thread-safe.
     private struct ContextRef: @unchecked Sendable { let raw: OpaquePointer }
@@ -20,10 +28,19 @@ final class Hub: Sendable {
         var sweepRequested = false
     }
     private let state = Mutex(State())
+    /// `pthread_self()` of the service thread while the context exists, 0 otherwise.
+    private let serviceThread = Atomic<UInt>(0)
 
     /// Service thread, after `lws_create_context` and before `lws_context_destroy` (with nil).
     func setContext(_ context: OpaquePointer?) {
         state.withLock { $0.context = context.map(ContextRef.init) }
+        serviceThread.store(context == nil ? 0 : UInt(pthread_self()), ordering: .releasing)
+    }
+
+    /// Whether the caller is the lws service thread (of a live context).
+    var onServiceThread: Bool {
+        let id = serviceThread.load(ordering: .acquiring)
+        return id != 0 && pthread_equal(pthread_t(id), pthread_self()) != 0
     }
 
     func wake(_ connection: Connection) {
@@ -32,6 +49,10 @@ final class Hub: Sendable {
 
     func wake<C: Collection>(_ connections: C) where C.Element == Connection {
         guard !connections.isEmpty else { return }
+        if onServiceThread {
+            for connection in connections { lws_callback_on_writable(connection.wsi.raw) }
+            return
+        }
         state.withLock { s in
             s.dirty.append(contentsOf: connections)
             guard !s.wakePending, let context = s.context else { return }

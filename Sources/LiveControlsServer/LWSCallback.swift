@@ -38,7 +38,7 @@ extension LiveControlsServer {
         case LWS_CALLBACK_ESTABLISHED:
             guard let user else { return -1 }
             guard !draining else { return -1 }
-            let connection = Connection(session: SessionID("s" + RoomRegistry.randomID(length: 10)), wsi: WSI(raw: wsi),
+            let connection = Connection(session: newSessionID(), wsi: WSI(raw: wsi),
                                         limits: options.limits)
             user.storeBytes(of: Unmanaged.passRetained(connection).toOpaque(), as: UnsafeMutableRawPointer.self)
             guard connections.count < options.limits.maxConnections else {
@@ -84,6 +84,20 @@ extension LiveControlsServer {
         default:
             return lws_callback_http_dummy(wsi, reason, user, input, length)
         }
+    }
+
+    /// "s" and 10 characters of the same alphabet as room ids (50 random bits), from one draw of the
+    /// system generator: one `getrandom` per connection instead of one per character.
+    private func newSessionID() -> SessionID {
+        let alphabet = Array("0123456789abcdefghjkmnpqrstvwxyz".utf8)
+        var rng = SystemRandomNumberGenerator()
+        var bits = rng.next()
+        var id = [UInt8](repeating: UInt8(ascii: "s"), count: 11)
+        for i in 1...10 {
+            id[i] = alphabet[Int(bits & 31)]
+            bits >>= 5
+        }
+        return SessionID(String(decoding: id, as: UTF8.self))
     }
 
     private func connection(_ user: UnsafeMutableRawPointer?) -> Connection? {

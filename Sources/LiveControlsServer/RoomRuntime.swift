@@ -164,7 +164,27 @@ final class RoomRuntime: RoomEndpoint, @unchecked Sendable {
     }
 
     func intent(_ connection: Connection, _ request: IntentRequest) {
-        queue.async { self.handleIntent(connection, request) }
+        // Called on the lws service thread. In a small room the intent runs right here: `sync` executes
+        // on the calling thread when the queue is idle (and waits its turn otherwise, so the room's
+        // total order holds), and `Hub.wake` then asks lws for the writable callbacks directly — no
+        // thread hop either way. A large room's fan-out is real work: it goes to the room's queue, in
+        // parallel with the service thread's writing. Each connection remembers which rooms were large
+        // (service-thread state) and looks again every 64th intent.
+        let inlineIntentLimit = 128
+        connection.intentsSent &+= 1
+        if connection.largeRooms.contains(name) && connection.intentsSent % 64 != 0 {
+            queue.async { self.handleIntent(connection, request) }
+            return
+        }
+        let subscriberCount = queue.sync { () -> Int in
+            self.handleIntent(connection, request)
+            return self.subscribers.count
+        }
+        if subscriberCount > inlineIntentLimit {
+            connection.largeRooms.insert(name)
+        } else {
+            connection.largeRooms.remove(name)
+        }
     }
 
     // MARK: On the queue

@@ -23,6 +23,7 @@ func connectAll(_ loop: Loop, target: Target, count: Int, inFlight: Int = 256, t
     var pending = 0
     var failed = 0
     let deadline = nowNanos() + UInt64(timeoutSeconds * 1e9)
+    let snapshotNeedle = Needle(#""type":"snapshot""#)
     func startMore() {
         while started < count && pending < inFlight {
             let tag = started
@@ -39,7 +40,8 @@ func connectAll(_ loop: Loop, target: Target, count: Int, inFlight: Int = 256, t
                     ready.append(conn)
                 }
             }, onMessage: { conn, bytes in
-                if case .livecontrols = target, conn.onMessage != nil, !ready.contains(where: { $0 === conn }), contains(bytes, #""type":"snapshot""#) {
+                if case .livecontrols = target, !conn.joined, contains(bytes, snapshotNeedle) {
+                    conn.joined = true
                     pending -= 1
                     ready.append(conn)
                     return

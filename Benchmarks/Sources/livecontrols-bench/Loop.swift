@@ -23,6 +23,8 @@ final class WSConn {
     var onMessage: ((WSConn, UnsafeBufferPointer<UInt8>) -> Void)?
     var onClose: ((WSConn) -> Void)?
     var tag = 0
+    /// LiveControls: the snapshot of the joined room has arrived.
+    var joined = false
 
     init(fd: Int32) { self.fd = fd }
 

@@ -49,10 +49,10 @@ func runHold(loop: Loop, room: String, template: String?, subscribers: Int, seco
 }
 
 /// idle: `count` connections joined to one room; time to connect them all, server RSS per connection.
-func runIdle(loop: Loop, target: Target, count: Int, serverPID: Int32?) -> String {
+func runIdle(loop: Loop, target: Target, count: Int, inFlight: Int = 512, serverPID: Int32?) -> String {
     let before = serverPID.flatMap(ProcessSample.read)
     let start = nowNanos()
-    let conns = connectAll(loop, target: target, count: count, inFlight: 512, timeoutSeconds: 120) { _, _ in }
+    let conns = connectAll(loop, target: target, count: count, inFlight: inFlight, timeoutSeconds: 120) { _, _ in }
     let seconds = Double(nowNanos() - start) / 1e9
     loop.run(until: { false }, deadline: nowNanos() + 500_000_000)  // let presence patches settle
     let after = serverPID.flatMap(ProcessSample.read)

@@ -68,8 +68,18 @@ private func parseInt(_ bytes: UnsafeBufferPointer<UInt8>, from start: Int) -> I
     return digits > 0 ? value : nil
 }
 
+/// A byte string to look for, converted once.
+struct Needle {
+    let bytes: [UInt8]
+    init(_ text: String) { bytes = Array(text.utf8) }
+}
+
 func contains(_ bytes: UnsafeBufferPointer<UInt8>, _ needle: String) -> Bool {
-    let n = Array(needle.utf8)
+    contains(bytes, Needle(needle))
+}
+
+func contains(_ bytes: UnsafeBufferPointer<UInt8>, _ needle: Needle) -> Bool {
+    let n = needle.bytes
     guard bytes.count >= n.count else { return false }
     for i in 0...(bytes.count - n.count) where bytes[i] == n[0] {
         var match = true

@@ -8,7 +8,7 @@ import Glibc
 ///   livecontrols-bench fanout  --port P [--mirror] [--subscribers N] [--window W] [--seconds S] [--server-pid PID]
 ///   livecontrols-bench latency --port P [--mirror] [--subscribers 100] [--seconds S] [--server-pid PID]
 ///   livecontrols-bench hold    --port P --template bench [--subscribers 1000] [--seconds 10] [--delay-ms 500] [--interval-ms 100]
-///   livecontrols-bench idle    --port P [--mirror] [--connections 10000] [--server-pid PID]
+///   livecontrols-bench idle    --port P [--mirror] [--connections 10000] [--in-flight 512] [--server-pid PID]
 ///   livecontrols-bench churn   --port P --template bench [--cycles 2000] [--server-pid PID]
 ///
 /// Prints a human line and, last, one JSON result on stdout; progress goes to stderr.
@@ -47,7 +47,8 @@ case "hold":
                        intervalMs: Int(option("interval-ms") ?? "100")!)
     print(json)
 case "idle":
-    print(runIdle(loop: loop, target: target, count: Int(option("connections") ?? "10000")!, serverPID: serverPID))
+    print(runIdle(loop: loop, target: target, count: Int(option("connections") ?? "10000")!,
+                  inFlight: Int(option("in-flight") ?? "512")!, serverPID: serverPID))
 case "churn":
     guard case let .livecontrols(room, template) = target else { print("churn needs LiveControls"); exit(2) }
     print(runChurn(loop: loop, room: room, template: template, cycles: Int(option("cycles") ?? "2000")!, serverPID: serverPID))
