@@ -16,8 +16,19 @@ enum Target {
 }
 
 /// Connects `count` clients (at most `inFlight` handshakes at a time) and joins them; returns them ready.
+///
+/// With several servers (a cluster's nodes) the clients are spread round-robin by tag (tag `firstTag + i`
+/// goes to node `(firstTag + i) % nodes`) unless `node` pins them all to one. The room's owner is the node
+/// of the first join, so with several nodes tag 0 (node 0) joins alone first: node 0 owns the room.
 func connectAll(_ loop: Loop, target: Target, count: Int, inFlight: Int = 256, timeoutSeconds: Double = 60,
+                node: Int? = nil, firstTag: Int = 0,
                 onMessage: @escaping (WSConn, UnsafeBufferPointer<UInt8>) -> Void) -> [WSConn] {
+    if loop.endpoints.count > 1, node == nil, firstTag == 0, count > 1 {
+        let first = connectAll(loop, target: target, count: 1, timeoutSeconds: timeoutSeconds, node: 0, onMessage: onMessage)
+        guard first.count == 1 else { return first }
+        return first + connectAll(loop, target: target, count: count - 1, inFlight: inFlight, timeoutSeconds: timeoutSeconds,
+                                  firstTag: 1, onMessage: onMessage)
+    }
     var ready: [WSConn] = []
     var started = 0
     var pending = 0
@@ -26,10 +37,10 @@ func connectAll(_ loop: Loop, target: Target, count: Int, inFlight: Int = 256, t
     let snapshotNeedle = Needle(#""type":"snapshot""#)
     func startMore() {
         while started < count && pending < inFlight {
-            let tag = started
+            let tag = firstTag + started
             started += 1
             pending += 1
-            let conn = loop.connect(tag: tag, onOpen: { conn in
+            let conn = loop.connect(tag: tag, node: node ?? tag % loop.endpoints.count, onOpen: { conn in
                 switch target {
                 case let .livecontrols(room, template):
                     var join = #"{"type":"join","room":"\#(room)""#

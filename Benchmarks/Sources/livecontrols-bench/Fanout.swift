@@ -13,6 +13,9 @@ struct FanoutResult {
     var histogram = Histogram()
     var serverCPUSeconds: Double?
     var serverPeakRSSKiB: Int?
+    /// Cluster runs only (several servers, or a Redis pid given): nil otherwise, so a single-node run's JSON
+    /// keeps its fields.
+    var cluster: ClusterFigures?
 
     var deliveriesPerSecond: Double { Double(deliveries) / seconds }
     var lost: Int { max(0, expected - deliveries) }
@@ -25,14 +28,19 @@ struct FanoutResult {
         ]
         if let cpu = serverCPUSeconds, deliveries > 0 { fields.append(#""serverCPUMicrosPerDelivery":\#(String(format: "%.3f", cpu * 1e6 / Double(deliveries)))"#) }
         if let rss = serverPeakRSSKiB { fields.append(#""serverPeakRSSKiB":\#(rss)"#) }
+        if let cluster { fields.append(cluster.json(deliveries: deliveries, sent: sent, seconds: seconds)) }
         return "{" + fields.joined(separator: ",") + "}"
     }
 }
 
 /// N subscribers in one room; one driver keeps `window` messages outstanding for `seconds`.
 /// Latency is send → receive at each subscriber; every message sent must reach every subscriber.
-func runFanout(loop: Loop, target: Target, subscribers: Int, window: Int, seconds: Double, serverPID: Int32?) -> FanoutResult {
+/// Several servers (`loop.endpoints`): subscribers round-robin over them (node 0 joins first and so owns the
+/// room), the driver on `driverNode`; server CPU is summed over `serverPIDs`, Redis's reported apart.
+func runFanout(loop: Loop, target: Target, subscribers: Int, window: Int, seconds: Double, serverPIDs: [Int32],
+               redisPID: Int32? = nil, driverNode: Int = 0, threadSplit: Bool = false) -> FanoutResult {
     var result = FanoutResult(subscribers: subscribers, window: window, seconds: seconds)
+    let isCluster = loop.endpoints.count > 1 || redisPID != nil
     var sendTimes: [UInt64] = []
     var counting = false
     var sending = false
@@ -60,7 +68,7 @@ func runFanout(loop: Loop, target: Target, subscribers: Int, window: Int, second
             conn.sendText(String(id))
         }
     }
-    let drivers = connectAll(loop, target: target, count: 1) { conn, bytes in
+    let drivers = connectAll(loop, target: target, count: 1, node: driverNode, firstTag: subscribers) { conn, bytes in
         // The driver's own answer (an ack, or its echo) frees a slot in the window.
         let isAnswer: Bool
         if case .mirror = target { isAnswer = true } else { isAnswer = contains(bytes, #""type":"ack""#) }
@@ -71,7 +79,8 @@ func runFanout(loop: Loop, target: Target, subscribers: Int, window: Int, second
     }
     driver = drivers.first
     guard let driver else { return result }
-    let cpuBefore = serverPID.flatMap(ProcessSample.read)
+    let cpuBefore = serverPIDs.map(ProcessSample.read)
+    let clusterBefore = isCluster ? ClusterSample(serverPIDs: serverPIDs, redisPID: redisPID, threads: threadSplit) : nil
     counting = true
     sending = true
     let start = nowNanos()
@@ -96,9 +105,15 @@ func runFanout(loop: Loop, target: Target, subscribers: Int, window: Int, second
     counting = false
     result.seconds = Double(nowNanos() - start) / 1e9
     progress("")
-    if let pid = serverPID, let before = cpuBefore, let after = ProcessSample.read(pid: pid) {
-        result.serverCPUSeconds = after.cpuSeconds - before.cpuSeconds
-        result.serverPeakRSSKiB = after.peakRSSKiB
+    let cpuAfter = serverPIDs.map(ProcessSample.read)
+    if !serverPIDs.isEmpty, !cpuBefore.contains(where: { $0 == nil }), !cpuAfter.contains(where: { $0 == nil }) {
+        result.serverCPUSeconds = zip(cpuBefore, cpuAfter).reduce(0) { $0 + $1.1!.cpuSeconds - $1.0!.cpuSeconds }
+        result.serverPeakRSSKiB = cpuAfter.reduce(0) { $0 + $1!.peakRSSKiB }
+    }
+    if let clusterBefore {
+        result.cluster = ClusterFigures(nodes: loop.endpoints.count, driverNode: driverNode,
+                                        subscribersPerNode: (0..<loop.endpoints.count).map { n in subs.filter { $0.node == n }.count },
+                                        before: clusterBefore, after: ClusterSample(serverPIDs: serverPIDs, redisPID: redisPID, threads: threadSplit))
     }
     for conn in subs + [driver] { loop.close(conn) }
     return result

@@ -23,6 +23,8 @@ final class WSConn {
     var onMessage: ((WSConn, UnsafeBufferPointer<UInt8>) -> Void)?
     var onClose: ((WSConn) -> Void)?
     var tag = 0
+    /// Which of the loop's servers (`Loop.endpoints`) it is connected to.
+    var node = 0
     /// LiveControls: the snapshot of the joined room has arrived.
     var joined = false
 
@@ -86,19 +88,21 @@ final class WSConn {
 final class Loop {
     let epfd = epoll_create1(0)
     var conns: [Int32: WSConn] = [:]
-    let host: String
-    let port: UInt16
+    /// The servers (one, or the nodes of a cluster); a connection goes to one of them.
+    let endpoints: [(host: String, port: UInt16)]
     let path: String
     let subprotocol: String?
     private var readBuffer = [UInt8](repeating: 0, count: 256 * 1024)
 
-    init(host: String, port: UInt16, path: String, subprotocol: String?) {
-        self.host = host; self.port = port; self.path = path; self.subprotocol = subprotocol
+    init(endpoints: [(host: String, port: UInt16)], path: String, subprotocol: String?) {
+        precondition(!endpoints.isEmpty)
+        self.endpoints = endpoints; self.path = path; self.subprotocol = subprotocol
     }
 
-    /// Starts a connection; `onOpen` runs after the handshake.
+    /// Starts a connection to `endpoints[node]`; `onOpen` runs after the handshake.
     @discardableResult
-    func connect(tag: Int = 0, onOpen: @escaping (WSConn) -> Void, onMessage: @escaping (WSConn, UnsafeBufferPointer<UInt8>) -> Void) -> WSConn? {
+    func connect(tag: Int = 0, node: Int = 0, onOpen: @escaping (WSConn) -> Void, onMessage: @escaping (WSConn, UnsafeBufferPointer<UInt8>) -> Void) -> WSConn? {
+        let (host, port) = endpoints[node]
         let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_NONBLOCK.rawValue), 0)
         guard fd >= 0 else { return nil }
         var one: Int32 = 1
@@ -111,6 +115,7 @@ final class Loop {
         guard rc == 0 || errno == EINPROGRESS else { Glibc.close(fd); return nil }
         let conn = WSConn(fd: fd)
         conn.tag = tag
+        conn.node = node
         conn.onOpen = onOpen
         conn.onMessage = onMessage
         conns[fd] = conn
@@ -144,7 +149,7 @@ final class Loop {
                 if flags & EPOLLOUT.rawValue != 0 {
                     if conn.state == .connecting {
                         conn.state = .handshaking
-                        var request = "GET \(path) HTTP/1.1\r\nHost: \(host):\(port)\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
+                        var request = "GET \(path) HTTP/1.1\r\nHost: \(endpoints[conn.node].host):\(endpoints[conn.node].port)\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
                             + "Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n"
                         if let subprotocol { request += "Sec-WebSocket-Protocol: \(subprotocol)\r\n" }
                         conn.tx += Array((request + "\r\n").utf8)

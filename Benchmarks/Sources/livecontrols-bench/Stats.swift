@@ -92,3 +92,80 @@ func contains(_ bytes: UnsafeBufferPointer<UInt8>, _ needle: Needle) -> Bool {
 func progress(_ text: String) {
     FileHandle.standardError.write(Data("\r\u{1B}[K\(text)".utf8))
 }
+
+/// This process's own CPU time (user + system), seconds.
+func selfCPUSeconds() -> Double {
+    var usage = rusage()
+    getrusage(Int32(RUSAGE_SELF.rawValue), &usage)
+    return Double(usage.ru_utime.tv_sec) + Double(usage.ru_utime.tv_usec) / 1e6 + Double(usage.ru_stime.tv_sec) + Double(usage.ru_stime.tv_usec) / 1e6
+}
+
+/// CPU seconds of each thread of `pid`, by thread id, with the thread's name (`/proc/<pid>/task/*/stat`).
+func threadCPU(pid: Int32) -> [Int: (name: String, seconds: Double)] {
+    let ticks = Double(sysconf(Int32(_SC_CLK_TCK)))
+    var out: [Int: (String, Double)] = [:]
+    for tid in (try? FileManager.default.contentsOfDirectory(atPath: "/proc/\(pid)/task")) ?? [] {
+        guard let stat = try? String(contentsOfFile: "/proc/\(pid)/task/\(tid)/stat", encoding: .utf8),
+              let open = stat.firstIndex(of: "("), let close = stat.lastIndex(of: ")"), let id = Int(tid) else { continue }
+        let name = String(stat[stat.index(after: open)..<close])
+        let fields = stat[stat.index(after: close)...].split(separator: " ")
+        out[id] = (name, ((Double(fields[11]) ?? 0) + (Double(fields[12]) ?? 0)) / ticks)
+    }
+    return out
+}
+
+/// CPU counters of a cluster run's processes at one instant.
+struct ClusterSample {
+    var order: [Int32]
+    var servers: [Int32: Double] = [:]
+    var redis: Double?
+    var tool = selfCPUSeconds()
+    var threads: [Int32: [Int: (name: String, seconds: Double)]] = [:]
+
+    init(serverPIDs: [Int32], redisPID: Int32?, threads: Bool) {
+        order = serverPIDs
+        for pid in serverPIDs { servers[pid] = ProcessSample.read(pid: pid)?.cpuSeconds }
+        redis = redisPID.flatMap(ProcessSample.read)?.cpuSeconds
+        if threads { for pid in serverPIDs { self.threads[pid] = threadCPU(pid: pid) } }
+    }
+}
+
+/// What a cluster run adds to the JSON: where the subscribers were, and each process's CPU over the run.
+struct ClusterFigures {
+    var nodes: Int
+    var driverNode: Int
+    var subscribersPerNode: [Int]
+    var before: ClusterSample
+    var after: ClusterSample
+
+    func json(deliveries: Int, sent: Int, seconds: Double) -> String {
+        let perDelivery = { (s: Double) in String(format: "%.3f", deliveries > 0 ? s * 1e6 / Double(deliveries) : 0) }
+        var fields = [#""nodes":\#(nodes)"#, #""driverNode":\#(driverNode)"#, #""subscribersPerNode":\#(subscribersPerNode)"#,
+                      #""intentsPerSecond":\#(Int(Double(sent) / seconds))"#]
+        // In the order the pids were given (node 0 first, as with --ports).
+        let servers = before.order.compactMap { pid -> String? in
+            guard let b = before.servers[pid], let a = after.servers[pid] else { return nil }
+            return #""\#(pid)":\#(String(format: "%.3f", a - b))"#
+        }
+        fields.append(#""serverCPUSecondsByPid":{\#(servers.joined(separator: ","))}"#)
+        if let b = before.redis, let a = after.redis {
+            fields.append(#""redisCPUSeconds":\#(String(format: "%.3f", a - b))"#)
+            fields.append(#""redisCPUMicrosPerDelivery":\#(perDelivery(a - b))"#)
+        }
+        fields.append(#""toolCPUSeconds":\#(String(format: "%.3f", after.tool - before.tool))"#)
+        if !after.threads.isEmpty {
+            var perPid: [String] = []
+            for pid in before.order {
+                // Each thread that used CPU, busiest first, as "name/tid" (dispatch's worker threads are
+                // unnamed and serve whichever queue has work, so a worker is not one queue).
+                let threads = after.threads[pid] ?? [:]
+                let used = threads.map { (tid, t) in ("\(t.name)/\(tid)", t.seconds - (before.threads[pid]?[tid]?.seconds ?? 0)) }
+                let items = used.filter { $0.1 >= 0.005 }.sorted { $0.1 > $1.1 }.prefix(8)
+                    .map { #""\#($0.0)":\#(String(format: "%.3f", $0.1))"# }
+                perPid.append(#""\#(pid)":{\#(items.joined(separator: ","))}"#)
+            }
+            fields.append(#""threadCPUSeconds":{\#(perPid.joined(separator: ","))}"#)
+        }
+        return #""cluster":{\#(fields.joined(separator: ","))}"#
+    }
+}

@@ -11,6 +11,13 @@ import Glibc
 ///   livecontrols-bench idle    --port P [--mirror] [--connections 10000] [--in-flight 512] [--server-pid PID]
 ///   livecontrols-bench churn   --port P --template bench [--cycles 2000] [--server-pid PID]
 ///
+/// Cluster mode (fanout, latency, idle): `--ports P0,P1` (and `--hosts H0,H1`, default --host for all) name
+/// the nodes; subscribers are spread round-robin over them, and node 0's first subscriber joins before the
+/// others, so node 0 owns the room. `--driver-node K` picks the driver's node (default 1 with several nodes:
+/// the one that does not own the room). `--server-pid` may be repeated or a comma list (CPU summed over all,
+/// each also reported), `--redis-pid PID` adds Redis's CPU as its own figure, `--thread-split` each server
+/// thread's CPU.
+///
 /// Prints a human line and, last, one JSON result on stdout; progress goes to stderr.
 let arguments = Array(CommandLine.arguments.dropFirst())
 guard let scenario = arguments.first else {
@@ -21,24 +28,46 @@ func option(_ name: String) -> String? {
     guard let i = arguments.firstIndex(of: "--\(name)"), i + 1 < arguments.count else { return nil }
     return arguments[i + 1]
 }
+/// Every value of a repeatable option, comma lists split.
+func options(_ name: String) -> [String] {
+    arguments.indices.filter { arguments[$0] == "--\(name)" && $0 + 1 < arguments.count }
+        .flatMap { arguments[$0 + 1].split(separator: ",").map(String.init) }
+}
+let ports = options("ports").map { UInt16($0)! }
 let port = UInt16(option("port") ?? "8080")!
+let defaultHost = option("host") ?? "127.0.0.1"
+let hosts = options("hosts")
+let endpoints: [(host: String, port: UInt16)] = ports.isEmpty
+    ? [(defaultHost, port)]
+    : ports.enumerated().map { (i, p) in (hosts.isEmpty ? defaultHost : hosts[min(i, hosts.count - 1)], p) }
+let driverNode = Int(option("driver-node") ?? (endpoints.count > 1 ? "1" : "0"))!
+guard driverNode >= 0 && driverNode < endpoints.count else { print("--driver-node must be below the number of --ports"); exit(2) }
+let redisPID = option("redis-pid").flatMap { Int32($0) }
 let mirror = arguments.contains("--mirror")
 let room = option("room") ?? "bench-\(getpid())-\(nowNanos() % 1_000_000)"
 let target: Target = mirror ? .mirror : .livecontrols(room: room, template: option("template"))
-let serverPID = option("server-pid").flatMap { Int32($0) }
+let serverPIDs = options("server-pid").compactMap { Int32($0) }
+let serverPID = serverPIDs.first
 let seconds = Double(option("seconds") ?? "5")!
 signal(SIGPIPE, SIG_IGN)
 
-let loop = Loop(host: option("host") ?? "127.0.0.1", port: port, path: target.path, subprotocol: target.subprotocol)
+let loop = Loop(endpoints: endpoints, path: target.path, subprotocol: target.subprotocol)
 switch scenario {
 case "fanout", "latency":
     let subscribers = Int(option("subscribers") ?? (scenario == "latency" ? "100" : "1000"))!
     let window = scenario == "latency" ? 1 : Int(option("window") ?? "16")!
-    let r = runFanout(loop: loop, target: target, subscribers: subscribers, window: window, seconds: seconds, serverPID: serverPID)
+    let r = runFanout(loop: loop, target: target, subscribers: subscribers, window: window, seconds: seconds, serverPIDs: serverPIDs,
+                      redisPID: redisPID, driverNode: driverNode, threadSplit: arguments.contains("--thread-split"))
     let cpu = r.serverCPUSeconds.map { String(format: "%.2f µs", $0 * 1e6 / Double(max(r.deliveries, 1))) } ?? "–"
-    print("\(scenario) \(mirror ? "mirror" : "livecontrols") N=\(subscribers) W=\(window): \(Int(r.deliveriesPerSecond)) deliveries/s, "
+    var line = "\(scenario) \(mirror ? "mirror" : "livecontrols") N=\(subscribers) W=\(window): \(Int(r.deliveriesPerSecond)) deliveries/s, "
         + "latency p50 \(r.histogram.percentile(0.5)) µs p90 \(r.histogram.percentile(0.9)) µs p99 \(r.histogram.percentile(0.99)) µs max \(r.histogram.maxValue) µs, "
-        + "lost \(r.lost), server CPU \(cpu)/delivery")
+        + "lost \(r.lost), server CPU \(cpu)/delivery"
+    if let c = r.cluster {
+        line += " (\(c.nodes) node(s), subscribers \(c.subscribersPerNode), driver on node \(c.driverNode)"
+        if let b = c.before.redis, let a = c.after.redis { line += String(format: ", Redis CPU %.2f µs/delivery", (a - b) * 1e6 / Double(max(r.deliveries, 1))) }
+        line += ")"
+    }
+    print(line)
     print(#"{"scenario":"\#(scenario)","server":"\#(mirror ? "mirror" : "livecontrols")",\#(r.json.dropFirst())"#)
 case "hold":
     guard case let .livecontrols(room, template) = target else { print("hold needs LiveControls"); exit(2) }
@@ -48,7 +77,7 @@ case "hold":
     print(json)
 case "idle":
     print(runIdle(loop: loop, target: target, count: Int(option("connections") ?? "10000")!,
-                  inFlight: Int(option("in-flight") ?? "512")!, serverPID: serverPID))
+                  inFlight: Int(option("in-flight") ?? "512")!, serverPIDs: serverPIDs))
 case "churn":
     guard case let .livecontrols(room, template) = target else { print("churn needs LiveControls"); exit(2) }
     print(runChurn(loop: loop, room: room, template: template, cycles: Int(option("cycles") ?? "2000")!, serverPID: serverPID))
