@@ -2,6 +2,7 @@ import Dispatch
 import LiveControlsEngine
 import LiveControlsProtocol
 import Logging
+import Synchronization
 
 /// The owner of one live room: its serial queue, its timers, its subscribers and its persistence.
 ///
@@ -36,6 +37,8 @@ final class RoomRuntime: RoomEndpoint, @unchecked Sendable {
     private var subscribers: [SessionID: Connection] = [:]
     /// Cluster mode: every member, with the node its connection is on.
     private(set) var remoteMembers: [SessionID: RemoteSession] = [:]
+    /// Cluster mode: how many members each node has (a copy readable off the queue).
+    private let nodeCounts = Mutex<[String: Int]>([:])
     var timers: [ControlID: DispatchSourceTimer] = [:]
     /// The deadline each control's timer is armed for (to measure how late it fires).
     var armedDeadlines: [ControlID: Instant] = [:]
@@ -118,7 +121,7 @@ final class RoomRuntime: RoomEndpoint, @unchecked Sendable {
         queue.async {
             guard !self.refusedAsAbandoned(subscriber, id: id) else { return }
             self.subscribers[subscriber.session] = nil
-            self.remoteMembers[subscriber.session] = nil
+            self.setRemote(subscriber.session, nil)
             self.carryOut(self.room.leave(subscriber.session, reason: reason))
             if reason == .leave { self.send(.left(room: self.name, id: id), to: subscriber) }
         }
@@ -132,7 +135,7 @@ final class RoomRuntime: RoomEndpoint, @unchecked Sendable {
     func dropSessions(onNodes gone: Set<String>) {
         queue.async {
             for (session, member) in self.remoteMembers where gone.contains(member.node) {
-                self.remoteMembers[session] = nil
+                self.setRemote(session, nil)
                 self.carryOut(self.room.leave(session, reason: .disconnect))
             }
         }
@@ -145,7 +148,7 @@ final class RoomRuntime: RoomEndpoint, @unchecked Sendable {
             self.carryOut(self.room.endHolds(reason: .failover))
             for session in self.room.sessions {
                 if let node = nodes[session] {
-                    self.remoteMembers[session] = make(node, session)
+                    self.setRemote(session, make(node, session))
                 } else {
                     self.carryOut(self.room.leave(session, reason: .disconnect))
                 }
@@ -158,9 +161,23 @@ final class RoomRuntime: RoomEndpoint, @unchecked Sendable {
         queue.async { self.abandon(after: ClusterStoreError.fencedOut, notify: false) }
     }
 
-    /// Cluster mode: the nodes this room's members are on.
+    /// Cluster mode: the nodes this room's members are on (any thread; never waits for the room's queue).
     func memberNodes() -> Set<String> {
-        queue.sync { Set(remoteMembers.values.map(\.node)) }
+        Set(nodeCounts.withLock { $0.keys })
+    }
+
+    /// Queue only: the one way `remoteMembers` changes, so `nodeCounts` stays true.
+    private func setRemote(_ session: SessionID, _ remote: RemoteSession?) {
+        let old = remoteMembers[session]
+        remoteMembers[session] = remote
+        guard old?.node != remote?.node else { return }
+        nodeCounts.withLock { counts in
+            if let node = old?.node {
+                counts[node, default: 1] -= 1
+                if counts[node] == 0 { counts[node] = nil }
+            }
+            if let node = remote?.node { counts[node, default: 0] += 1 }
+        }
     }
 
     func intent(_ connection: Connection, _ request: IntentRequest) {
@@ -194,7 +211,7 @@ final class RoomRuntime: RoomEndpoint, @unchecked Sendable {
         if let remote = connection as? RemoteSession, !room.isMember(remote.session) {
             // A member this owner does not know: it joined under an owner that was lost, in a room whose
             // members are not versioned (no presence). It rejoins silently.
-            remoteMembers[remote.session] = remote
+            setRemote(remote.session, remote)
             carryOut(room.join(remote.session, name: nil))
         }
         do {
@@ -212,7 +229,7 @@ final class RoomRuntime: RoomEndpoint, @unchecked Sendable {
     private func handleJoin(_ connection: any RoomSubscriber, _ request: JoinRequest) {
         guard !refusedAsAbandoned(connection, id: request.id) else { return }
         // Known before the join is written, so the store records the member's node.
-        if let remote = connection as? RemoteSession { remoteMembers[remote.session] = remote }
+        if let remote = connection as? RemoteSession { setRemote(remote.session, remote) }
         var resumed: Bool? = nil
         if let since = request.since {
             if since.epoch == room.epoch, let missed = room.history.changes(after: since.version, current: room.version) {
@@ -233,7 +250,7 @@ final class RoomRuntime: RoomEndpoint, @unchecked Sendable {
         if let connection = subscriber as? Connection, localDelivery {
             subscribers[connection.session] = connection
         } else if let remote = subscriber as? RemoteSession {
-            remoteMembers[remote.session] = remote
+            setRemote(remote.session, remote)
         }
     }
 
@@ -281,8 +298,13 @@ final class RoomRuntime: RoomEndpoint, @unchecked Sendable {
     /// Sends a reply once the room's current version is durable (and after everything held before it).
     private func send(_ message: ServerMessage, to subscriber: any RoomSubscriber) {
         let frame = Frame(message)
-        deliver(after: room.version) {
-            if subscriber.enqueue(frame), let connection = subscriber as? Connection { self.hub.wake(connection) }
+        let version = room.version
+        deliver(after: version) {
+            if let remote = subscriber as? RemoteSession {
+                remote.send(frame, showing: version)
+            } else if subscriber.enqueue(frame), let connection = subscriber as? Connection {
+                self.hub.wake(connection)
+            }
         }
     }
 
@@ -295,7 +317,7 @@ final class RoomRuntime: RoomEndpoint, @unchecked Sendable {
                 guard let error else { return }
                 if let self, self.onStoreFailure != nil {
                     self.queue.async { self.abandon(after: error) }
-                } else {
+                } else if self != nil {
                     logger.error("store write failed: \(error)")
                 }
             }

@@ -48,16 +48,17 @@ final class ClusterEnvelopeTests: XCTestCase {
     }
 
     func testPublicationsAndMalformedInput() {
-        let p = ClusterEnvelope.publication(epoch: "e9", version: 12, message: Array("{}".utf8))
+        let p = ClusterEnvelope.publication(epoch: "e9", version: 12, owner: "n3", message: Array("{}".utf8))
         let decoded = ClusterEnvelope.decodePublication(p)
         XCTAssertEqual(decoded?.epoch, "e9")
         XCTAssertEqual(decoded?.version, 12)
+        XCTAssertEqual(decoded?.owner, "n3")
         XCTAssertEqual(decoded.map { Array($0.message) }, Array("{}".utf8))
-        XCTAssertEqual(ClusterEnvelope.decodePublication(ClusterEnvelope.publication(epoch: "e", version: 0, message: []))?.message.count, 0)
+        XCTAssertEqual(ClusterEnvelope.decodePublication(ClusterEnvelope.publication(epoch: "e", version: 0, owner: "n", message: []))?.message.count, 0)
         let badInbox = ["", "no newline", "Q\tjoin\tr\tn\ts\n{}", "Q\tfly\tr\tn\ts\t1\n{}", "Q\tintent\tr\tn\ts\t1\n{\"control\":\"q\"}",
                         "Q\tleave\tr\tn\ts\t1\n{\"reason\":\"bored\"}", "Q\tjoin\tr\tn\ts\t1\nnot json", "R\tr\ts\tx\t\t\n{}", "Z\t1\n"]
         for bad in badInbox { XCTAssertNil(ClusterEnvelope.decodeInbox(Array(bad.utf8)).map { _ in true }, bad) }
-        for bad in ["", "e\tx\n{}", "e\n{}", "e\t1\t2\n{}"] { XCTAssertNil(ClusterEnvelope.decodePublication(Array(bad.utf8)).map { _ in true }, bad) }
+        for bad in ["", "e\tx\tn\n{}", "e\n{}", "e\t1\n{}", "e\t1\t\n{}", "e\t1\t2\t3\n{}"] { XCTAssertNil(ClusterEnvelope.decodePublication(Array(bad.utf8)).map { _ in true }, bad) }
     }
 
     func testKeysAndChannels() {

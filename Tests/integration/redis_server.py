@@ -94,7 +94,8 @@ CLUSTER_LEASE_MS = 1000
 
 @pytest.fixture
 def cluster(start_server, redis_server):  # noqa: F811
-    """Factory: `cluster(n)` starts n nodes on one Redis (node ids n0, n1, …), with a 1 s lease."""
-    def start(n: int = 2):
-        return [start_server("--redis", redis_server.url, "--node-id", f"n{i}", "--lease-ms", str(CLUSTER_LEASE_MS)) for i in range(n)]
+    """Factory: `cluster(n, *args)` starts n nodes on one Redis (node ids n0, n1, …), with a 1 s lease."""
+    def start(n: int = 2, *extra: str):
+        return [start_server("--redis", redis_server.url, "--node-id", f"n{i}", "--lease-ms", str(CLUSTER_LEASE_MS), *extra)
+                for i in range(n)]
     return start

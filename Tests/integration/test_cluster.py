@@ -9,6 +9,8 @@ import pytest
 
 from redis_server import CLUSTER_LEASE_MS as LEASE_MS, cluster, redis_server  # noqa: F401  (fixtures)
 from livecontrols_client import Client
+from rawws import RawClient
+from test_limits import drive
 
 
 @pytest.fixture
@@ -205,6 +207,33 @@ def test_graceful_stop_of_the_owner_hands_the_room_over(pair):
     ack = intent_until_acked(b, "quantity", "next", None, timeout=LEASE_MS / 1000 + 3)
     b.wait_version(ack["version"])
     assert b.state()["controls"]["quantity"]["value"] == 4
+
+
+def test_a_slow_consumer_on_another_node_is_resynced_without_a_gap(cluster, connect):
+    owner_node, node = cluster(2, "--rate", "100000", "--burst", "100000", "--outbox-messages", "256", "--slow-consumer-timeout-ms", "60000")
+    driver = connect(owner_node)
+    driver.join()
+    stuck = RawClient(node.port, recv_buffer=4096)
+    assert stuck.read_json()["type"] == "welcome"
+    stuck.send_text({"type": "join", "room": "demo", "name": "stuck"})
+    fast = connect(node)
+    fast.join()
+    target = drive(driver, 40000)  # the stuck client reads nothing meanwhile
+    fast.wait_version(target, timeout=60)
+    driver.wait_version(target, timeout=60)  # the driver may have overflowed too: it catches up by a snapshot
+    assert fast.state() == driver.state()
+    state, version, saw_resync = None, None, False
+    while version is None or version < target:
+        m = stuck.read_json()
+        if m["type"] == "snapshot":
+            assert "id" not in m or state is None
+            saw_resync = saw_resync or state is not None
+            state, version = m["state"], m["version"]
+        elif m["type"] == "patch":
+            assert m["version"] == version + 1, f"gap: {version} -> {m['version']}"
+            version = m["version"]
+    assert saw_resync, "the slow consumer should have been resynced by a snapshot from the owner"
+    stuck.close()
 
 
 def test_cluster_flags_are_checked(start_server):

@@ -11,7 +11,7 @@ extension ClusterDirectory {
 
     /// Link queue: who owns `room`, taking it over when nobody does.
     func resolveOwner(_ room: String, creation: Creation?) throws(RedisError) -> Resolution {
-        if let cached = ownerCache[room], cached != nodeID || owned.withLock({ $0[room] != nil }) { return .owner(cached) }
+        if let cached = owners.withLock({ $0[room] }), cached != nodeID || owned.withLock({ $0[room] != nil }) { return .owner(cached) }
         for _ in 0..<3 {
             if let holder = try link.run({ c throws(RedisError) in try c.command([ "GET", keys.lease(room)]) }).text {
                 if holder == nodeID, owned.withLock({ $0[room] == nil }) {
@@ -19,7 +19,7 @@ extension ClusterDirectory {
                     releaseLease(room)
                     continue
                 }
-                ownerCache[room] = holder
+                owners.withLock { $0[room] = holder }
                 return .owner(holder)
             }
             if let resolution = try takeOver(room, creation: creation) { return resolution }
@@ -41,7 +41,7 @@ extension ClusterDirectory {
             releaseLease(room)
             throw error
         }
-        let store = RedisRoomStore(room: room, fence: fence, link: link, keys: keys, historyLimit: config.historyLimit)
+        let store = RedisRoomStore(room: room, fence: fence, owner: nodeID, link: link, keys: keys, historyLimit: config.historyLimit)
         let runtime: RoomRuntime
         if let stored, let template = config.templates[stored.room.template],
            let restored = Room(restoring: stored.room, template: template, historyLimit: config.historyLimit) {
@@ -72,7 +72,7 @@ extension ClusterDirectory {
             logger.info("room created", metadata: ["room": "\(room)", "template": "\(templateName)", "epoch": "\(fresh.epoch)", "fence": "\(fence)"])
         }
         owned.withLock { $0[room] = Owned(runtime: runtime, store: store) }
-        ownerCache[room] = nodeID
+        owners.withLock { $0[room] = nodeID }
         clusterMetrics.tookOver()
         return .owner(nodeID)
     }
@@ -96,7 +96,7 @@ extension ClusterDirectory {
             return current
         }
         guard let removed else { return }
-        ownerCache[room] = nil
+        forgetOwner(room)
         clusterMetrics.relinquished()
         removed.store.stop()
         removed.runtime.relinquish()
@@ -119,50 +119,71 @@ extension ClusterDirectory {
         return alive
     }
 
-    // MARK: Ticker (link queue, every third of the lease)
+    // MARK: Ticker (control queue, every third of the lease)
 
     func tick() {
         do {
-            _ = try link.run { c throws(RedisError) in
+            _ = try control.run { c throws(RedisError) in
                 try c.command(["SET", keys.alive(nodeID), "1", "PX", String(options.leaseMilliseconds)])
             }
+            renewLeases()
         } catch {
             // Redis is gone: a lease can no longer be renewed, so stop acting for every room now.
-            for room in owned.withLock({ Array($0.keys) }) { relinquish(room, why: "Redis is not reachable: \(error.message)") }
-            ownerCache.removeAll()
-            sweepRooms(takeOver: false)
-            return
+            for room in owned.withLock({ Array($0.keys) }) { relinquishSoon(room, why: "Redis is not reachable: \(error.message)") }
+            owners.withLock { $0.removeAll() }
         }
-        renewLeases()
-        dropGoneMembers()
-        sweepRooms(takeOver: true)
+        scheduleMaintenance()
     }
 
+    /// Control queue: renews every lease this node holds, in one pipeline.
     private func renewLeases() {
         let mine = owned.withLock { $0 }
         guard !mine.isEmpty else { return }
         let names = mine.keys.sorted()
+        let script = ClusterScripts.renew.source
         let replies: [RedisReply]
         do {
-            replies = try names.map { name throws(RedisError) in
-                try link.run { c throws(RedisError) in
-                    try c.eval(ClusterScripts.renew, keys: [keys.lease(name), keys.fence(name)],
-                               args: [Array(nodeID.utf8), Array(String(options.leaseMilliseconds).utf8), Array(String(mine[name]!.store.fence).utf8)])
-                }
+            replies = try control.run { c throws(RedisError) in
+                try c.pipeline(names.map { name in
+                    [Array("EVAL".utf8), Array(script.utf8), Array("2".utf8), Array(keys.lease(name).utf8), Array(keys.fence(name).utf8),
+                     Array(nodeID.utf8), Array(String(options.leaseMilliseconds).utf8), Array(String(mine[name]!.store.fence).utf8)]
+                })
             }
         } catch {
-            for name in names { relinquish(name, why: "lease renewal failed: \(error.message)") }
+            for name in names { relinquishSoon(name, why: "lease renewal failed: \(error.message)") }
             return
         }
         for (name, reply) in zip(names, replies) where reply.integer != 1 {
-            relinquish(name, why: "the lease was lost")
+            relinquishSoon(name, why: "the lease was lost")
+        }
+    }
+
+    /// Any queue: stops the room's writes at once, and hands it back on the link queue.
+    private func relinquishSoon(_ room: String, why: String) {
+        guard let owner = owned.withLock({ $0[room] }) else { return }
+        owner.store.stop()
+        link.queue.async { self.relinquish(room, runtime: owner.runtime, why: why) }
+    }
+
+    /// One maintenance pass on the link queue at a time: member drops, request timeouts, takeovers.
+    private func scheduleMaintenance() {
+        let schedule = maintenancePending.withLock { pending in
+            defer { pending = true }
+            return !pending
+        }
+        guard schedule else { return }
+        link.queue.async { [self] in
+            maintenancePending.withLock { $0 = false }
+            let redisUp = control.isReachable
+            if redisUp { dropGoneMembers() }
+            sweepRooms(takeOver: redisUp)
         }
     }
 
     /// Members whose node stopped running leave their rooms (reason `disconnect`). Only once Redis has been
     /// reachable for a whole lease time, so every running node has refreshed its `alive:` key meanwhile.
     private func dropGoneMembers() {
-        guard link.reachableFor(milliseconds: options.leaseMilliseconds) else { return }
+        guard control.reachableFor(milliseconds: options.leaseMilliseconds) else { return }
         for owner in owned.withLock({ Array($0.values) }) {
             let nodes = owner.runtime.memberNodes()
             guard nodes.count > 1 || nodes.first != nodeID, let alive = try? aliveNodes(nodes) else { continue }
@@ -173,11 +194,10 @@ extension ClusterDirectory {
 
     /// Times out unanswered requests, and takes over rooms with sessions here whose owner is gone.
     private func sweepRooms(takeOver: Bool) {
-        let now = DispatchTime.now()
         for room in rooms.withLock({ Array($0.values) }) {
-            let inUse = room.sweep(now: now)
-            guard takeOver, inUse, owned.withLock({ $0[room.name] == nil }) else { continue }
-            ownerCache[room.name] = nil
+            room.sweep()
+            guard takeOver, room.inUse, owned.withLock({ $0[room.name] == nil }) else { continue }
+            forgetOwner(room.name)
             _ = try? resolveOwner(room.name, creation: nil)
         }
     }

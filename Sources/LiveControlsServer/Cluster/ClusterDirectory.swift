@@ -18,8 +18,10 @@ import Synchronization
 ///   rooms with sessions here): it acquires the lease, loads the state from Redis, ends the holds the lost
 ///   owner ran (reason `failover`) and drops the members of nodes that are gone.
 ///
-/// Thread rules: `ownerCache` and all ownership changes run on the link queue; `rooms`, `owned` and the
-/// subscriber flag are behind mutexes (read from the subscriber thread and the service thread).
+/// Thread rules: ownership changes (acquire, load, relinquish) run on the link queue; leases are renewed on
+/// the control link's queue, with its own Redis connection, so a backlog of room traffic can never starve a
+/// renewal. `rooms`, `owned`, `owners` and the subscriber flag are behind mutexes (read from the subscriber
+/// thread, the service thread and the room queues).
 final class ClusterDirectory: RoomDirectory, @unchecked Sendable {
     /// How a join may create the room, if it turns out not to exist: the template asked for, and why not.
     struct Creation: Sendable {
@@ -35,7 +37,10 @@ final class ClusterDirectory: RoomDirectory, @unchecked Sendable {
     let options: ClusterOptions
     let config: ServerConfig
     let keys: ClusterKeys
+    /// Room traffic (writes, replies, forwarded requests) and ownership changes.
     let link: RedisLink
+    /// Liveness and lease renewals only.
+    let control: RedisLink
     let hub: Hub
     let metrics = ServerMetrics()
     let clusterMetrics = ClusterMetrics()
@@ -47,8 +52,10 @@ final class ClusterDirectory: RoomDirectory, @unchecked Sendable {
 
     let rooms = Mutex<[String: ClusterRoom]>([:])
     let owned = Mutex<[String: Owned]>([:])
-    /// Link queue only: the owner of each room, as last seen.
-    var ownerCache: [String: String] = [:]
+    /// The owner of each room, as last seen.
+    let owners = Mutex<[String: String]>([:])
+    /// Whether the link queue has a maintenance pass waiting (member drops, takeovers, timeouts).
+    let maintenancePending = Mutex(false)
     private let tokens = Mutex(0)
     private let subscriberUp = Mutex(false)
     private var subscriber: RedisSubscriber?
@@ -59,7 +66,9 @@ final class ClusterDirectory: RoomDirectory, @unchecked Sendable {
         self.config = config
         self.maxRooms = maxRooms
         self.keys = ClusterKeys(prefix: options.keyPrefix)
-        self.link = RedisLink(endpoint: options.redis, timeoutMilliseconds: min(1_000, max(100, options.leaseMilliseconds / 3)))
+        let timeout = min(1_000, max(100, options.leaseMilliseconds / 3))
+        self.link = RedisLink(endpoint: options.redis, timeoutMilliseconds: timeout)
+        self.control = RedisLink(endpoint: options.redis, timeoutMilliseconds: timeout)
         self.hub = hub
         self.clock = clock
         var logger = logger
@@ -82,7 +91,7 @@ final class ClusterDirectory: RoomDirectory, @unchecked Sendable {
             onConnection: { [unowned self] up in self.subscriberChanged(up: up) })
         self.subscriber = subscriber
         subscriber.start()
-        let ticker = DispatchSource.makeTimerSource(queue: link.queue)
+        let ticker = DispatchSource.makeTimerSource(queue: control.queue)
         let period = max(50, options.leaseMilliseconds / 3)
         ticker.schedule(deadline: .now(), repeating: .milliseconds(period), leeway: .milliseconds(period / 10))
         ticker.setEventHandler { [unowned self] in self.tick() }
@@ -93,6 +102,7 @@ final class ClusterDirectory: RoomDirectory, @unchecked Sendable {
 
     func stopAll() {
         ticker?.cancel()
+        control.queue.sync {}  // a tick under way ends first
         link.queue.sync {
             // Hand every room back at once, so other nodes take over without waiting for the lease to lapse.
             for (name, owner) in owned.withLock({ $0 }) {
@@ -106,6 +116,7 @@ final class ClusterDirectory: RoomDirectory, @unchecked Sendable {
         }
         subscriber?.stop()
         link.close()
+        control.close()
     }
 
     func room(named name: String, template: String?,
@@ -134,7 +145,7 @@ final class ClusterDirectory: RoomDirectory, @unchecked Sendable {
     }
 
     func health() -> (ready: Bool, fields: [(String, JSONValue)]) {
-        let redisUp = link.isReachable && subscriberUp.withLock { $0 }
+        let redisUp = link.isReachable && control.isReachable && subscriberUp.withLock { $0 }
         let cluster: JSONValue = [
             "node": .string(nodeID),
             "redis": redisUp ? "up" : "down",
@@ -144,14 +155,25 @@ final class ClusterDirectory: RoomDirectory, @unchecked Sendable {
     }
 
     func metricLines() -> [String] {
-        clusterMetrics.lines(redisUp: link.isReachable && subscriberUp.withLock { $0 }, ownedRooms: owned.withLock { $0.count })
+        clusterMetrics.lines(redisUp: health().ready, ownedRooms: owned.withLock { $0.count })
     }
 
     // MARK: Forwarding (any thread → link queue)
 
     /// Sends a session's request to the room's owner; `failed` is called (any thread) when it could not be.
     func forward(_ request: ClusterRequest, room: String, session: SessionID, token: Int, creation: Creation?,
-                 failed: @escaping @Sendable (ProtocolError) -> Void) {
+                 failed: @escaping @Sendable (ProtocolError) -> Void, sent: @escaping @Sendable (String) -> Void) {
+        // Fast path: the owner is known; no hop through the link queue.
+        if let owner = owners.withLock({ $0[room] }) {
+            if owner != nodeID {
+                sent(owner)
+                return send(request, room: room, session: session, token: token, to: owner, failed: failed)
+            }
+            if let mine = owned.withLock({ $0[room] }) {
+                sent(owner)
+                return handle(request, for: mine, from: nodeID, session: session, token: token)
+            }
+        }
         link.queue.async { [self] in
             do throws(RedisError) {
                 switch try resolveOwner(room, creation: creation) {
@@ -159,22 +181,43 @@ final class ClusterDirectory: RoomDirectory, @unchecked Sendable {
                     failed(error)
                 case let .owner(owner) where owner == nodeID:
                     guard let mine = owned.withLock({ $0[room] }) else {
-                        ownerCache[room] = nil
+                        forgetOwner(room, owner)
                         return failed(ProtocolError(.unavailable, "room \(room) is changing owner; retry in a moment"))
                     }
+                    sent(owner)
                     handle(request, for: mine, from: nodeID, session: session, token: token)
                 case let .owner(owner):
-                    let envelope = ClusterEnvelope.encode(.init(request: request, room: room, node: nodeID, session: session, token: token))
-                    clusterMetrics.forwarded()
-                    if try link.publish(keys.inbox(owner), envelope) == 0 {
-                        ownerCache[room] = nil
-                        failed(ProtocolError(.unavailable, "room \(room)'s owner node \(owner) is not reachable; another node takes over within \(options.leaseMilliseconds) ms, retry then"))
-                    }
+                    sent(owner)
+                    send(request, room: room, session: session, token: token, to: owner, failed: failed)
                 }
             } catch {
                 failed(ProtocolError(.unavailable, "Redis is not reachable: \(error.message)"))
             }
         }
+    }
+
+    /// Publishes a request to the owner's inbox; nobody listening there means the owner node is gone.
+    private func send(_ request: ClusterRequest, room: String, session: SessionID, token: Int, to owner: String,
+                      failed: @escaping @Sendable (ProtocolError) -> Void) {
+        let envelope = ClusterEnvelope.encode(.init(request: request, room: room, node: nodeID, session: session, token: token))
+        clusterMetrics.forwarded()
+        let lease = options.leaseMilliseconds
+        link.publish(keys.inbox(owner), envelope) { [self] result in
+            switch result {
+            case .success(0):
+                forgetOwner(room, owner)
+                failed(ProtocolError(.unavailable, "room \(room)'s owner node \(owner) is not reachable; another node takes over within \(lease) ms, retry then"))
+            case .success:
+                break
+            case let .failure(error):
+                failed(ProtocolError(.unavailable, "Redis is not reachable: \(error.message)"))
+            }
+        }
+    }
+
+    /// Forgets that `owner` owns `room` (if that is still what is remembered).
+    func forgetOwner(_ room: String, _ owner: String? = nil) {
+        owners.withLock { if owner == nil || $0[room] == owner { $0[room] = nil } }
     }
 
     /// Runs a request on a room this node owns.
@@ -193,7 +236,7 @@ final class ClusterDirectory: RoomDirectory, @unchecked Sendable {
     private func received(channel: String, payload: [UInt8]) {
         if let room = keys.room(ofPatchChannel: channel) {
             guard let local = rooms.withLock({ $0[room] }), let publication = ClusterEnvelope.decodePublication(payload) else { return }
-            local.published(epoch: publication.epoch, version: publication.version, message: publication.message)
+            local.published(epoch: publication.epoch, version: publication.version, owner: publication.owner, message: publication.message)
             return
         }
         switch ClusterEnvelope.decodeInbox(payload) {
@@ -217,7 +260,7 @@ final class ClusterDirectory: RoomDirectory, @unchecked Sendable {
         let envelope = message.withUnsafeBufferPointer {
             ClusterEnvelope.reply(room: request.room, session: request.session, token: request.token, state: nil, message: $0)
         }
-        link.queue.async { [self] in _ = try? link.publish(keys.inbox(request.node), envelope) }
+        link.publish(keys.inbox(request.node), envelope)
     }
 
     private func requestID(of request: ClusterRequest) -> RequestID? {

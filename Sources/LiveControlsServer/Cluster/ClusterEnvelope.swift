@@ -16,8 +16,8 @@ enum ClusterRequest: Sendable, Equatable {
 /// - request to the owner's inbox `n:<owner>`: `Q <kind> <room> <from node> <session> <token>` + a JSON body
 /// - reply to a session's node inbox `n:<node>`: `R <room> <session> <token> <epoch> <version>` + the message as
 ///   clients receive it; epoch and version are set for room-state messages (snapshot, resumed, patch), else empty
-/// - a patch on `p:<room>`: `<epoch> <version>` + the patch message as clients receive it (empty: the room
-///   started a new epoch)
+/// - a patch on `p:<room>`: `<epoch> <version> <owner node>` + the patch message as clients receive it (empty:
+///   the room started a new epoch)
 enum ClusterEnvelope {
     struct Request: Sendable {
         var request: ClusterRequest
@@ -76,16 +76,16 @@ enum ClusterEnvelope {
         return bytes
     }
 
-    static func publication(epoch: String, version: Int, message: [UInt8]) -> [UInt8] {
-        var bytes = Array("\(epoch)\t\(version)\n".utf8)
+    static func publication(epoch: String, version: Int, owner: String, message: [UInt8]) -> [UInt8] {
+        var bytes = Array("\(epoch)\t\(version)\t\(owner)\n".utf8)
         bytes.append(contentsOf: message)
         return bytes
     }
 
     /// A patch publication: nil when malformed.
-    static func decodePublication(_ bytes: [UInt8]) -> (epoch: String, version: Int, message: ArraySlice<UInt8>)? {
-        guard let (fields, body) = header(bytes), fields.count == 2, let version = Int(fields[1]) else { return nil }
-        return (fields[0], version, body)
+    static func decodePublication(_ bytes: [UInt8]) -> (epoch: String, version: Int, owner: String, message: ArraySlice<UInt8>)? {
+        guard let (fields, body) = header(bytes), fields.count == 3, let version = Int(fields[1]), !fields[2].isEmpty else { return nil }
+        return (fields[0], version, fields[2], body)
     }
 
     /// A message on a node's inbox: nil when malformed.

@@ -1,6 +1,7 @@
 import Dispatch
 import LiveControlsEngine
 import LiveControlsProtocol
+import Synchronization
 
 /// Cluster mode: one room as seen from this node, for the connections here.
 ///
@@ -27,6 +28,10 @@ final class ClusterRoom: @unchecked Sendable {
     /// The last patch seen on the room's channel.
     private var epoch: String?
     private var version = 0
+    /// The node that published the room's last patch: it changes when another owner takes over.
+    private var publisher: String?
+    /// Each session's join, to send again when a re-join finds it not subscribed (its first join failed).
+    private var joins: [SessionID: (JoinRequest, ClusterDirectory.Creation)] = [:]
 
     private struct Pending {
         var connection: Connection
@@ -35,9 +40,16 @@ final class ClusterRoom: @unchecked Sendable {
         /// A snapshot this node asked for on the session's behalf (overflow, gap, new epoch).
         var isResync: Bool
         var deadline: DispatchTime
+        /// The owner node it went to (once the link knows): if another owner publishes, it gets no answer.
+        var owner: String? = nil
     }
     /// Forwarded requests waiting for their reply, by token.
     private var pending: [Int: Pending] = [:]
+    /// When the owner was last heard from (a patch or a reply): while it keeps answering, a backlog of
+    /// requests is progress, not a lost owner, and nothing times out.
+    private var lastHeard: DispatchTime = .now()
+    /// Set by `sweep` and by joins: whether any session here uses the room.
+    private let inUseFlag = Mutex(false)
 
     init(name: String, directory: ClusterDirectory) {
         self.name = name
@@ -50,6 +62,8 @@ final class ClusterRoom: @unchecked Sendable {
     func join(_ connection: Connection, _ request: JoinRequest, creation: ClusterDirectory.Creation) {
         queue.async {
             self.joining[connection.session] = connection
+            self.joins[connection.session] = (request, creation)
+            self.inUseFlag.withLock { $0 = true }
             var forwarded = request
             forwarded.token = nil
             forwarded.template = nil
@@ -58,7 +72,18 @@ final class ClusterRoom: @unchecked Sendable {
     }
 
     func resync(_ connection: Connection, id: RequestID?) {
-        queue.async { self.forward(.snapshot(id: id), for: connection, id: id) }
+        queue.async {
+            let session = connection.session
+            if self.members[session] == nil, self.joining[session] == nil, let (request, creation) = self.joins[session] {
+                // Its first join failed (no owner at the time): this one joins for real.
+                var again = request
+                again.id = id
+                self.joining[session] = connection
+                self.forward(.join(again), for: connection, id: id, isJoin: true, creation: creation)
+                return
+            }
+            self.forward(.snapshot(id: id), for: connection, id: id)
+        }
     }
 
     func resyncAfterOverflow(_ connection: Connection) {
@@ -77,8 +102,14 @@ final class ClusterRoom: @unchecked Sendable {
             let session = connection.session
             self.members[session] = nil
             self.joining[session] = nil
+            self.joins[session] = nil
             self.resyncing.remove(session)
-            if reason == .leave { self.leaving[session] = connection }
+            if reason == .leave {
+                self.leaving[session] = connection
+            } else {
+                // Gone for good: nothing that is still on its way may bring this connection back.
+                self.pending = self.pending.filter { $0.value.connection !== connection }
+            }
             self.forward(.leave(id: id, reason: reason), for: connection, id: id, expectsReply: reason == .leave)
         }
     }
@@ -95,16 +126,21 @@ final class ClusterRoom: @unchecked Sendable {
             pending[token] = Pending(connection: connection, id: id, isJoin: isJoin, isResync: isResync,
                                      deadline: .now() + .milliseconds(directory.replyTimeoutMilliseconds))
         }
-        directory.forward(request, room: name, session: connection.session, token: token, creation: creation) { [weak self] error in
-            self?.failed(token: token, error)
-        }
+        directory.forward(request, room: name, session: connection.session, token: token, creation: creation,
+                          failed: { [weak self] error in self?.failed(token: token, error) },
+                          sent: { [weak self] owner in self?.sent(token: token, to: owner) })
     }
 
     // MARK: From the subscriber thread (in Redis's order) and the link queue
 
     /// A patch the owner published.
-    func published(epoch: String, version: Int, message: ArraySlice<UInt8>) {
+    func published(epoch: String, version: Int, owner: String, message: ArraySlice<UInt8>) {
         queue.async {
+            self.lastHeard = .now()
+            if owner != self.publisher {
+                self.publisher = owner
+                self.failRequests(sentToOtherThan: owner)
+            }
             if message.isEmpty || (self.epoch != nil && self.epoch != epoch) {
                 // A new epoch: every session here needs the new lifetime's snapshot.
                 let changed = self.epoch != nil && self.epoch != epoch
@@ -133,6 +169,7 @@ final class ClusterRoom: @unchecked Sendable {
     /// A reply the owner sent for one of this node's sessions.
     func replied(_ reply: ClusterEnvelope.Reply) {
         queue.async {
+            self.lastHeard = .now()
             let request = self.pending.removeValue(forKey: reply.token)
             let session = reply.session
             guard let connection = self.members[session] ?? self.joining[session] ?? self.leaving[session] ?? request?.connection else { return }
@@ -162,6 +199,20 @@ final class ClusterRoom: @unchecked Sendable {
             }
             if connection.enqueue(frame) { self.directory.hub.wake(connection) }
         }
+    }
+
+    /// A new owner published: intents and snapshots sent to the one it replaced will never be answered.
+    /// (Joins wait for their timeout.)
+    private func failRequests(sentToOtherThan owner: String) {
+        for (token, request) in pending where request.owner != nil && request.owner != owner && !request.isJoin {
+            pending[token] = nil
+            answer(request, ProtocolError(.unavailable, "the room changed owner before answering; the request may or may not have taken effect"))
+        }
+    }
+
+    /// The link sent the request to `owner`.
+    func sent(token: Int, to owner: String) {
+        queue.async { self.pending[token]?.owner = owner }
     }
 
     /// The request could not be forwarded, or its answer did not come in time.
@@ -196,15 +247,23 @@ final class ClusterRoom: @unchecked Sendable {
 
     // MARK: Link queue (ticker)
 
-    /// Answers requests whose owner never replied with `unavailable`; whether any session is here.
-    func sweep(now: DispatchTime) -> Bool {
-        queue.sync {
-            for (token, request) in pending where request.deadline < now {
-                pending[token] = nil
-                directory.clusterMetrics.timedOut()
-                answer(request, ProtocolError(.unavailable, "the room's owner did not answer in time; the request may or may not have taken effect"))
+    /// Whether any session here uses the room (any thread): the ticker takes over only rooms in use.
+    var inUse: Bool { inUseFlag.withLock { $0 } }
+
+    /// Answers requests whose owner never replied with `unavailable`. Runs on the room's own queue, in
+    /// order with what it has heard, so a backlog here is never mistaken for a silent owner.
+    func sweep() {
+        queue.async {
+            let now = DispatchTime.now()
+            let silentSince = now.uptimeNanoseconds - min(now.uptimeNanoseconds, self.lastHeard.uptimeNanoseconds)
+            let timeout = UInt64(self.directory.replyTimeoutMilliseconds) * 1_000_000
+            for (token, request) in self.pending where request.deadline < now && silentSince > timeout {
+                self.pending[token] = nil
+                self.directory.clusterMetrics.timedOut()
+                self.answer(request, ProtocolError(.unavailable, "the room's owner did not answer in time; the request may or may not have taken effect"))
             }
-            return !members.isEmpty || !joining.isEmpty || !pending.isEmpty
+            let used = !self.members.isEmpty || !self.joining.isEmpty || !self.pending.isEmpty
+            self.inUseFlag.withLock { $0 = used }
         }
     }
 

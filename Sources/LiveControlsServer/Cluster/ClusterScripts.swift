@@ -30,13 +30,19 @@ enum ClusterScripts {
         """)
 
     /// KEYS: fence, state, history. ARGV: token, reset (1/0), channel, publication ('' for none), history
-    /// entry ('' for none), history limit, n, n field/value pairs, d, d fields to delete.
-    /// Writes only while `token` is the room's current fencing token, then publishes: 1, or 0 when fenced out.
+    /// entry ('' for none), history limit, previous version ('' for a reset), n, n field/value pairs, d, d fields
+    /// to delete. Writes only while `token` is the room's fencing token and the stored version is the previous
+    /// one (writes form a chain: one that failed fails every later one), then publishes. 1 when written, 0
+    /// when fenced out, -1 when the chain is broken.
     static let write = RedisScript("""
         if redis.call('GET', KEYS[1]) ~= ARGV[1] then return 0 end
-        if ARGV[2] == '1' then redis.call('DEL', KEYS[2], KEYS[3]) end
-        local n = tonumber(ARGV[7])
-        local i = 8
+        if ARGV[2] == '1' then
+          redis.call('DEL', KEYS[2], KEYS[3])
+        elseif redis.call('HGET', KEYS[2], 'version') ~= ARGV[7] then
+          return -1
+        end
+        local n = tonumber(ARGV[8])
+        local i = 9
         if n > 0 then redis.call('HSET', KEYS[2], unpack(ARGV, i, i + 2 * n - 1)) end
         i = i + 2 * n
         local d = tonumber(ARGV[i])
@@ -48,5 +54,13 @@ enum ClusterScripts {
         end
         if ARGV[4] ~= '' then redis.call('PUBLISH', ARGV[3], ARGV[4]) end
         return 1
+        """)
+
+    /// KEYS: fence, state. ARGV: token, version, channel, payload. Publishes a reply only while `token` is
+    /// current and the room's stored version has reached `version` (what the reply shows was written).
+    static let reply = RedisScript("""
+        if redis.call('GET', KEYS[1]) ~= ARGV[1] then return -1 end
+        if tonumber(redis.call('HGET', KEYS[2], 'version') or '-1') < tonumber(ARGV[2]) then return -1 end
+        return redis.call('PUBLISH', ARGV[3], ARGV[4])
         """)
 }

@@ -4,15 +4,29 @@ import Synchronization
 
 /// The node's Redis command connection.
 ///
-/// Thread rules: the `RedisConnection` is touched only on `queue` (a serial queue): every owned room's
-/// writes and replies, lease renewals and forwarded requests go through it in submission order, which is
-/// what orders a room's replies after the patches they follow. Calls block that queue for at most the
-/// connection timeout; while Redis is down they fail at once (the connection's reconnect interval).
+/// Thread rules: the `RedisConnection` is touched only on `queue` (a serial queue). Two kinds of work use it:
+/// - **Pipelined commands** (`submit`): room writes, replies, forwarded requests. They wait in `batch` (behind a
+///   mutex, any thread may submit) and leave in submission order, up to `maxBatch` in one round trip; each
+///   drain is one work item on `queue`, so a backlog never holds up the ticker for more than one batch.
+/// - **Exchanges** (`run`, on `queue` only): ownership steps — lease acquisition and renewal, loading a room.
+/// Calls block `queue` for at most the connection timeout; while Redis is down they fail at once.
 final class RedisLink: @unchecked Sendable {
     let queue = DispatchQueue(label: "livecontrols.redis")
     private let connection: RedisConnection
     /// Whether the last command reached Redis, and since when it has without a break.
     private let reachable = Mutex<(up: Bool, since: DispatchTime)>((true, .now()))
+    static let maxBatch = 256
+
+    private struct Pending {
+        let command: [[UInt8]]
+        let completion: (@Sendable (Result<RedisReply, RedisError>) -> Void)?
+    }
+    private struct Batch {
+        var commands: [Pending] = []
+        var head = 0
+        var drainScheduled = false
+    }
+    private let batch = Mutex(Batch())
 
     init(endpoint: RedisEndpoint, timeoutMilliseconds: Int) {
         connection = RedisConnection(endpoint: endpoint, timeoutMilliseconds: timeoutMilliseconds)
@@ -39,11 +53,67 @@ final class RedisLink: @unchecked Sendable {
         }
     }
 
-    /// Queue only: PUBLISH; the number of subscribers that received it.
-    func publish(_ channel: String, _ payload: [UInt8]) throws(RedisError) -> Int {
-        let reply = try run { c throws(RedisError) in try c.command(bytes: [Array("PUBLISH".utf8), Array(channel.utf8), payload]) }
-        if case let .error(message) = reply { throw RedisError(.protocolError, message) }
-        return Int(reply.integer ?? 0)
+    /// Any thread: sends `command` after every command submitted before it; `completion` (on the link queue)
+    /// gets its reply, or the connection error that lost it.
+    func submit(_ command: [[UInt8]], completion: (@Sendable (Result<RedisReply, RedisError>) -> Void)? = nil) {
+        let schedule = batch.withLock { b in
+            b.commands.append(Pending(command: command, completion: completion))
+            guard !b.drainScheduled else { return false }
+            b.drainScheduled = true
+            return true
+        }
+        if schedule { queue.async { self.drain() } }
+    }
+
+    /// Queue only: sends the next batch as one pipeline, then schedules itself again if more wait.
+    private func drain() {
+        let taken: [Pending] = batch.withLock { b in
+            let end = min(b.commands.count, b.head + Self.maxBatch)
+            let slice = Array(b.commands[b.head..<end])
+            b.head = end
+            if b.head == b.commands.count {
+                b.commands.removeAll(keepingCapacity: b.commands.count < 4_096)
+                b.head = 0
+                b.drainScheduled = false
+            } else if b.head >= 4_096 {
+                b.commands.removeFirst(b.head)
+                b.head = 0
+            }
+            return slice
+        }
+        if !taken.isEmpty {
+            let result: Result<[RedisReply], RedisError>
+            do {
+                result = .success(try run { c throws(RedisError) in try c.pipeline(taken.map(\.command)) })
+            } catch {
+                result = .failure(error)
+            }
+            for (index, pending) in taken.enumerated() {
+                switch result {
+                case let .success(replies): pending.completion?(index < replies.count ? .success(replies[index]) : .failure(RedisError(.protocolError, "reply missing")))
+                case let .failure(error): pending.completion?(.failure(error))
+                }
+            }
+        }
+        if batch.withLock({ $0.drainScheduled && $0.head < $0.commands.count }) { queue.async { self.drain() } }
+    }
+
+    /// Any thread: PUBLISH, pipelined; `receivers` gets how many subscribers received it.
+    func publish(_ channel: String, _ payload: [UInt8], receivers: (@Sendable (Result<Int, RedisError>) -> Void)? = nil) {
+        submit([Array("PUBLISH".utf8), Array(channel.utf8), payload]) { result in
+            receivers?(result.flatMap { reply in
+                if case let .error(message) = reply { return .failure(RedisError(.protocolError, message)) }
+                return .success(Int(reply.integer ?? 0))
+            })
+        }
+    }
+
+    /// Any thread: EVAL of `script` (its text: Redis caches it compiled), pipelined.
+    func eval(_ script: RedisScript, keys: [String], args: [[UInt8]], completion: @escaping @Sendable (Result<RedisReply, RedisError>) -> Void) {
+        var command: [[UInt8]] = [Array("EVAL".utf8), Array(script.source.utf8), Array(String(keys.count).utf8)]
+        command += keys.map { Array($0.utf8) }
+        command += args
+        submit(command, completion: completion)
     }
 
     func close() {

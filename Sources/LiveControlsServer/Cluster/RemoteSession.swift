@@ -1,7 +1,7 @@
 import LiveControlsEngine
 
 /// Cluster mode: a member of an owned room whose connection is on some node (this one included).
-/// Frames sent to it are published to that node's inbox, after every write this ownership made before.
+/// Frames sent to it are published to that node's inbox, after every write this ownership submitted before.
 final class RemoteSession: RoomSubscriber, @unchecked Sendable {
     let node: String
     let session: SessionID
@@ -16,9 +16,18 @@ final class RemoteSession: RoomSubscriber, @unchecked Sendable {
         self.outlet = outlet
     }
 
+    /// A reply that shows the room at `version` (the owner's `send`): fenced, after the write of `version`.
+    func send(_ frame: Frame, showing version: Int) {
+        outlet.reply(envelope(frame), to: node, showing: version)
+    }
+
+    /// Only for errors, which show no state (a refusal while the room stops): published without a fence.
     func enqueue(_ frame: Frame) -> Bool {
-        outlet.reply(ClusterEnvelope.reply(room: outlet.room, session: session, token: token, state: frame.stateVersion,
-                                           message: frame.bytes), to: node)
+        outlet.replyUnfenced(envelope(frame), to: node)
         return false
+    }
+
+    private func envelope(_ frame: Frame) -> [UInt8] {
+        ClusterEnvelope.reply(room: outlet.room, session: session, token: token, state: frame.stateVersion, message: frame.bytes)
     }
 }
