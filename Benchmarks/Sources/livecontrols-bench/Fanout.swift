@@ -71,9 +71,12 @@ func runFanout(loop: Loop, target: Target, subscribers: Int, window: Int, second
     let drivers = connectAll(loop, target: target, count: 1, node: driverNode, firstTag: subscribers) { conn, bytes in
         // The driver's own answer (an ack, or its echo) frees a slot in the window.
         let isAnswer: Bool
-        if case .mirror = target { isAnswer = true } else { isAnswer = contains(bytes, #""type":"ack""#) }
+        if case .mirror = target { isAnswer = true } else { isAnswer = contains(bytes, #""type":"ack""#) || contains(bytes, #""type":"error""#) }
         guard isAnswer, requestID(bytes) != nil else { return }
-        if case .livecontrols = target, contains(bytes, #""type":"error""#) { result.errors += 1 }
+        if case .livecontrols = target, contains(bytes, #""type":"error""#) {
+            if result.errors == 0 { FileHandle.standardError.write(Data("first refused intent: \(String(decoding: bytes, as: UTF8.self))\n".utf8)) }
+            result.errors += 1
+        }
         outstanding -= 1
         if sending { send(conn) }
     }
