@@ -209,6 +209,29 @@ def test_graceful_stop_of_the_owner_hands_the_room_over(pair):
     assert b.state()["controls"]["quantity"]["value"] == 4
 
 
+def test_sessions_of_a_killed_non_owner_leave_everywhere(cluster, connect):
+    owner_node, doomed_node, other_node = cluster(3)
+    owner = connect(owner_node)
+    owner.join(name="owner")
+    doomed = connect(doomed_node)
+    doomed.join(name="doomed")
+    doomed.intent("quantity", "set", {"value": 0})
+    assert doomed.intent("quantity", "press", {"direction": "next"})["type"] == "ack"
+    watcher = connect(other_node)
+    watcher.join(name="watcher")
+    assert doomed.session in watcher.state()["presence"]
+    doomed_node.proc.kill()
+    # Its liveness key lapses within a lease; the owner then drops its sessions, ending their holds.
+    state = watcher.wait_state(lambda s: doomed.session not in s["presence"], timeout=LEASE_MS / 1000 * 2 + 3)
+    leave = watcher.patches["demo"][-1]
+    assert leave["cause"]["kind"] == "leave" and leave["cause"]["reason"] == "disconnect"
+    assert leave["cause"]["ended"] == [{"control": "quantity", "session": doomed.session, "reason": "disconnect"}]
+    assert state["controls"]["quantity"]["holding"] is None
+    owner.wait_version(watcher.version())
+    assert owner.state() == watcher.state()
+    assert json.load(owner_node.get("/healthz"))["cluster"]["ownedRooms"] == 1  # the owner never changed
+
+
 def test_a_slow_consumer_on_another_node_is_resynced_without_a_gap(cluster, connect):
     owner_node, node = cluster(2, "--rate", "100000", "--burst", "100000", "--outbox-messages", "256", "--slow-consumer-timeout-ms", "60000")
     driver = connect(owner_node)
