@@ -80,18 +80,23 @@ def test_slow_consumer_gets_a_fresh_snapshot_and_never_a_gap(start_server):
     driver.wait_version(target, timeout=60)
     # The fast client never saw a gap (Client checks each patch is version + 1, or a snapshot replaces all).
     assert fast.state() == driver.state()
-    # Now the stuck client reads: versions are continuous until a snapshot replaces its state.
+    read_until_resynced(stuck, target)
+    stuck.close()
+
+
+def read_until_resynced(stuck: RawClient, target: int) -> None:
+    """The stuck client reads: versions are continuous until a snapshot (no `id`) replaces its state."""
     state, version, saw_resync = None, None, False
     while version is None or version < target:
         m = stuck.read_json()
         if m["type"] == "snapshot":
+            assert "id" not in m or state is None
             saw_resync = saw_resync or state is not None
             state, version = m["state"], m["version"]
         elif m["type"] == "patch":
             assert m["version"] == version + 1, f"gap: {version} -> {m['version']}"
             version = m["version"]
     assert saw_resync, "the slow consumer should have been resynced by a snapshot"
-    stuck.close()
 
 
 def test_slow_consumer_that_never_catches_up_is_closed(start_server):
