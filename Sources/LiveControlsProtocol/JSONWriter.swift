@@ -45,6 +45,13 @@ public struct JSONWriter {
         }
     }
 
+    public mutating func write(_ id: RequestID) {
+        switch id {
+        case let .string(s): writeString(s)
+        case let .int(i): writeRaw(String(i))
+        }
+    }
+
     /// Appends raw, already valid JSON text (used to splice pre-encoded parts).
     public mutating func writeRaw(_ text: String) {
         bytes.append(contentsOf: text.utf8)
@@ -68,20 +75,58 @@ public struct JSONWriter {
 
     public mutating func writeString(_ s: String) {
         bytes.append(UInt8(ascii: "\""))
-        for byte in s.utf8 {
-            switch byte {
-            case UInt8(ascii: "\""): bytes.append(UInt8(ascii: "\\")); bytes.append(UInt8(ascii: "\""))
-            case UInt8(ascii: "\\"): bytes.append(UInt8(ascii: "\\")); bytes.append(UInt8(ascii: "\\"))
-            case 0x0A: bytes.append(UInt8(ascii: "\\")); bytes.append(UInt8(ascii: "n"))
-            case 0x0D: bytes.append(UInt8(ascii: "\\")); bytes.append(UInt8(ascii: "r"))
-            case 0x09: bytes.append(UInt8(ascii: "\\")); bytes.append(UInt8(ascii: "t"))
-            case 0..<0x20:
-                let hex: [UInt8] = Array("0123456789abcdef".utf8)
-                bytes.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "u"), UInt8(ascii: "0"), UInt8(ascii: "0"),
-                                          hex[Int(byte >> 4)], hex[Int(byte & 0xF)]])
-            default: bytes.append(byte)
+        for byte in s.utf8 { appendEscaped(byte) }
+        bytes.append(UInt8(ascii: "\""))
+    }
+
+    /// One RFC 6902 operation: the bytes of `write(op.json)`, without building the object or the path string.
+    public mutating func write(_ op: PatchOp) {
+        switch op {
+        case let .add(path, value):
+            writeRaw(#"{"op":"add","path":"#)
+            writePointer(path)
+            writeRaw(#","value":"#)
+            write(value)
+        case let .remove(path):
+            writeRaw(#"{"op":"remove","path":"#)
+            writePointer(path)
+        case let .replace(path, value):
+            writeRaw(#"{"op":"replace","path":"#)
+            writePointer(path)
+            writeRaw(#","value":"#)
+            write(value)
+        }
+        bytes.append(UInt8(ascii: "}"))
+    }
+
+    /// A JSON Pointer as a JSON string: the bytes of `writeString(pointer.description)`.
+    public mutating func writePointer(_ pointer: JSONPointer) {
+        bytes.append(UInt8(ascii: "\""))
+        for token in pointer.tokens {
+            bytes.append(UInt8(ascii: "/"))
+            for byte in token.utf8 {
+                switch byte {
+                case UInt8(ascii: "~"): bytes.append(UInt8(ascii: "~")); bytes.append(UInt8(ascii: "0"))
+                case UInt8(ascii: "/"): bytes.append(UInt8(ascii: "~")); bytes.append(UInt8(ascii: "1"))
+                default: appendEscaped(byte)
+                }
             }
         }
         bytes.append(UInt8(ascii: "\""))
+    }
+
+    private mutating func appendEscaped(_ byte: UInt8) {
+        switch byte {
+        case UInt8(ascii: "\""): bytes.append(UInt8(ascii: "\\")); bytes.append(UInt8(ascii: "\""))
+        case UInt8(ascii: "\\"): bytes.append(UInt8(ascii: "\\")); bytes.append(UInt8(ascii: "\\"))
+        case 0x0A: bytes.append(UInt8(ascii: "\\")); bytes.append(UInt8(ascii: "n"))
+        case 0x0D: bytes.append(UInt8(ascii: "\\")); bytes.append(UInt8(ascii: "r"))
+        case 0x09: bytes.append(UInt8(ascii: "\\")); bytes.append(UInt8(ascii: "t"))
+        case 0..<0x20:
+            let hex: [UInt8] = Array("0123456789abcdef".utf8)
+            bytes.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "u"), UInt8(ascii: "0"), UInt8(ascii: "0"),
+                                      hex[Int(byte >> 4)], hex[Int(byte & 0xF)]])
+        default: bytes.append(byte)
+        }
     }
 }

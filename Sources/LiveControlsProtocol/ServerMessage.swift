@@ -66,5 +66,42 @@ public enum ServerMessage: Sendable, Equatable {
         return .object(o)
     }
 
-    public func encoded() -> [UInt8] { JSONWriter.encode(json) }
+    /// The message as compact JSON: the bytes of `JSONWriter.encode(json)`. The messages of every intent
+    /// (`ack`, `patch`) are written straight into bytes, without building the outer `JSONValue` object.
+    public func encoded() -> [UInt8] {
+        switch self {
+        case let .ack(id, room, version):
+            var w = JSONWriter(reservingCapacity: 64 + room.utf8.count)
+            w.writeRaw(#"{"type":"ack","id":"#)
+            w.write(id)
+            w.writeRaw(#","room":"#)
+            w.writeString(room)
+            w.writeRaw(#","version":"#)
+            w.writeRaw(String(version))
+            w.writeRaw("}")
+            return w.bytes
+        case let .patch(room, epoch, version, ops, cause):
+            var w = JSONWriter(reservingCapacity: 256)
+            w.writeRaw(#"{"type":"patch","room":"#)
+            w.writeString(room)
+            w.writeRaw(#","epoch":"#)
+            w.writeString(epoch)
+            w.writeRaw(#","version":"#)
+            w.writeRaw(String(version))
+            w.writeRaw(#","ops":["#)
+            for (i, op) in ops.enumerated() {
+                if i > 0 { w.writeRaw(",") }
+                w.write(op)
+            }
+            w.writeRaw("]")
+            if let cause {
+                w.writeRaw(#","cause":"#)
+                w.write(cause)
+            }
+            w.writeRaw("}")
+            return w.bytes
+        default:
+            return JSONWriter.encode(json)
+        }
+    }
 }

@@ -56,4 +56,19 @@ final class ClientMessageTests: XCTestCase {
         let welcome = ServerMessage.welcome(session: "s1").json
         XCTAssertEqual(welcome, ["type": "welcome", "session": "s1", "protocol": "livecontrols.v1"])
     }
+
+    func testDirectlyWrittenMessagesMatchTheGenericWriter() throws {
+        let ops: [PatchOp] = [.replace(path: JSONPointer(["controls", "q\"x", "value"]), value: .int(11)),
+                              .add(path: JSONPointer(["presence", "s1"]), value: ["name": .null, "holding": .array([])]),
+                              .remove(path: JSONPointer(["a/b~c", "", "\u{1}é"])), .replace(path: .root, value: .double(1.5))]
+        let messages: [ServerMessage] = [
+            .ack(id: .int(42), room: "r-1", version: 7),
+            .ack(id: .string("a\"b\\c\n"), room: "room.x", version: 0),
+            .patch(room: "r-1", epoch: "e1", version: 3, ops: ops, cause: ["kind": "intent", "id": .int(42)]),
+            .patch(room: "r-1", epoch: "e1", version: 4, ops: [], cause: nil),
+        ]
+        for message in messages {
+            XCTAssertEqual(String(decoding: message.encoded(), as: UTF8.self), JSONWriter.string(message.json))
+        }
+    }
 }
