@@ -70,10 +70,14 @@ public protocol RoomStore: Sendable {
     var isSynchronous: Bool { get }
     /// Blocks until every queued write is durable (at shutdown).
     func waitUntilIdle()
+    /// Whether every write is thrown away at once (then the caller need not build it: each version is
+    /// durable as soon as it exists).
+    var discardsWrites: Bool { get }
 }
 
 extension RoomStore {
     public func waitUntilIdle() {}
+    public var discardsWrites: Bool { false }
 }
 
 /// Keeps nothing: every write is "durable" at once. For tests and servers without `--data-dir`.
@@ -82,4 +86,5 @@ public struct MemoryRoomStore: RoomStore {
     public func loadRooms(historyLimit: Int) throws -> [StoredRoom] { [] }
     public func write(_ write: StoreWrite, done: @escaping @Sendable ((any Error)?) -> Void) { done(nil) }
     public var isSynchronous: Bool { true }
+    public var discardsWrites: Bool { true }
 }

@@ -189,7 +189,8 @@ final class RoomRuntime: RoomEndpoint, @unchecked Sendable {
         // (service-thread state) and looks again every 64th intent.
         let inlineIntentLimit = 128
         connection.intentsSent &+= 1
-        if connection.largeRooms.contains(name) && connection.intentsSent % 64 != 0 {
+        // (`isEmpty` first: the usual connection knows no large room, and then nothing is hashed.)
+        if !connection.largeRooms.isEmpty && connection.largeRooms.contains(name) && connection.intentsSent % 64 != 0 {
             queue.async { self.handleIntent(connection, request) }
             return
         }
@@ -199,7 +200,7 @@ final class RoomRuntime: RoomEndpoint, @unchecked Sendable {
         }
         if subscriberCount > inlineIntentLimit {
             connection.largeRooms.insert(name)
-        } else {
+        } else if !connection.largeRooms.isEmpty {
             connection.largeRooms.remove(name)
         }
     }
@@ -277,9 +278,21 @@ final class RoomRuntime: RoomEndpoint, @unchecked Sendable {
     func carryOut(_ update: RoomUpdate) {
         if let patch = update.patch {
             metrics.patch()
-            persist(room.storeWrite(for: patch, keepHistory: historyLimit))
+            if store.discardsWrites {
+                markDurable(patch.version)  // nothing to write: no encoding of the touched controls
+            } else {
+                persist(room.storeWrite(for: patch, keepHistory: historyLimit))
+            }
             guard localDelivery else { return carryOutTimers(update) }
             let frame = Frame(patchMessage(patch))
+            if heldHead == held.count && patch.version <= durable {
+                // Deliverable now (always, with a synchronous store): no copy of the subscriber list.
+                var toWake: [Connection] = []
+                toWake.reserveCapacity(subscribers.count)
+                for connection in subscribers.values where connection.enqueue(frame) { toWake.append(connection) }
+                hub.wake(toWake)
+                return carryOutTimers(update)
+            }
             let targets = Array(subscribers.values)
             deliver(after: patch.version) {
                 var toWake: [Connection] = []
