@@ -75,7 +75,7 @@ final class Connection: @unchecked Sendable {
     func enqueue(_ frame: Frame) -> Bool {
         state.withLock { box in
             guard !box.closed else { return false }
-            if let room = frame.stateOfRoom, box.resync[room] != nil { return false }
+            if !box.resync.isEmpty, let room = frame.stateOfRoom, box.resync[room] != nil { return false }
             box.frames.append(frame)
             box.bytes += frame.count
             if box.queued > limits.outboxMessages || box.bytes > limits.outboxBytes {
@@ -131,7 +131,9 @@ final class Connection: @unchecked Sendable {
     }
 
     enum Next {
-        /// Frames to write now, in order (several when a backlog built up), and whether more wait.
+        /// The one frame to write now (the usual case: nothing else was queued), and whether more wait.
+        case one(Frame, more: Bool)
+        /// Frames to write now, in order (a backlog built up), and whether more wait.
         case write(ArraySlice<Frame>, more: Bool)
         case close(code: UInt16, reason: String)
         /// Caught up, but these rooms need a fresh snapshot.
@@ -159,6 +161,23 @@ final class Connection: @unchecked Sendable {
                 guard !toAsk.isEmpty else { return .idle }
                 for room in toAsk { box.resync[room] = true }
                 return .resync(toAsk)
+            }
+            if box.head + 1 == box.frames.count {
+                // The usual case: exactly one frame waits. No slice, no batch.
+                let frame = box.frames[box.head]
+                if box.overflowedAt != nil { box.lastWrite = .now() }
+                if box.resync.isEmpty {
+                    // Drained: the next enqueue must wake the service thread again.
+                    box.frames.removeAll(keepingCapacity: true)
+                    box.head = 0
+                    box.bytes = 0
+                    box.writeScheduled = false
+                    box.overflowedAt = nil
+                    return .one(frame, more: false)
+                }
+                box.head += 1
+                box.bytes -= frame.count
+                return .one(frame, more: true)
             }
             let first = box.head
             var bytes = 0

@@ -9,11 +9,21 @@ func lwsCallback(
     _ wsi: OpaquePointer?, _ reason: lws_callback_reasons, _ user: UnsafeMutableRawPointer?,
     _ input: UnsafeMutableRawPointer?, _ length: Int
 ) -> Int32 {
+    switch reason {
+    case LWS_CALLBACK_LOCK_POLL, LWS_CALLBACK_UNLOCK_POLL, LWS_CALLBACK_CHANGE_MODE_POLL_FD:
+        // lws's own poll bookkeeping, three calls for every `lws_callback_on_writable` and every write
+        // that drains a connection: nothing for the server to do (`handleCallback` would pass them on too).
+        return lws_callback_http_dummy(wsi, reason, user, input, length)
+    default:
+        break
+    }
     guard let wsi, let contextUser = lws_context_user(lws_get_context(wsi)) else {
         return lws_callback_http_dummy(wsi, reason, user, input, length)
     }
-    let server = Unmanaged<LiveControlsServer>.fromOpaque(contextUser).takeUnretainedValue()
-    return server.handleCallback(wsi, reason, user, input, length)
+    // The server outlives its context (it is destroyed before the server lets go), so no retain is needed.
+    return Unmanaged<LiveControlsServer>.fromOpaque(contextUser)._withUnsafeGuaranteedRef {
+        $0.handleCallback(wsi, reason, user, input, length)
+    }
 }
 
 extension LiveControlsServer {
@@ -169,6 +179,11 @@ extension LiveControlsServer {
                     connection.cancelResync(room: name)  // left the room meanwhile
                 }
             }
+            return 0
+        case let .one(frame, more):
+            let written = lws_write(wsi, frame.payload, frame.count, LWS_WRITE_TEXT)
+            if written < frame.count { return -1 }
+            if more { lws_callback_on_writable(wsi) }
             return 0
         case let .write(frames, more):
             if frames.count == 1, let frame = frames.first {
