@@ -83,10 +83,14 @@ public struct JSONObject: Sendable, Equatable, Sequence {
     public init() {}
 
     public init(_ pairs: KeyValuePairs<String, JSONValue>) {
+        keys.reserveCapacity(pairs.count)
+        storage.reserveCapacity(pairs.count)
         for (k, v) in pairs { self[k] = v }
     }
 
     public init(pairs: [(String, JSONValue)]) {
+        keys.reserveCapacity(pairs.count)
+        storage.reserveCapacity(pairs.count)
         for (k, v) in pairs { self[k] = v }
     }
 
