@@ -161,20 +161,25 @@ final class ClusterDirectory: RoomDirectory, @unchecked Sendable {
     // MARK: Forwarding (any thread → link queue)
 
     /// Sends a session's request to the room's owner; `failed` is called (any thread) when it could not be.
-    func forward(_ request: ClusterRequest, room: String, session: SessionID, token: Int, creation: Creation?,
-                 failed: @escaping @Sendable (ProtocolError) -> Void, sent: @escaping @Sendable (String) -> Void) {
-        // Fast path: the owner is known; no hop through the link queue.
-        if let owner = owners.withLock({ $0[room] }) {
+    func forward(_ request: ClusterRequest, room: String, session: SessionID, token: Int, creation: Creation?, fastPath: Bool,
+                 failed: @escaping @Sendable (ProtocolError) -> Void, sent: @escaping @Sendable (String) -> Void,
+                 slowPathDone: @escaping @Sendable () -> Void) -> Bool {
+        // Fast path: the owner is known; no hop through the link queue. The caller allows it only while none of
+        // its requests is still on the slow path, so a room's requests never overtake one another.
+        if fastPath, let owner = owners.withLock({ $0[room] }) {
             if owner != nodeID {
                 sent(owner)
-                return send(request, room: room, session: session, token: token, to: owner, failed: failed)
+                send(request, room: room, session: session, token: token, to: owner, failed: failed)
+                return true
             }
             if let mine = owned.withLock({ $0[room] }) {
                 sent(owner)
-                return handle(request, for: mine, from: nodeID, session: session, token: token)
+                handle(request, for: mine, from: nodeID, session: session, token: token)
+                return true
             }
         }
         link.queue.async { [self] in
+            defer { slowPathDone() }
             do throws(RedisError) {
                 switch try resolveOwner(room, creation: creation) {
                 case let .refused(error):
@@ -194,6 +199,7 @@ final class ClusterDirectory: RoomDirectory, @unchecked Sendable {
                 failed(ProtocolError(.unavailable, "Redis is not reachable: \(error.message)"))
             }
         }
+        return false
     }
 
     /// Publishes a request to the owner's inbox; nobody listening there means the owner node is gone.

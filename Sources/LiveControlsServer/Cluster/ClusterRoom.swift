@@ -43,6 +43,8 @@ final class ClusterRoom: @unchecked Sendable {
         /// The owner node it went to (once the link knows): if another owner publishes, it gets no answer.
         var owner: String? = nil
     }
+    /// Requests still on the link queue's slow path (owner not known yet): later ones must not overtake them.
+    private var slowPathInFlight = 0
     /// Forwarded requests waiting for their reply, by token.
     private var pending: [Int: Pending] = [:]
     /// When the owner was last heard from (a patch or a reply): while it keeps answering, a backlog of
@@ -126,9 +128,12 @@ final class ClusterRoom: @unchecked Sendable {
             pending[token] = Pending(connection: connection, id: id, isJoin: isJoin, isResync: isResync,
                                      deadline: .now() + .milliseconds(directory.replyTimeoutMilliseconds))
         }
-        directory.forward(request, room: name, session: connection.session, token: token, creation: creation,
-                          failed: { [weak self] error in self?.failed(token: token, error) },
-                          sent: { [weak self] owner in self?.sent(token: token, to: owner) })
+        let tookFastPath = directory.forward(
+            request, room: name, session: connection.session, token: token, creation: creation, fastPath: slowPathInFlight == 0,
+            failed: { [weak self] error in self?.failed(token: token, error) },
+            sent: { [weak self] owner in self?.sent(token: token, to: owner) },
+            slowPathDone: { [weak self] in self?.slowPathFinished() })
+        if !tookFastPath { slowPathInFlight += 1 }
     }
 
     // MARK: From the subscriber thread (in Redis's order) and the link queue
@@ -208,6 +213,11 @@ final class ClusterRoom: @unchecked Sendable {
             pending[token] = nil
             answer(request, ProtocolError(.unavailable, "the room changed owner before answering; the request may or may not have taken effect"))
         }
+    }
+
+    /// A request left the slow path (link queue): the fast path may be used again once none is left.
+    func slowPathFinished() {
+        queue.async { self.slowPathInFlight -= 1 }
     }
 
     /// The link sent the request to `owner`.
