@@ -103,6 +103,23 @@ def test_intents_sent_through_a_non_owner_are_applied_in_order_and_acked(cluster
     assert json.load(other_node.get("/healthz"))["cluster"]["ownedRooms"] == 0
 
 
+def test_requests_sent_before_the_owner_is_known_keep_their_order(cluster, connect):
+    owner_node, other_node = cluster(2)
+    connect(owner_node).join(name="owner")
+    c = connect(other_node)
+    # The join and the intents leave at once: the node learns who owns the room while they are on their way.
+    c.send({"type": "join", "room": "demo", "name": "eager"})
+    for i in range(1, 41):
+        c.send({"type": "intent", "id": f"e{i}", "room": "demo", "control": "quantity", "intent": "set", "args": {"value": 10 + i}})
+    snapshot = c.recv(lambda m: m["type"] == "snapshot")
+    acks = [c.recv(lambda m: m["type"] in ("ack", "error") and str(m.get("id", "")).startswith("e")) for _ in range(40)]
+    assert [a["type"] for a in acks] == ["ack"] * 40, acks
+    assert [a["id"] for a in acks] == [f"e{i}" for i in range(1, 41)]
+    assert [a["version"] for a in acks] == list(range(snapshot["version"] + 1, snapshot["version"] + 41))
+    c.wait_version(acks[-1]["version"])
+    assert [p["cause"].get("id") for p in c.patches["demo"]] == [f"e{i}" for i in range(1, 41)]
+
+
 def test_errors_from_the_owner_reach_a_client_on_another_node(pair):
     a_node, b_node, a, b = pair()
     error = b.intent("quantity", "set", {"value": 1000}, id="big")
