@@ -61,26 +61,19 @@ final class RoomRegistry: RoomDirectory, Sendable {
               mayCreate: (_ template: String?, _ defaultTemplate: String) -> ProtocolError? = { _, _ in nil }) throws(ProtocolError) -> RoomRuntime {
         let result: Result<RoomRuntime, ProtocolError> = rooms.withLock { rooms in
             if let existing = rooms[name] { return .success(existing) }
-            if !force, var refusal = mayCreate(template, config.defaultTemplate) {
-                refusal.room = name
+            if !force, let refusal = config.creationRefusal(room: name, template: template, mayCreate: mayCreate) {
                 return .failure(refusal)
-            }
-            guard force || config.createRoomsOnJoin || config.rooms.contains(where: { $0.name == name }) else {
-                return .failure(ProtocolError(.unknownRoom, "room \(name) does not exist and this server does not create rooms on join", room: name))
             }
             guard force || rooms.count < maxRooms else {
                 return .failure(ProtocolError(.roomLimit, "the server already has \(maxRooms) rooms", room: name))
             }
-            let templateName = template ?? config.defaultTemplate
-            guard let recipe = config.templates[templateName] else {
-                let known = config.templates.keys.sorted().joined(separator: ", ")
-                return .failure(ProtocolError(.unknownTemplate, "no template \"\(templateName)\" (known: \(known))", room: name))
-            }
+            let recipe: RoomTemplate
+            do throws(ProtocolError) { recipe = try config.recipe(forRoom: name, template: template) } catch { return .failure(error) }
             let room = Room(name: name, template: recipe, epoch: Self.newEpoch(), historyLimit: config.historyLimit)
             let runtime = makeRuntime(room)
             runtime.persistReset()
             rooms[name] = runtime
-            logger.info("room created", metadata: ["room": "\(name)", "template": "\(templateName)", "epoch": "\(room.epoch)"])
+            logger.info("room created", metadata: ["room": "\(name)", "template": "\(recipe.name)", "epoch": "\(room.epoch)"])
             return .success(runtime)
         }
         return try result.get()

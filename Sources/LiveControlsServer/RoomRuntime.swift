@@ -209,7 +209,7 @@ final class RoomRuntime: RoomEndpoint, @unchecked Sendable {
 
     private func handleIntent(_ connection: any RoomSubscriber, _ request: IntentRequest) {
         guard !refusedAsAbandoned(connection, id: request.id) else { return }
-        if let remote = connection as? RemoteSession, !room.isMember(remote.session) {
+        if !localDelivery, let remote = connection as? RemoteSession, !room.isMember(remote.session) {
             // A member this owner does not know: it joined under an owner that was lost, in a room whose
             // members are not versioned (no presence). It rejoins silently.
             setRemote(remote.session, remote)

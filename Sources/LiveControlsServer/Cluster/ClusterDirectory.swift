@@ -121,16 +121,11 @@ final class ClusterDirectory: RoomDirectory, @unchecked Sendable {
 
     func room(named name: String, template: String?,
               mayCreate: @escaping @Sendable (_ template: String?, _ defaultTemplate: String) -> ProtocolError?) throws(ProtocolError) -> any RoomEndpoint {
-        // A room of the config exists from the start on a single node; here the first node to need it creates it.
-        let configured = config.rooms.first { $0.name == name }
-        var refusal = configured == nil ? mayCreate(template, config.defaultTemplate) : nil
-        if refusal == nil, configured == nil, !config.createRoomsOnJoin {
-            refusal = ProtocolError(.unknownRoom, "room \(name) does not exist and this server does not create rooms on join")
-        }
-        let templateName = configured?.template ?? template ?? config.defaultTemplate
-        if refusal == nil, config.templates[templateName] == nil {
-            let known = config.templates.keys.sorted().joined(separator: ", ")
-            refusal = ProtocolError(.unknownTemplate, "no template \"\(templateName)\" (known: \(known))")
+        // Whether this join may create the room is known now; whether it must is known only to Redis. A room of
+        // the config exists from the start on a single node; here the first node to need it creates it.
+        var creation = Creation(template: nil, refusal: config.creationRefusal(room: name, template: template, mayCreate: mayCreate))
+        if creation.refusal == nil {
+            do throws(ProtocolError) { creation.template = try config.recipe(forRoom: name, template: template).name } catch { creation.refusal = error }
         }
         let result: Result<ClusterRoom, ProtocolError> = rooms.withLock { rooms in
             if let existing = rooms[name] { return .success(existing) }
@@ -141,7 +136,7 @@ final class ClusterDirectory: RoomDirectory, @unchecked Sendable {
             rooms[name] = room
             return .success(room)
         }
-        return ClusterRoomHandle(room: try result.get(), creation: Creation(template: templateName, refusal: refusal))
+        return ClusterRoomHandle(room: try result.get(), creation: creation)
     }
 
     func health() -> (ready: Bool, fields: [(String, JSONValue)]) {

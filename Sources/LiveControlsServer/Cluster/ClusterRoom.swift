@@ -146,14 +146,16 @@ final class ClusterRoom: @unchecked Sendable {
                 self.publisher = owner
                 self.failRequests(sentToOtherThan: owner)
             }
-            if message.isEmpty || (self.epoch != nil && self.epoch != epoch) {
-                // A new epoch: every session here needs the new lifetime's snapshot.
-                let changed = self.epoch != nil && self.epoch != epoch
+            let newEpoch = self.epoch != nil && self.epoch != epoch
+            if newEpoch || message.isEmpty {
+                // A new lifetime (or its announcement): every session here needs its snapshot, which also
+                // covers this patch.
                 self.epoch = epoch
                 self.version = version
-                if changed || !message.isEmpty { self.resyncAll() }
-                if message.isEmpty { return }
-            } else if self.epoch == epoch {
+                if newEpoch { self.resyncAll() }
+                return
+            }
+            if self.epoch == epoch {
                 if version <= self.version { return }
                 if version > self.version + 1 {
                     self.version = version

@@ -1,0 +1,30 @@
+import LiveControlsEngine
+import LiveControlsProtocol
+
+/// The rules for a `join` that would create a room, shared by one node (`RoomRegistry`) and a cluster
+/// (`ClusterDirectory`).
+extension ServerConfig {
+    /// Why a join may not create room `name` (nil: it may). Rooms of the config always may be created.
+    func creationRefusal(room name: String, template: String?,
+                         mayCreate: (_ template: String?, _ defaultTemplate: String) -> ProtocolError?) -> ProtocolError? {
+        guard !rooms.contains(where: { $0.name == name }) else { return nil }
+        if var refusal = mayCreate(template, defaultTemplate) {
+            refusal.room = name
+            return refusal
+        }
+        guard createRoomsOnJoin else {
+            return ProtocolError(.unknownRoom, "room \(name) does not exist and this server does not create rooms on join", room: name)
+        }
+        return nil
+    }
+
+    /// The template a new room `name` is made from: the config's for its rooms, else the one asked for or the default.
+    func recipe(forRoom name: String, template: String?) throws(ProtocolError) -> RoomTemplate {
+        let templateName = rooms.first(where: { $0.name == name })?.template ?? template ?? defaultTemplate
+        guard let recipe = templates[templateName] else {
+            let known = templates.keys.sorted().joined(separator: ", ")
+            throw ProtocolError(.unknownTemplate, "no template \"\(templateName)\" (known: \(known))", room: name)
+        }
+        return recipe
+    }
+}
