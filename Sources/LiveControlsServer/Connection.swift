@@ -38,6 +38,8 @@ final class Connection: @unchecked Sendable {
     var largeRooms: Set<String> = []
     /// Service thread only: intents this connection sent (a large room is looked at again every 64th).
     var intentsSent = 0
+    /// Service thread only: the client sent a close frame; lws answers it, nothing else may be written.
+    var peerClosing = false
 
     struct Outbox {
         var frames: [Frame] = []
@@ -151,12 +153,20 @@ final class Connection: @unchecked Sendable {
         /// Caught up, but these rooms need a fresh snapshot.
         case resync([String])
         case idle
+        /// Only when asked for a direct write: a close or a resync is due, which needs the writable
+        /// callback (nothing was taken).
+        case deferred
     }
 
     /// Service thread: what to do in this `SERVER_WRITEABLE`: up to `maxFrames` queued frames of at most
-    /// `maxBytes` together (always at least one), so a backlog leaves in few writes.
-    func next(maxFrames: Int = 64, maxBytes: Int = 128 * 1024) -> Next {
+    /// `maxBytes` together (always at least one), so a backlog leaves in few writes. With `direct`, the
+    /// caller writes outside the connection's own writable callback and can only write frames: a due
+    /// close or resync answers `.deferred` and is left for that callback.
+    func next(direct: Bool = false, maxFrames: Int = 64, maxBytes: Int = 128 * 1024) -> Next {
         state.withLock { box in
+            if direct && (box.closeRequest != nil || (box.head == box.frames.count && box.resync.contains { !$0.value })) {
+                return .deferred
+            }
             if let close = box.closeRequest {
                 box.frames.removeAll()
                 box.head = 0

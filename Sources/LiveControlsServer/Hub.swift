@@ -13,9 +13,11 @@ import Glibc
 /// can never race `lws_context_destroy`.
 ///
 /// On the service thread itself (an intent the room ran synchronously) there is nothing to wake:
-/// `wake` asks lws for the writable callbacks directly. That is safe because the caller queued a frame
-/// on each connection a moment ago on this same thread (`enqueue` returned true, so the connection was
-/// not closed yet), and only this thread can close one in between — it cannot, it is busy here.
+/// `wake` remembers the connections in `ready`, and at the end of the lws callback that is running the
+/// server writes their frames straight away (`LiveControlsServer.flushReady`), without a poll() pass in
+/// between. That is safe because the caller queued a frame on each connection a moment ago on this same
+/// thread (`enqueue` returned true, so the connection was not closed yet), and only this thread can close
+/// one in between — it cannot, it is busy here.
 final class Hub: Sendable {
     /// `struct lws_context *`; only passed to `lws_cancel_service`, which is thread-safe.
     private struct ContextRef: @unchecked Sendable { let raw: OpaquePointer }
@@ -30,6 +32,9 @@ final class Hub: Sendable {
     private let state = Mutex(State())
     /// `pthread_self()` of the service thread while the context exists, 0 otherwise.
     private let serviceThread = Atomic<UInt>(0)
+    /// Service thread only (every access checks `onServiceThread` or runs in an lws callback): connections
+    /// that code on the service thread queued frames for during the current callback.
+    nonisolated(unsafe) private var ready: [Connection] = []
 
     /// Service thread, after `lws_create_context` and before `lws_context_destroy` (with nil).
     func setContext(_ context: OpaquePointer?) {
@@ -50,7 +55,7 @@ final class Hub: Sendable {
     func wake<C: Collection>(_ connections: C) where C.Element == Connection {
         guard !connections.isEmpty else { return }
         if onServiceThread {
-            for connection in connections { lws_callback_on_writable(connection.wsi.raw) }
+            ready.append(contentsOf: connections)
             return
         }
         state.withLock { s in
@@ -59,6 +64,20 @@ final class Hub: Sendable {
             s.wakePending = true
             lws_cancel_service(context.raw)
         }
+    }
+
+    /// Service thread, at the end of an lws callback: whether `drainReady` has anything to hand out.
+    var hasReady: Bool { !ready.isEmpty }
+
+    /// Service thread: hands each connection `wake` collected during this callback to `body`, in order
+    /// (also any that `body` itself adds), and empties the list, keeping its storage.
+    func drainReady(_ body: (Connection) -> Void) {
+        var i = 0
+        while i < ready.count {
+            body(ready[i])
+            i += 1
+        }
+        ready.removeAll(keepingCapacity: true)
     }
 
     /// Asks the service thread to begin a graceful shutdown.

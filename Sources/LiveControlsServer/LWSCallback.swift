@@ -21,8 +21,10 @@ func lwsCallback(
         return lws_callback_http_dummy(wsi, reason, user, input, length)
     }
     // The server outlives its context (it is destroyed before the server lets go), so no retain is needed.
-    return Unmanaged<LiveControlsServer>.fromOpaque(contextUser)._withUnsafeGuaranteedRef {
-        $0.handleCallback(wsi, reason, user, input, length)
+    return Unmanaged<LiveControlsServer>.fromOpaque(contextUser)._withUnsafeGuaranteedRef { server in
+        let result = server.handleCallback(wsi, reason, user, input, length)
+        if server.hub.hasReady { server.flushReady(current: wsi, failed: result != 0) }
+        return result
     }
 }
 
@@ -69,6 +71,11 @@ extension LiveControlsServer {
         case LWS_CALLBACK_SERVER_WRITEABLE:
             guard let connection = connection(user) else { return -1 }
             return writeable(connection, wsi)
+
+        case LWS_CALLBACK_WS_PEER_INITIATED_CLOSE:
+            // lws answers the close frame on the next writable; no direct write may come after it.
+            connection(user)?.peerClosing = true
+            return 0
 
         case LWS_CALLBACK_CLOSED:
             guard let user, let raw = user.load(as: UnsafeMutableRawPointer?.self) else { return 0 }
@@ -163,8 +170,45 @@ extension LiveControlsServer {
         if connection.enqueue(Frame(message)) { lws_callback_on_writable(connection.wsi.raw) }
     }
 
+    /// End of a callback: the connections that code on this thread (an intent or join the room ran
+    /// inline) queued frames for are written now, instead of asking lws for writable callbacks and
+    /// writing them after one more poll() pass. Only when lws holds no partly sent data for the
+    /// connection (then the frames wait their turn in the outbox, where a slow consumer is caught),
+    /// the connection is its own network connection (not an HTTP/2 stream), no close is under way and
+    /// none is due; otherwise, and for what is left after the batch, the writable callback does it.
+    /// `current` is the connection whose callback ran: its own answer (an intent's ack) goes last, after
+    /// the fan-out, so a client that waits for its ack has let everyone else's patch leave first; when
+    /// its callback `failed`, lws closes it on return and nothing is written to it.
+    func flushReady(current: OpaquePointer, failed: Bool) {
+        var sender: Connection? = nil
+        hub.drainReady { connection in
+            if connection.wsi.raw == current {
+                sender = connection
+            } else {
+                writeDirectly(connection)
+            }
+        }
+        if let sender, !failed { writeDirectly(sender) }
+    }
+
+    private func writeDirectly(_ connection: Connection) {
+        let wsi = connection.wsi.raw
+        guard !connection.peerClosing, lws_partial_buffered(wsi) == 0, lws_get_network_wsi(wsi) == wsi else {
+            lws_callback_on_writable(wsi)
+            return
+        }
+        let next = connection.next(direct: true)
+        if case .deferred = next {
+            lws_callback_on_writable(wsi)
+        } else if !write(next, to: wsi) {
+            // The socket failed (lws marked it unusable); have lws close it on its next pass.
+            lws_set_timeout(wsi, PENDING_TIMEOUT_USER_OK, LWS_TO_KILL_ASYNC)
+        }
+    }
+
     private func writeable(_ connection: Connection, _ wsi: OpaquePointer) -> Int32 {
-        switch connection.next() {
+        let next = connection.next()
+        switch next {
         case .idle:
             return 0
         case let .close(code, reason):
@@ -180,24 +224,35 @@ extension LiveControlsServer {
                 }
             }
             return 0
-        case let .one(frame, more):
-            let written = lws_write(wsi, frame.payload, frame.count, LWS_WRITE_TEXT)
-            if written < frame.count { return -1 }
-            if more { lws_callback_on_writable(wsi) }
+        case .deferred:
+            lws_callback_on_writable(wsi)
             return 0
+        case .one, .write:
+            return write(next, to: wsi) ? 0 : -1
+        }
+    }
+
+    /// Writes the frames `next` handed out (one `send()`), asking for another writable callback when more
+    /// wait; false when lws could not take them (the connection must close).
+    private func write(_ next: Connection.Next, to wsi: OpaquePointer) -> Bool {
+        switch next {
+        case let .one(frame, more):
+            guard lws_write(wsi, frame.payload, frame.count, LWS_WRITE_TEXT) >= frame.count else { return false }
+            if more { lws_callback_on_writable(wsi) }
         case let .write(frames, more):
             if frames.count == 1, let frame = frames.first {
-                let written = lws_write(wsi, frame.payload, frame.count, LWS_WRITE_TEXT)
-                if written < frame.count { return -1 }
+                guard lws_write(wsi, frame.payload, frame.count, LWS_WRITE_TEXT) >= frame.count else { return false }
             } else {
                 // A backlog: frame each message ourselves and hand them to lws as one write (one send()).
                 let (buffer, count) = writeBatch.frame(frames)
-                let written = lws_write(wsi, buffer, count, LWS_WRITE_HTTP)  // LWS_WRITE_RAW: bytes as they are
-                if written < count { return -1 }
+                // LWS_WRITE_HTTP is LWS_WRITE_RAW: the bytes as they are.
+                guard lws_write(wsi, buffer, count, LWS_WRITE_HTTP) >= count else { return false }
             }
             if more { lws_callback_on_writable(wsi) }
-            return 0
+        case .idle, .close, .resync, .deferred:
+            break
         }
+        return true
     }
 
     /// Service thread: slow consumers that have not caught up in time are closed with 1008.
