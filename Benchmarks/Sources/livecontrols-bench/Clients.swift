@@ -16,6 +16,8 @@ enum Target {
 }
 
 /// Connects `count` clients (at most `inFlight` handshakes at a time) and joins them; returns them ready.
+/// Every client makes one exchange before it counts as ready: LiveControls clients join a room (join →
+/// snapshot), mirror clients ping (ping → pong; a mirror message would go to every client).
 ///
 /// With several servers (a cluster's nodes) the clients are spread round-robin by tag (tag `firstTag + i`
 /// goes to node `(firstTag + i) % nodes`) unless `node` pins them all to one. The room's owner is the node
@@ -47,8 +49,16 @@ func connectAll(_ loop: Loop, target: Target, count: Int, inFlight: Int = 256, t
                     if let template { join += #","template":"\#(template)""# }
                     conn.sendText(join + "}")
                 case .mirror:
-                    pending -= 1
-                    ready.append(conn)
+                    // The mirror has no join: a ping, answered to this client alone, is its exchange. It
+                    // leaves the client's TCP socket in the state a LiveControls join leaves it in (see
+                    // docs/BENCHMARKS.md, "Same client state for both servers").
+                    conn.onPong = { conn in
+                        guard !conn.joined else { return }
+                        conn.joined = true
+                        pending -= 1
+                        ready.append(conn)
+                    }
+                    conn.sendPing()
                 }
             }, onMessage: { conn, bytes in
                 if case .livecontrols = target, !conn.joined, contains(bytes, snapshotNeedle) {

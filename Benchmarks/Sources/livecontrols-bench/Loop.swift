@@ -22,6 +22,8 @@ final class WSConn {
     var onOpen: ((WSConn) -> Void)?
     var onMessage: ((WSConn, UnsafeBufferPointer<UInt8>) -> Void)?
     var onClose: ((WSConn) -> Void)?
+    /// A pong frame arrived (the answer to `sendPing`).
+    var onPong: ((WSConn) -> Void)?
     var tag = 0
     /// Which of the loop's servers (`Loop.endpoints`) it is connected to.
     var node = 0
@@ -41,6 +43,12 @@ final class WSConn {
         for i in payload.indices { payload[i] ^= mask[i & 3] }
         frame += payload
         tx += frame
+        flush()
+    }
+
+    /// A masked ping frame with no payload; the server answers it with a pong to this client only.
+    func sendPing() {
+        tx += [0x89, 0x80, 0x12, 0x34, 0x56, 0x78]
         flush()
     }
 
@@ -78,6 +86,8 @@ final class WSConn {
             } else if opcode == 0x9 {
                 tx += [0x8A, 0x80, 0, 0, 0, 0]
                 flush()
+            } else if opcode == 0xA {
+                onPong?(self)
             }
         }
         if rxStart > 65536 || rxStart == rx.count { rx.removeFirst(rxStart); rxStart = 0 }
