@@ -40,6 +40,13 @@ final class Connection: @unchecked Sendable {
     var intentsSent = 0
     /// Service thread only: the client sent a close frame; lws answers it, nothing else may be written.
     var peerClosing = false
+    /// Service thread only: lws closed the connection (`CLOSED`); its `wsi` is gone.
+    var socketGone = false
+    /// Service thread only: a message from this client was handled in the current `lws_service` pass
+    /// (its answers are written after everyone else's, `LiveControlsServer.flushReady`).
+    var sentThisPass = false
+    /// Service thread only: frames were queued for it in this pass while `sentThisPass`.
+    var writeReady = false
 
     struct Outbox {
         var frames: [Frame] = []

@@ -13,11 +13,10 @@ import Glibc
 /// can never race `lws_context_destroy`.
 ///
 /// On the service thread itself (an intent the room ran synchronously) there is nothing to wake:
-/// `wake` remembers the connections in `ready`, and at the end of the lws callback that is running the
-/// server writes their frames straight away (`LiveControlsServer.flushReady`), without a poll() pass in
-/// between. That is safe because the caller queued a frame on each connection a moment ago on this same
-/// thread (`enqueue` returned true, so the connection was not closed yet), and only this thread can close
-/// one in between — it cannot, it is busy here.
+/// `wake` remembers the connections in `ready`, and when the current `lws_service` pass returns the server
+/// writes their frames straight away (`LiveControlsServer.flushReady`), without asking lws for writable
+/// callbacks and a further `poll()`. A connection lws closed during the pass is marked (`socketGone`) and
+/// skipped.
 final class Hub: Sendable {
     /// `struct lws_context *`; only passed to `lws_cancel_service`, which is thread-safe.
     private struct ContextRef: @unchecked Sendable { let raw: OpaquePointer }
@@ -32,8 +31,8 @@ final class Hub: Sendable {
     private let state = Mutex(State())
     /// `pthread_self()` of the service thread while the context exists, 0 otherwise.
     private let serviceThread = Atomic<UInt>(0)
-    /// Service thread only (every access checks `onServiceThread` or runs in an lws callback): connections
-    /// that code on the service thread queued frames for during the current callback.
+    /// Service thread only (every access checks `onServiceThread` or runs on the service thread): connections
+    /// that code on the service thread queued frames for during the current `lws_service` pass.
     nonisolated(unsafe) private var ready: [Connection] = []
 
     /// Service thread, after `lws_create_context` and before `lws_context_destroy` (with nil).
@@ -66,10 +65,10 @@ final class Hub: Sendable {
         }
     }
 
-    /// Service thread, at the end of an lws callback: whether `drainReady` has anything to hand out.
+    /// Service thread, after an `lws_service` pass: whether `drainReady` has anything to hand out.
     var hasReady: Bool { !ready.isEmpty }
 
-    /// Service thread: hands each connection `wake` collected during this callback to `body`, in order
+    /// Service thread: hands each connection `wake` collected during this pass to `body`, in order
     /// (also any that `body` itself adds), and empties the list, keeping its storage.
     func drainReady(_ body: (Connection) -> Void) {
         var i = 0

@@ -21,10 +21,8 @@ func lwsCallback(
         return lws_callback_http_dummy(wsi, reason, user, input, length)
     }
     // The server outlives its context (it is destroyed before the server lets go), so no retain is needed.
-    return Unmanaged<LiveControlsServer>.fromOpaque(contextUser)._withUnsafeGuaranteedRef { server in
-        let result = server.handleCallback(wsi, reason, user, input, length)
-        if server.hub.hasReady { server.flushReady(current: wsi, failed: result != 0) }
-        return result
+    return Unmanaged<LiveControlsServer>.fromOpaque(contextUser)._withUnsafeGuaranteedRef {
+        $0.handleCallback(wsi, reason, user, input, length)
     }
 }
 
@@ -82,6 +80,7 @@ extension LiveControlsServer {
             let connection = Unmanaged<Connection>.fromOpaque(raw).takeRetainedValue()
             user.storeBytes(of: nil, as: UnsafeMutableRawPointer?.self)
             connection.markClosed()
+            connection.socketGone = true  // its wsi is freed when this returns: `flushReady` must not touch it
             if connections[connection.session] === connection { connections[connection.session] = nil }
             for room in connection.joined.values { room.leave(connection, id: nil, reason: .disconnect) }
             connection.joined.removeAll()
@@ -170,28 +169,45 @@ extension LiveControlsServer {
         if connection.enqueue(Frame(message)) { lws_callback_on_writable(connection.wsi.raw) }
     }
 
-    /// End of a callback: the connections that code on this thread (an intent or join the room ran
-    /// inline) queued frames for are written now, instead of asking lws for writable callbacks and
-    /// writing them after one more poll() pass. Only when lws holds no partly sent data for the
-    /// connection (then the frames wait their turn in the outbox, where a slow consumer is caught),
-    /// the connection is its own network connection (not an HTTP/2 stream), no close is under way and
-    /// none is due; otherwise, and for what is left after the batch, the writable callback does it.
-    /// `current` is the connection whose callback ran: its own answer (an intent's ack) goes last, after
-    /// the fan-out, so a client that waits for its ack has let everyone else's patch leave first; when
-    /// its callback `failed`, lws closes it on return and nothing is written to it.
-    func flushReady(current: OpaquePointer, failed: Bool) {
-        var sender: Connection? = nil
-        hub.drainReady { connection in
-            if connection.wsi.raw == current {
-                sender = connection
-            } else {
-                writeDirectly(connection)
+    /// Service thread, after each `lws_service` pass (every callback of the pass has returned): the
+    /// connections that code on this thread (intents and joins the rooms ran inline) queued frames for
+    /// are written now, instead of asking lws for writable callbacks and writing them after one more
+    /// `poll()`. Everything the pass produced for a connection leaves in one write (all the messages lws
+    /// read in this pass were handled first). Connections that sent messages in this pass are written
+    /// last, so a client waiting for its `ack` has let everyone else's patch leave first.
+    ///
+    /// Written directly only when lws holds no partly sent data for the connection (then its frames wait
+    /// in the outbox, where a slow consumer is caught), it is its own network connection (not an HTTP/2
+    /// stream), its peer has not sent a close, and no close or resync of ours is due; otherwise, and for
+    /// what is left after one batch, the writable callback does it.
+    func flushReady() {
+        if messagesThisPass > 1 {
+            // Under load (several messages in one pass): the writable callbacks after the next poll() let
+            // more patches gather per client, so they leave in fewer, larger writes.
+            hub.drainReady { if !$0.socketGone { lws_callback_on_writable($0.wsi.raw) } }
+            for sender in sendersThisPass { sender.sentThisPass = false }
+            sendersThisPass.removeAll(keepingCapacity: true)
+            messagesThisPass = 0
+            return
+        }
+        messagesThisPass = 0
+        hub.drainReady { writeDirectly($0) }
+        for sender in sendersThisPass {
+            sender.sentThisPass = false
+            if sender.writeReady {
+                sender.writeReady = false
+                writeDirectly(sender)
             }
         }
-        if let sender, !failed { writeDirectly(sender) }
+        sendersThisPass.removeAll(keepingCapacity: true)
     }
 
     private func writeDirectly(_ connection: Connection) {
+        if connection.sentThisPass {
+            connection.writeReady = true  // after the others, in `flushReady`
+            return
+        }
+        guard !connection.socketGone else { return }
         let wsi = connection.wsi.raw
         guard !connection.peerClosing, lws_partial_buffered(wsi) == 0, lws_get_network_wsi(wsi) == wsi else {
             lws_callback_on_writable(wsi)
@@ -276,6 +292,11 @@ extension LiveControlsServer {
             return close(wsi, 1009, "message larger than \(options.limits.maxMessageBytes) bytes")
         }
         let final = lws_is_final_fragment(wsi) != 0 && lws_remaining_packet_payload(wsi) == 0
+        if final { messagesThisPass += 1 }
+        if final && !connection.sentThisPass {
+            connection.sentThisPass = true
+            sendersThisPass.append(connection)
+        }
         if final && connection.receiveBuffer.isEmpty {
             let bytes = UnsafeBufferPointer(start: input?.assumingMemoryBound(to: UInt8.self), count: length)
             handleMessage(bytes, from: connection)

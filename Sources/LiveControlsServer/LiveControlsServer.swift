@@ -31,6 +31,10 @@ public final class LiveControlsServer: @unchecked Sendable {
     var connections: [SessionID: Connection] = [:]
     var httpBodies: [OpaquePointer: [UInt8]] = [:]
     var draining = false
+    /// Connections whose messages were handled in the current `lws_service` pass (`flushReady`).
+    var sendersThisPass: [Connection] = []
+    /// Complete messages handled in the current `lws_service` pass.
+    var messagesThisPass = 0
     /// Scratch space for batched writes.
     let writeBatch = BatchBuffer()
     var drainDeadline: DispatchTime = .distantFuture
@@ -133,6 +137,7 @@ public final class LiveControlsServer: @unchecked Sendable {
         var ticker: DispatchSourceTimer? = nil
         while true {
             _ = lws_service(context, 0)
+            if hub.hasReady || !sendersThisPass.isEmpty { flushReady() }
             if draining {
                 if ticker == nil {
                     // lws_service may sleep until the next socket event: poke it while draining.
