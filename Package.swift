@@ -57,7 +57,8 @@ let package = Package(
         .testTarget(name: "LiveControlsProtocolTests", dependencies: ["LiveControlsProtocol", "LiveControlsTestSupport"]),
         .testTarget(name: "LiveControlsEngineTests", dependencies: ["LiveControlsEngine", "LiveControlsTestSupport"]),
         .testTarget(name: "LiveControlsRedisTests", dependencies: ["LiveControlsRedis"]),
-        .testTarget(name: "LiveControlsServerTests", dependencies: ["LiveControlsServer", "LiveControlsEngine", "LiveControlsProtocol"]),
+        .testTarget(name: "LiveControlsServerTests", dependencies: ["LiveControlsServer", "LiveControlsEngine", "LiveControlsProtocol", "LiveControlsSQLite",
+                                                                   .product(name: "Logging", package: "swift-log")]),
     ],
     swiftLanguageModes: [.v6]
 )

@@ -64,6 +64,9 @@ public struct StoreWrite: Sendable {
 public protocol RoomStore: Sendable {
     /// Every stored room (at start).
     func loadRooms(historyLimit: Int) throws -> [StoredRoom]
+    /// One stored room, after every write queued before the call (a room unloaded earlier, joined again);
+    /// nil when the store has none of that name.
+    func loadRoom(named name: String, historyLimit: Int) throws -> StoredRoom?
     /// Persists `write`; calls `done` once it is durable (or failed), in submission order, on any thread.
     func write(_ write: StoreWrite, done: @escaping @Sendable ((any Error)?) -> Void)
     /// Whether `write` completes before returning (then no ordering gate is needed).
@@ -76,6 +79,7 @@ public protocol RoomStore: Sendable {
 }
 
 extension RoomStore {
+    public func loadRoom(named name: String, historyLimit: Int) throws -> StoredRoom? { nil }
     public func waitUntilIdle() {}
     public var discardsWrites: Bool { false }
 }

@@ -66,8 +66,19 @@ public final class SQLiteRoomStore: RoomStore, @unchecked Sendable {
     }
 
     public func loadRooms(historyLimit: Int) throws -> [StoredRoom] {
+        try load(where: nil, historyLimit: historyLimit)
+    }
+
+    public func loadRoom(named name: String, historyLimit: Int) throws -> StoredRoom? {
+        try load(where: name, historyLimit: historyLimit).first
+    }
+
+    /// Writer queue (so after every write queued before): all rooms, or the one named `name`.
+    private func load(where name: String?, historyLimit: Int) throws -> [StoredRoom] {
         try writer.sync {
-            let rooms = try db.prepare("SELECT name, template, epoch, version FROM room ORDER BY name").rows { row in
+            flush()  // writes queued but not yet picked up
+            let select = "SELECT name, template, epoch, version FROM room" + (name == nil ? " ORDER BY name" : " WHERE name = ?1")
+            let rooms = try db.prepare(select).rows(name.map { [.text($0)] } ?? []) { row in
                 (row.text(0)!, row.text(1)!, row.text(2)!, row.int(3))
             }
             let controls = try db.prepare("SELECT id, state FROM room_control WHERE room = ?1")

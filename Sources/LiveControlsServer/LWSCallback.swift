@@ -153,6 +153,7 @@ extension LiveControlsServer {
         if sweep {
             closeStuckConsumers()
             expireGrants()
+            registry.unloadIdleRooms(idleSeconds: options.limits.roomIdleSeconds)
         }
         if shutdown && !draining {
             draining = true

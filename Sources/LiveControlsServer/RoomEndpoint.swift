@@ -39,4 +39,6 @@ protocol RoomDirectory: AnyObject, Sendable {
     func health() -> (ready: Bool, fields: [(String, JSONValue)])
     /// Extra lines for `/metrics`.
     func metricLines() -> [String]
+    /// The once-a-second sweep (service thread): unload rooms nobody has been in for `idleSeconds` (0: never).
+    func unloadIdleRooms(idleSeconds: Int)
 }

@@ -5,6 +5,10 @@ import Logging
 import Synchronization
 
 /// All live rooms by name; creates rooms from templates and recovers stored ones. Safe from any thread.
+///
+/// Rooms nobody has been in for the idle time are unloaded (`unloadIdleRooms`, the server's sweep), except
+/// the config's own rooms. A later join loads an unloaded room back from the store as it was (same epoch
+/// and version); with the memory store there is nothing to load, so it starts anew (a new epoch).
 final class RoomRegistry: RoomDirectory, Sendable {
     private let config: ServerConfig
     private let maxRooms: Int
@@ -14,6 +18,8 @@ final class RoomRegistry: RoomDirectory, Sendable {
     private let clock: @Sendable () -> Instant
     private let logger: Logger
     private let rooms = Mutex<[String: RoomRuntime]>([:])
+    /// The config's rooms: never unloaded.
+    private let pinned: Set<String>
 
     init(config: ServerConfig, maxRooms: Int, store: any RoomStore, hub: Hub, clock: @escaping @Sendable () -> Instant, logger: Logger) {
         self.config = config
@@ -22,6 +28,7 @@ final class RoomRegistry: RoomDirectory, Sendable {
         self.hub = hub
         self.clock = clock
         self.logger = logger
+        self.pinned = Set(config.rooms.map(\.name))
     }
 
     /// At start: recovers every stored room, then creates the configured rooms that are missing.
@@ -31,11 +38,9 @@ final class RoomRegistry: RoomDirectory, Sendable {
                 logger.warning("stored room skipped: its template is gone", metadata: ["room": "\(stored.name)", "template": "\(stored.template)"])
                 continue
             }
-            if let room = Room(restoring: stored, template: template, historyLimit: config.historyLimit) {
-                let runtime = makeRuntime(room)
+            if let runtime = restore(stored, template: template) {
                 rooms.withLock { $0[stored.name] = runtime }
-                runtime.dropMembersAfterRestart()
-                logger.info("room recovered", metadata: ["room": "\(stored.name)", "epoch": "\(room.epoch)", "version": "\(room.version)"])
+                logger.info("room recovered", metadata: ["room": "\(stored.name)", "epoch": "\(stored.epoch)", "version": "\(stored.version)"])
             } else {
                 logger.warning("room cannot be restored exactly (its template changed): it starts a new epoch",
                                metadata: ["room": "\(stored.name)", "oldEpoch": "\(stored.epoch)"])
@@ -61,12 +66,23 @@ final class RoomRegistry: RoomDirectory, Sendable {
               mayCreate: (_ template: String?, _ defaultTemplate: String) -> ProtocolError? = { _, _ in nil }) throws(ProtocolError) -> RoomRuntime {
         let result: Result<RoomRuntime, ProtocolError> = rooms.withLock { rooms in
             if let existing = rooms[name] { return .success(existing) }
+            let limitReached = !force && rooms.count >= maxRooms
+            let limitError = ProtocolError(.roomLimit, "the server already has \(maxRooms) rooms loaded", room: name)
+            // A room unloaded earlier comes back from the store as it was.
+            switch reload(name) {
+            case .failure(let error): return .failure(error)
+            case .success(let loaded?):
+                guard !limitReached else { return .failure(limitError) }
+                rooms[name] = loaded.runtime
+                metrics.roomLoaded()
+                logger.info("room loaded", metadata: ["room": "\(name)", "epoch": "\(loaded.stored.epoch)", "version": "\(loaded.stored.version)"])
+                return .success(loaded.runtime)
+            case .success(nil): break
+            }
             if !force, let refusal = config.creationRefusal(room: name, template: template, mayCreate: mayCreate) {
                 return .failure(refusal)
             }
-            guard force || rooms.count < maxRooms else {
-                return .failure(ProtocolError(.roomLimit, "the server already has \(maxRooms) rooms", room: name))
-            }
+            guard !limitReached else { return .failure(limitError) }
             let recipe: RoomTemplate
             do throws(ProtocolError) { recipe = try config.recipe(forRoom: name, template: template) } catch { return .failure(error) }
             let room = Room(name: name, template: recipe, epoch: Self.newEpoch(), historyLimit: config.historyLimit)
@@ -77,6 +93,48 @@ final class RoomRegistry: RoomDirectory, Sendable {
             return .success(runtime)
         }
         return try result.get()
+    }
+
+    /// The stored room `name` as a runtime, if the store has it and its template can still restore it exactly
+    /// (otherwise nil: the caller creates it anew, in a new epoch).
+    private func reload(_ name: String) -> Result<(runtime: RoomRuntime, stored: StoredRoom)?, ProtocolError> {
+        let stored: StoredRoom?
+        do {
+            stored = try store.loadRoom(named: name, historyLimit: config.historyLimit)
+        } catch {
+            logger.error("room could not be loaded from the store", metadata: ["room": "\(name)", "error": "\(error)"])
+            return .failure(ProtocolError(.unavailable, "room \(name) could not be loaded; retry in a moment", room: name))
+        }
+        guard let stored, let template = config.templates[stored.template],
+              let runtime = restore(stored, template: template) else { return .success(nil) }
+        return .success((runtime, stored))
+    }
+
+    /// A runtime for a stored room; its stored members (nobody is connected) leave.
+    private func restore(_ stored: StoredRoom, template: RoomTemplate) -> RoomRuntime? {
+        guard let room = Room(restoring: stored, template: template, historyLimit: config.historyLimit) else { return nil }
+        let runtime = makeRuntime(room)
+        runtime.dropMembersAfterRestart()
+        return runtime
+    }
+
+    /// Unloads the rooms nobody has been in for `idleSeconds` or more (0: never), except the config's. A room
+    /// with a timer armed or a write not yet durable stays. Service thread (the once-a-second sweep), so no
+    /// join can fall between a room's last check and its removal: joins are dispatched from that thread.
+    func unloadIdleRooms(idleSeconds: Int) {
+        guard idleSeconds > 0 else { return }
+        let now = clock().nanoseconds
+        let idle = UInt64(idleSeconds) * 1_000_000_000
+        guard now > idle else { return }
+        rooms.withLock { rooms in
+            for (name, runtime) in rooms where !pinned.contains(name) {
+                guard let since = runtime.emptySince, since.nanoseconds <= now - idle,
+                      let version = runtime.retireIfUnused() else { continue }
+                rooms[name] = nil
+                metrics.roomUnloaded()
+                logger.info("room unloaded", metadata: ["room": "\(name)", "version": "\(version)"])
+            }
+        }
     }
 
     private func makeRuntime(_ room: Room) -> RoomRuntime {

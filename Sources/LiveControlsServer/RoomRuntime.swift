@@ -34,6 +34,11 @@ final class RoomRuntime: RoomEndpoint, @unchecked Sendable {
     var onStoreFailure: (@Sendable (any Error) -> Void)?
     /// Set when a store write failed in cluster mode: the room no longer acts.
     private(set) var abandoned = false
+    /// Set when the registry unloaded the room (`retireIfUnused`): it takes no more requests.
+    private var retired = false
+    /// Since when nobody has been in the room (uptime nanoseconds of `clock`), 0 while someone is. Written on
+    /// the queue, read by the registry's sweep from any thread.
+    private let emptySinceNanos: Atomic<UInt64>
     private var subscribers: [SessionID: Connection] = [:]
     /// Cluster mode: every member, with the node its connection is on.
     private(set) var remoteMembers: [SessionID: RemoteSession] = [:]
@@ -63,6 +68,7 @@ final class RoomRuntime: RoomEndpoint, @unchecked Sendable {
         self.logger = logger
         self.queue = DispatchQueue(label: "livecontrols.room.\(room.name)")
         self.durable = room.version
+        self.emptySinceNanos = Atomic(max(1, clock().nanoseconds))
     }
 
     // MARK: Requests (any thread)
@@ -123,6 +129,9 @@ final class RoomRuntime: RoomEndpoint, @unchecked Sendable {
             self.subscribers[subscriber.session] = nil
             self.setRemote(subscriber.session, nil)
             self.carryOut(self.room.leave(subscriber.session, reason: reason))
+            if self.subscribers.isEmpty && self.remoteMembers.isEmpty {
+                self.emptySinceNanos.store(max(1, self.clock().nanoseconds), ordering: .relaxed)
+            }
             if reason == .leave { self.send(.left(room: self.name, id: id), to: subscriber) }
         }
     }
@@ -248,6 +257,7 @@ final class RoomRuntime: RoomEndpoint, @unchecked Sendable {
     }
 
     private func subscribe(_ subscriber: any RoomSubscriber) {
+        emptySinceNanos.store(0, ordering: .relaxed)
         if let connection = subscriber as? Connection, localDelivery {
             subscribers[connection.session] = connection
         } else if let remote = subscriber as? RemoteSession {
@@ -255,10 +265,37 @@ final class RoomRuntime: RoomEndpoint, @unchecked Sendable {
         }
     }
 
-    /// After a failed store write (cluster mode) the room answers `unavailable` until its owner drops it.
+    // MARK: Unloading (one node)
+
+    /// Since when nobody has been in the room; nil while someone is (any thread).
+    var emptySince: Instant? {
+        let nanoseconds = emptySinceNanos.load(ordering: .relaxed)
+        return nanoseconds == 0 ? nil : Instant(nanoseconds: nanoseconds)
+    }
+
+    /// Retires the room when it is still unused — no subscriber, no timer armed, nothing waiting for the
+    /// store — and returns its version (nil: still in use); its timers are cancelled and it takes no more requests. Waits for the room's
+    /// queue, so requests sent to the room before the call are handled first. The caller (the registry,
+    /// under its lock) then forgets the room.
+    func retireIfUnused() -> Int? {
+        queue.sync {
+            guard !retired, subscribers.isEmpty, remoteMembers.isEmpty, heldHead == held.count,
+                  armedDeadlines.isEmpty else { return nil }
+            for timer in timers.values { timer.cancel() }
+            timers.removeAll()
+            armedDeadlines.removeAll()
+            retired = true
+            return room.version
+        }
+    }
+
+    /// After a failed store write (cluster mode) the room answers `unavailable` until its owner drops it; a
+    /// retired room (unloaded) answers it too — no request should reach one, a join again reloads the room.
     private func refusedAsAbandoned(_ subscriber: any RoomSubscriber, id: RequestID?) -> Bool {
-        guard abandoned else { return false }
-        if subscriber.enqueue(Frame(.error(ProtocolError(.unavailable, "room \(name) is changing owner; retry in a moment", id: id, room: name)))),
+        guard abandoned || retired else { return false }
+        let why = retired ? "room \(name) was unloaded; join it again" : "room \(name) is changing owner; retry in a moment"
+        if retired { logger.warning("request reached an unloaded room") }
+        if subscriber.enqueue(Frame(.error(ProtocolError(.unavailable, why, id: id, room: name)))),
            let connection = subscriber as? Connection {
             hub.wake(connection)
         }

@@ -7,6 +7,8 @@ final class ServerMetrics: Sendable {
         var refusedIntents = 0
         var patches = 0
         var ticks = 0
+        var roomsUnloaded = 0
+        var roomsLoaded = 0
         /// The lateness (µs) of the most recent hold ticks: how long after its deadline each tick ran.
         var lateness = [Int32](repeating: 0, count: 8_192)
         var latenessCount = 0
@@ -21,6 +23,12 @@ final class ServerMetrics: Sendable {
     }
 
     func patch() { state.withLock { $0.patches += 1 } }
+
+    /// An idle room left memory.
+    func roomUnloaded() { state.withLock { $0.roomsUnloaded += 1 } }
+
+    /// An unloaded room came back from the store.
+    func roomLoaded() { state.withLock { $0.roomsLoaded += 1 } }
 
     /// A hold tick ran `nanoseconds` after its deadline.
     func tick(lateNanoseconds nanoseconds: UInt64) {
@@ -43,6 +51,10 @@ final class ServerMetrics: Sendable {
             "# HELP livecontrols_connections Open WebSocket connections.", "# TYPE livecontrols_connections gauge",
             "livecontrols_connections \(connections)",
             "# HELP livecontrols_rooms Live rooms.", "# TYPE livecontrols_rooms gauge", "livecontrols_rooms \(rooms)",
+            "# HELP livecontrols_rooms_unloaded_total Rooms unloaded after nobody was in them for the idle time.",
+            "# TYPE livecontrols_rooms_unloaded_total counter", "livecontrols_rooms_unloaded_total \(s.roomsUnloaded)",
+            "# HELP livecontrols_rooms_loaded_total Unloaded rooms loaded back from the store by a join.",
+            "# TYPE livecontrols_rooms_loaded_total counter", "livecontrols_rooms_loaded_total \(s.roomsLoaded)",
             "# HELP livecontrols_intents_total Intents received.", "# TYPE livecontrols_intents_total counter",
             "livecontrols_intents_total \(s.intents)",
             "# HELP livecontrols_intents_refused_total Intents refused with an error.", "# TYPE livecontrols_intents_refused_total counter",

@@ -31,8 +31,11 @@ public struct Limits: Sendable {
     public var maxMessageBytes: Int = 64 * 1024
     /// Open WebSocket connections; one more is closed with 1013 ("try again later").
     public var maxConnections: Int = 10_000
-    /// Live rooms; a `join` that would create one more gets `room_limit`.
+    /// Loaded rooms; a `join` that would create (or load) one more gets `room_limit`.
     public var maxRooms: Int = 1_000
+    /// Seconds a room nobody is in stays loaded (0: forever). Then it is unloaded; the next join loads it back
+    /// from the store (`--data-dir`) or, with rooms in memory only, starts it anew. Never the config's rooms.
+    public var roomIdleSeconds: Int = 600
     /// Messages a connection may send per second, on average (token bucket refill rate).
     public var messagesPerSecond: Double = 50
     /// Messages a connection may send in a burst (token bucket size).

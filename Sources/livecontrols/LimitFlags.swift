@@ -9,8 +9,11 @@ struct LimitFlags: ParsableArguments {
     @Option(help: "Most open WebSocket connections; more are closed with 1013.")
     var maxConnections = Limits().maxConnections
 
-    @Option(help: "Most live rooms; a join that would create more gets room_limit.")
+    @Option(help: "Most loaded rooms; a join that would create or load more gets room_limit.")
     var maxRooms = Limits().maxRooms
+
+    @Option(help: "Seconds a room nobody is in stays loaded (0: forever); then it is unloaded (a join loads it back from --data-dir, or starts it anew without one). Never the config's rooms.")
+    var roomIdleSeconds = Limits().roomIdleSeconds
 
     @Option(help: "Messages per second each connection may send (token bucket rate).")
     var rate = Limits().messagesPerSecond
@@ -38,6 +41,7 @@ struct LimitFlags: ParsableArguments {
         guard maxConnections >= 1, maxRooms >= 1 else { throw ValidationError("--max-connections and --max-rooms must be at least 1") }
         guard rate > 0, burst >= 1 else { throw ValidationError("--rate must be > 0 and --burst ≥ 1") }
         guard outboxMessages >= 1, outboxBytes >= 1024 else { throw ValidationError("--outbox-messages must be ≥ 1 and --outbox-bytes ≥ 1024") }
+        guard roomIdleSeconds >= 0 else { throw ValidationError("--room-idle-seconds must be ≥ 0 (0: never unload)") }
         guard slowConsumerTimeoutMs >= 1 else { throw ValidationError("--slow-consumer-timeout-ms must be ≥ 1") }
         guard pingInterval >= 1, idleTimeout > pingInterval else { throw ValidationError("--idle-timeout must be greater than --ping-interval (≥ 1)") }
     }
@@ -47,6 +51,7 @@ struct LimitFlags: ParsableArguments {
         l.maxMessageBytes = maxMessageBytes
         l.maxConnections = maxConnections
         l.maxRooms = maxRooms
+        l.roomIdleSeconds = roomIdleSeconds
         l.messagesPerSecond = rate
         l.messageBurst = burst
         l.outboxMessages = outboxMessages

@@ -149,6 +149,9 @@ final class ClusterDirectory: RoomDirectory, @unchecked Sendable {
         return (redisUp, [("cluster", cluster)])
     }
 
+    /// Not in cluster mode yet: a node keeps the rooms it has seen (`--room-idle-seconds` does not apply).
+    func unloadIdleRooms(idleSeconds: Int) {}
+
     func metricLines() -> [String] {
         clusterMetrics.lines(redisUp: health().ready, ownedRooms: owned.withLock { $0.count })
     }

@@ -1,0 +1,128 @@
+@testable import LiveControlsServer
+import LiveControlsEngine
+import LiveControlsProtocol
+import LiveControlsSQLite
+import Logging
+import Synchronization
+import XCTest
+
+/// Idle rooms leave memory at an exact instant (manual clock): not while anyone is in them, never the config's
+/// rooms; a join loads an unloaded room back from the store as it was, or starts it anew without one.
+final class RoomUnloadingTests: XCTestCase {
+    /// Uptime nanoseconds, moved by hand.
+    final class ManualClock: Sendable {
+        private let nanoseconds = Mutex<UInt64>(5_000_000_000)
+        var now: Instant { Instant(nanoseconds: nanoseconds.withLock { $0 }) }
+        func advance(nanoseconds delta: UInt64) { nanoseconds.withLock { $0 += delta } }
+    }
+
+    let clock = ManualClock()
+    let hub = Hub()
+
+    func makeRegistry(store: any RoomStore = MemoryRoomStore(), maxRooms: Int = 10) throws -> RoomRegistry {
+        let clock = self.clock
+        let registry = RoomRegistry(config: .builtin(), maxRooms: maxRooms, store: store, hub: hub,
+                                    clock: { clock.now }, logger: Logger(label: "test"))
+        try registry.start()
+        return registry
+    }
+
+    func room(_ registry: RoomRegistry, _ name: String) throws -> RoomRuntime {
+        try registry.room(named: name, template: nil, force: false)
+    }
+
+    /// A subscriber that is not a socket: its frames go to the hub's list (no lws context in these tests).
+    func connection() -> Connection {
+        Connection(session: SessionID("s\(Int.random(in: 0..<1_000_000))"), wsi: WSI(raw: OpaquePointer(bitPattern: 0x10)!), limits: Limits())
+    }
+
+    func testAnEmptyRoomIsUnloadedExactlyAfterTheIdleTime() throws {
+        let registry = try makeRegistry()
+        let runtime = try room(registry, "u1")
+        XCTAssertEqual(registry.count, 2, "demo (from the config) and u1")
+        clock.advance(nanoseconds: 10_000_000_000 - 1)
+        registry.unloadIdleRooms(idleSeconds: 10)
+        XCTAssertEqual(registry.count, 2, "one nanosecond short of the idle time")
+        clock.advance(nanoseconds: 1)
+        registry.unloadIdleRooms(idleSeconds: 10)
+        XCTAssertEqual(registry.count, 1, "u1 unloaded; demo is the config's and stays")
+        XCTAssertFalse(try room(registry, "u1") === runtime, "a join makes a new room")
+        XCTAssertEqual(registry.metrics.exposition(connections: 0, rooms: 0, uptimeSeconds: 0)
+            .contains("livecontrols_rooms_unloaded_total 1"), true)
+    }
+
+    func testIdleSecondsZeroNeverUnloads() throws {
+        let registry = try makeRegistry()
+        _ = try room(registry, "u1")
+        clock.advance(nanoseconds: 1_000_000_000_000)
+        registry.unloadIdleRooms(idleSeconds: 0)
+        XCTAssertEqual(registry.count, 2)
+    }
+
+    func testARoomWithASubscriberStaysAndItsIdleTimeStartsWhenTheLastOneLeaves() throws {
+        let registry = try makeRegistry()
+        let runtime = try room(registry, "u1")
+        let member = connection()
+        runtime.join(member, JoinRequest(room: "u1"))
+        clock.advance(nanoseconds: 60_000_000_000)
+        registry.unloadIdleRooms(idleSeconds: 10)
+        XCTAssertEqual(registry.count, 2, "someone is in it")
+        runtime.leave(member, id: nil, reason: .disconnect)
+        runtime.queue.sync {}  // the leave has run
+        clock.advance(nanoseconds: 9_999_999_999)
+        registry.unloadIdleRooms(idleSeconds: 10)
+        XCTAssertEqual(registry.count, 2, "empty for less than the idle time")
+        clock.advance(nanoseconds: 1)
+        registry.unloadIdleRooms(idleSeconds: 10)
+        XCTAssertEqual(registry.count, 1)
+    }
+
+    func testARunningTimerKeepsTheRoom() throws {
+        let registry = try makeRegistry()
+        let runtime = try room(registry, "u1")
+        runtime.queue.sync { runtime.arm(ControlID("quantity"), at: Instant(nanoseconds: clock.now.nanoseconds + 3_600_000_000_000)) }
+        clock.advance(nanoseconds: 60_000_000_000)
+        registry.unloadIdleRooms(idleSeconds: 10)
+        XCTAssertEqual(registry.count, 2)
+        runtime.queue.sync { runtime.arm(ControlID("quantity"), at: nil) }
+        registry.unloadIdleRooms(idleSeconds: 10)
+        XCTAssertEqual(registry.count, 1)
+    }
+
+    func testTheRoomLimitCountsLoadedRoomsOnly() throws {
+        let registry = try makeRegistry(maxRooms: 2)
+        _ = try room(registry, "u1")
+        XCTAssertThrowsError(try room(registry, "u2")) { error in
+            XCTAssertEqual((error as? ProtocolError)?.code, .roomLimit)
+        }
+        clock.advance(nanoseconds: 10_000_000_000)
+        registry.unloadIdleRooms(idleSeconds: 10)
+        XCTAssertNoThrow(try room(registry, "u2"))
+    }
+
+    func testAStoredRoomComesBackAsItWas() throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("unload-\(UUID().uuidString)").path
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let store = try SQLiteRoomStore(directory: directory)
+        let registry = try makeRegistry(store: store)
+        let runtime = try room(registry, "u1")
+        let member = connection()
+        runtime.join(member, JoinRequest(room: "u1"))
+        runtime.intent(from: member, IntentRequest(id: .int(1), room: "u1", control: "quantity", intent: "set", args: ["value": 42]))
+        runtime.leave(member, id: nil, reason: .disconnect)
+        let (epoch, version) = runtime.queue.sync { (runtime.room.epoch, runtime.room.version) }
+        store.waitUntilIdle()  // every write durable, so nothing is held
+        runtime.queue.sync {}   // and the room has seen it
+        clock.advance(nanoseconds: 10_000_000_000)
+        registry.unloadIdleRooms(idleSeconds: 10)
+        XCTAssertEqual(registry.count, 1)
+
+        let loaded = try room(registry, "u1")
+        XCTAssertFalse(loaded === runtime)
+        let state = loaded.queue.sync { (loaded.room.epoch, loaded.room.version, loaded.room.render()) }
+        XCTAssertEqual(state.0, epoch, "same epoch: clients resume")
+        XCTAssertEqual(state.1, version)
+        XCTAssertEqual(state.2["controls"]?["quantity"]?["value"], 42)
+        XCTAssertTrue(registry.metrics.exposition(connections: 0, rooms: 0, uptimeSeconds: 0).contains("livecontrols_rooms_loaded_total 1"))
+    }
+}
