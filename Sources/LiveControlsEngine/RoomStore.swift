@@ -62,10 +62,8 @@ public struct StoreWrite: Sendable {
 
 /// Where rooms persist. Implementations: in memory (tests, no `--data-dir`) and SQLite.
 public protocol RoomStore: Sendable {
-    /// Every stored room (at start).
-    func loadRooms(historyLimit: Int) throws -> [StoredRoom]
-    /// One stored room, after every write queued before the call (a room unloaded earlier, joined again);
-    /// nil when the store has none of that name.
+    /// One stored room, after every write queued before the call (a room not loaded since the server started,
+    /// or unloaded, joined again); nil when the store has none of that name.
     func loadRoom(named name: String, historyLimit: Int) throws -> StoredRoom?
     /// Persists `write`; calls `done` once it is durable (or failed), in submission order, on any thread.
     func write(_ write: StoreWrite, done: @escaping @Sendable ((any Error)?) -> Void)
@@ -87,7 +85,6 @@ extension RoomStore {
 /// Keeps nothing: every write is "durable" at once. For tests and servers without `--data-dir`.
 public struct MemoryRoomStore: RoomStore {
     public init() {}
-    public func loadRooms(historyLimit: Int) throws -> [StoredRoom] { [] }
     public func write(_ write: StoreWrite, done: @escaping @Sendable ((any Error)?) -> Void) { done(nil) }
     public var isSynchronous: Bool { true }
     public var discardsWrites: Bool { true }

@@ -12,7 +12,7 @@ import Synchronization
 /// lose the last commits, never consistency.
 public final class SQLiteRoomStore: RoomStore, @unchecked Sendable {
     public let path: String
-    /// Owned by `writer` only (and by `init`/`loadRooms` before any write is queued).
+    /// Owned by `writer` only (and by `init` before any write is queued).
     private let db: SQLiteDatabase
     private let writer = DispatchQueue(label: "livecontrols.store")
     private let pending = Mutex<(writes: [(StoreWrite, @Sendable ((any Error)?) -> Void)], scheduled: Bool)>(([], false))
@@ -65,20 +65,11 @@ public final class SQLiteRoomStore: RoomStore, @unchecked Sendable {
             rollback: try db.prepare("ROLLBACK"))
     }
 
-    public func loadRooms(historyLimit: Int) throws -> [StoredRoom] {
-        try load(where: nil, historyLimit: historyLimit)
-    }
-
+    /// On the writer queue, so after every write queued before (those not yet picked up are committed first).
     public func loadRoom(named name: String, historyLimit: Int) throws -> StoredRoom? {
-        try load(where: name, historyLimit: historyLimit).first
-    }
-
-    /// Writer queue (so after every write queued before): all rooms, or the one named `name`.
-    private func load(where name: String?, historyLimit: Int) throws -> [StoredRoom] {
         try writer.sync {
-            flush()  // writes queued but not yet picked up
-            let select = "SELECT name, template, epoch, version FROM room" + (name == nil ? " ORDER BY name" : " WHERE name = ?1")
-            let rooms = try db.prepare(select).rows(name.map { [.text($0)] } ?? []) { row in
+            flush()
+            let rooms = try db.prepare("SELECT name, template, epoch, version FROM room WHERE name = ?1").rows([.text(name)]) { row in
                 (row.text(0)!, row.text(1)!, row.text(2)!, row.int(3))
             }
             let controls = try db.prepare("SELECT id, state FROM room_control WHERE room = ?1")
@@ -96,7 +87,7 @@ public final class SQLiteRoomStore: RoomStore, @unchecked Sendable {
                     Patch(version: row.int(0), ops: try Self.decodeOps(row.text(1)!), cause: try JSONParser.parse(row.text(2)!))
                 }
                 return stored
-            }
+            }.first
         }
     }
 

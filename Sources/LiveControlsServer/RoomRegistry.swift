@@ -31,22 +31,9 @@ final class RoomRegistry: RoomDirectory, Sendable {
         self.pinned = Set(config.rooms.map(\.name))
     }
 
-    /// At start: recovers every stored room, then creates the configured rooms that are missing.
+    /// At start: the config's rooms, recovered from the store or created. Every other stored room stays in the
+    /// store until a join loads it (`room(named:)`), as after being unloaded.
     func start() throws {
-        for stored in try store.loadRooms(historyLimit: config.historyLimit) {
-            guard let template = config.templates[stored.template] else {
-                logger.warning("stored room skipped: its template is gone", metadata: ["room": "\(stored.name)", "template": "\(stored.template)"])
-                continue
-            }
-            if let runtime = restore(stored, template: template) {
-                rooms.withLock { $0[stored.name] = runtime }
-                logger.info("room recovered", metadata: ["room": "\(stored.name)", "epoch": "\(stored.epoch)", "version": "\(stored.version)"])
-            } else {
-                logger.warning("room cannot be restored exactly (its template changed): it starts a new epoch",
-                               metadata: ["room": "\(stored.name)", "oldEpoch": "\(stored.epoch)"])
-                _ = try? room(named: stored.name, template: stored.template, force: true)
-            }
-        }
         for (name, template) in config.rooms {
             _ = try? room(named: name, template: template, force: true)
         }
@@ -68,18 +55,25 @@ final class RoomRegistry: RoomDirectory, Sendable {
             if let existing = rooms[name] { return .success(existing) }
             let limitReached = !force && rooms.count >= maxRooms
             let limitError = ProtocolError(.roomLimit, "the server already has \(maxRooms) rooms loaded", room: name)
-            // A room unloaded earlier comes back from the store as it was.
-            switch reload(name) {
-            case .failure(let error): return .failure(error)
-            case .success(let loaded?):
+            // A stored room (unloaded, or not loaded since the server started) comes back as it was.
+            var template = template
+            var stored = false
+            switch load(name) {
+            case .failure(let error):
+                return .failure(error)
+            case .success(.loaded(let runtime, let epoch, let version)):
                 guard !limitReached else { return .failure(limitError) }
-                rooms[name] = loaded.runtime
+                rooms[name] = runtime
                 metrics.roomLoaded()
-                logger.info("room loaded", metadata: ["room": "\(name)", "epoch": "\(loaded.stored.epoch)", "version": "\(loaded.stored.version)"])
-                return .success(loaded.runtime)
-            case .success(nil): break
+                logger.info("room loaded", metadata: ["room": "\(name)", "epoch": "\(epoch)", "version": "\(version)"])
+                return .success(runtime)
+            case .success(.changed(let storedTemplate)):
+                template = storedTemplate  // re-created from its own template, in a new epoch
+                stored = true
+            case .success(.none):
+                break
             }
-            if !force, let refusal = config.creationRefusal(room: name, template: template, mayCreate: mayCreate) {
+            if !force, !stored, let refusal = config.creationRefusal(room: name, template: template, mayCreate: mayCreate) {
                 return .failure(refusal)
             }
             guard !limitReached else { return .failure(limitError) }
@@ -95,9 +89,17 @@ final class RoomRegistry: RoomDirectory, Sendable {
         return try result.get()
     }
 
-    /// The stored room `name` as a runtime, if the store has it and its template can still restore it exactly
-    /// (otherwise nil: the caller creates it anew, in a new epoch).
-    private func reload(_ name: String) -> Result<(runtime: RoomRuntime, stored: StoredRoom)?, ProtocolError> {
+    private enum Stored {
+        /// Not in the store (or its template is gone from the config): created as a new room.
+        case none
+        /// Restored exactly.
+        case loaded(RoomRuntime, epoch: String, version: Int)
+        /// Stored, but its template's controls changed: re-created from that template in a new epoch.
+        case changed(template: String)
+    }
+
+    /// The stored room `name`, if the store has it.
+    private func load(_ name: String) -> Result<Stored, ProtocolError> {
         let stored: StoredRoom?
         do {
             stored = try store.loadRoom(named: name, historyLimit: config.historyLimit)
@@ -105,9 +107,18 @@ final class RoomRegistry: RoomDirectory, Sendable {
             logger.error("room could not be loaded from the store", metadata: ["room": "\(name)", "error": "\(error)"])
             return .failure(ProtocolError(.unavailable, "room \(name) could not be loaded; retry in a moment", room: name))
         }
-        guard let stored, let template = config.templates[stored.template],
-              let runtime = restore(stored, template: template) else { return .success(nil) }
-        return .success((runtime, stored))
+        guard let stored else { return .success(.none) }
+        guard let template = config.templates[stored.template] else {
+            logger.warning("stored room dropped: its template is gone; it starts anew",
+                           metadata: ["room": "\(name)", "template": "\(stored.template)"])
+            return .success(.none)
+        }
+        guard let runtime = restore(stored, template: template) else {
+            logger.warning("room cannot be restored exactly (its template changed): it starts a new epoch",
+                           metadata: ["room": "\(name)", "oldEpoch": "\(stored.epoch)"])
+            return .success(.changed(template: stored.template))
+        }
+        return .success(.loaded(runtime, epoch: stored.epoch, version: stored.version))
     }
 
     /// A runtime for a stored room; its stored members (nobody is connected) leave.

@@ -27,7 +27,7 @@ final class ServerMetrics: Sendable {
     /// An idle room left memory.
     func roomUnloaded() { state.withLock { $0.roomsUnloaded += 1 } }
 
-    /// An unloaded room came back from the store.
+    /// A stored room was loaded from the store.
     func roomLoaded() { state.withLock { $0.roomsLoaded += 1 } }
 
     /// A hold tick ran `nanoseconds` after its deadline.
@@ -53,7 +53,7 @@ final class ServerMetrics: Sendable {
             "# HELP livecontrols_rooms Live rooms.", "# TYPE livecontrols_rooms gauge", "livecontrols_rooms \(rooms)",
             "# HELP livecontrols_rooms_unloaded_total Rooms unloaded after nobody was in them for the idle time.",
             "# TYPE livecontrols_rooms_unloaded_total counter", "livecontrols_rooms_unloaded_total \(s.roomsUnloaded)",
-            "# HELP livecontrols_rooms_loaded_total Unloaded rooms loaded back from the store by a join.",
+            "# HELP livecontrols_rooms_loaded_total Stored rooms loaded from the store (the config's at start, others by a join).",
             "# TYPE livecontrols_rooms_loaded_total counter", "livecontrols_rooms_loaded_total \(s.roomsLoaded)",
             "# HELP livecontrols_intents_total Intents received.", "# TYPE livecontrols_intents_total counter",
             "livecontrols_intents_total \(s.intents)",

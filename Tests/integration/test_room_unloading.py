@@ -86,3 +86,19 @@ def test_room_idle_seconds_is_validated(start_server):
     from livecontrols_server import BINARY
     r = subprocess.run([str(BINARY), "--room-idle-seconds", "-1"], capture_output=True, text=True, timeout=30)
     assert r.returncode != 0 and "--room-idle-seconds" in r.stderr
+
+
+def test_after_a_restart_stored_rooms_load_on_their_first_join(start_server, tmp_path):
+    s = start_server("--data-dir", str(tmp_path))
+    c = s.client()
+    for room in ("u1", "u2"):
+        c.join(room)
+        assert c.intent("quantity", "set", {"value": 9}, room=room)["type"] == "ack"
+    c.close()
+    assert s.stop() == 0
+    s2 = start_server("--data-dir", str(tmp_path))
+    assert metric(s2, "livecontrols_rooms") == 1, "only the config's room is loaded at start"
+    snap = s2.client().join("u2")
+    assert snap["state"]["controls"]["quantity"]["value"] == 9
+    assert metric(s2, "livecontrols_rooms") == 2
+    assert metric(s2, "livecontrols_rooms_loaded_total") == 2, "demo at start, u2 by the join"

@@ -35,8 +35,6 @@ final class RedisRoomStore: RoomStore, @unchecked Sendable {
 
     var isSynchronous: Bool { true }
 
-    func loadRooms(historyLimit: Int) throws -> [StoredRoom] { [] }
-
     /// Called on the room's queue; `done` runs on the link queue.
     func write(_ w: StoreWrite, done: @escaping @Sendable ((any Error)?) -> Void) {
         guard !failed.withLock({ $0 }) else { return done(ClusterStoreError.stopped) }
