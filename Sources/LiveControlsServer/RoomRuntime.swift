@@ -129,9 +129,7 @@ final class RoomRuntime: RoomEndpoint, @unchecked Sendable {
             self.subscribers[subscriber.session] = nil
             self.setRemote(subscriber.session, nil)
             self.carryOut(self.room.leave(subscriber.session, reason: reason))
-            if self.subscribers.isEmpty && self.remoteMembers.isEmpty {
-                self.emptySinceNanos.store(max(1, self.clock().nanoseconds), ordering: .relaxed)
-            }
+            self.noteIfEmpty()
             if reason == .leave { self.send(.left(room: self.name, id: id), to: subscriber) }
         }
     }
@@ -147,6 +145,7 @@ final class RoomRuntime: RoomEndpoint, @unchecked Sendable {
                 self.setRemote(session, nil)
                 self.carryOut(self.room.leave(session, reason: .disconnect))
             }
+            self.noteIfEmpty()
         }
     }
 
@@ -162,6 +161,7 @@ final class RoomRuntime: RoomEndpoint, @unchecked Sendable {
                     self.carryOut(self.room.leave(session, reason: .disconnect))
                 }
             }
+            if !self.remoteMembers.isEmpty { self.emptySinceNanos.store(0, ordering: .relaxed) }
         }
     }
 
@@ -265,7 +265,13 @@ final class RoomRuntime: RoomEndpoint, @unchecked Sendable {
         }
     }
 
-    // MARK: Unloading (one node)
+    // MARK: Unloading
+
+    /// Queue only: after members went, records since when the room is empty (if it is).
+    private func noteIfEmpty() {
+        guard subscribers.isEmpty && remoteMembers.isEmpty, emptySinceNanos.load(ordering: .relaxed) == 0 else { return }
+        emptySinceNanos.store(max(1, clock().nanoseconds), ordering: .relaxed)
+    }
 
     /// Since when nobody has been in the room; nil while someone is (any thread).
     var emptySince: Instant? {

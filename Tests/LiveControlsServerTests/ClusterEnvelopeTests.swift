@@ -45,6 +45,16 @@ final class ClusterEnvelopeTests: XCTestCase {
         XCTAssertNil(r2.epoch)
         XCTAssertNil(r2.version)
         XCTAssertEqual(Array(r2.message), ack)
+        XCTAssertFalse(r2.notOwner)
+
+        let refusal = Array(#"{"type":"error","code":"unavailable","room":"r"}"#.utf8)
+        let notOwner = refusal.withUnsafeBufferPointer {
+            ClusterEnvelope.reply(room: "r", session: SessionID("s1"), token: 9, state: nil, message: $0, notOwner: true)
+        }
+        guard case let .reply(r3)? = ClusterEnvelope.decodeInbox(notOwner) else { return XCTFail("not decoded") }
+        XCTAssertTrue(r3.notOwner, "the sender learns the node does not own the room")
+        XCTAssertEqual(r3.token, 9)
+        XCTAssertEqual(Array(r3.message), refusal)
     }
 
     func testPublicationsAndMalformedInput() {

@@ -43,7 +43,7 @@ def test_an_unloaded_room_comes_back_from_the_store_as_it_was(start_server, tmp_
     a.close()
     wait_unloaded(s, 1)
     b = s.client()
-    b.rooms["u1"] = dict(a.rooms["u1"])  # what a client that saw version `version` holds
+    b.rooms["u1"], b.patches["u1"] = dict(a.rooms["u1"]), []  # what a client that saw version `version` holds
     resumed = b.join("u1", since={"epoch": epoch, "version": version})
     assert resumed["type"] == "resumed", "same epoch and history: the client resumes"
     assert b.state("u1")["controls"]["quantity"]["value"] == 42

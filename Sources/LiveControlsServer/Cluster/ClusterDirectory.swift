@@ -149,8 +149,44 @@ final class ClusterDirectory: RoomDirectory, @unchecked Sendable {
         return (redisUp, [("cluster", cluster)])
     }
 
-    /// Not in cluster mode yet: a node keeps the rooms it has seen (`--room-idle-seconds` does not apply).
-    func unloadIdleRooms(idleSeconds: Int) {}
+    /// The once-a-second sweep (service thread). This node's view of a room (`ClusterRoom`) that no session here
+    /// has used for `idleSeconds` is dropped; a room this node owns that no member anywhere has been in for as
+    /// long is handed back: the runtime retires, the lease is released, the state stays in Redis, and the next
+    /// node that needs the room takes it over from there (same epoch and version).
+    func unloadIdleRooms(idleSeconds: Int) {
+        guard idleSeconds > 0 else { return }
+        let now = clock().nanoseconds
+        let idle = UInt64(idleSeconds) * 1_000_000_000
+        guard now > idle else { return }
+        let cutoff = now - idle
+        // Joins are dispatched from this thread, so none can fall between a room's last check and its removal.
+        rooms.withLock { rooms in
+            for (name, room) in rooms {
+                guard let since = room.idleSince, since.nanoseconds <= cutoff, room.retireIfUnused() else { continue }
+                rooms[name] = nil
+                forgetOwner(name)  // asked again next time: the owner may hand it back meanwhile
+                metrics.roomUnloaded()
+            }
+        }
+        link.queue.async { [self] in
+            for name in owned.withLock({ Array($0.keys) }) {
+                // Under the lock, so a request arriving from another node either reaches the runtime before it
+                // retires (and keeps it) or finds the room not owned here (and is refused, `notOwner`).
+                let released: Owned? = owned.withLock { owned in
+                    guard let mine = owned[name], let since = mine.runtime.emptySince, since.nanoseconds <= cutoff,
+                          mine.runtime.retireIfUnused() != nil else { return nil }
+                    owned[name] = nil
+                    return mine
+                }
+                guard let released else { continue }
+                forgetOwner(name)
+                released.store.stop()
+                releaseLease(name)
+                clusterMetrics.relinquished()
+                logger.info("room handed back: nobody was in it for the idle time", metadata: ["room": "\(name)"])
+            }
+        }
+    }
 
     func metricLines() -> [String] {
         clusterMetrics.lines(redisUp: health().ready, ownedRooms: owned.withLock { $0.count })
@@ -245,6 +281,7 @@ final class ClusterDirectory: RoomDirectory, @unchecked Sendable {
         }
         switch ClusterEnvelope.decodeInbox(payload) {
         case let .reply(reply)?:
+            if reply.notOwner { forgetOwner(reply.room) }  // it handed the room back (idle) or lost it
             rooms.withLock { $0[reply.room] }?.replied(reply)
         case let .request(request)?:
             if let mine = owned.withLock({ $0[request.room] }) {
@@ -262,7 +299,7 @@ final class ClusterDirectory: RoomDirectory, @unchecked Sendable {
         let message = ServerMessage.error(ProtocolError(.unavailable, "room \(request.room) is changing owner; retry in a moment",
                                                         id: requestID(of: request.request), room: request.room)).encoded()
         let envelope = message.withUnsafeBufferPointer {
-            ClusterEnvelope.reply(room: request.room, session: request.session, token: request.token, state: nil, message: $0)
+            ClusterEnvelope.reply(room: request.room, session: request.session, token: request.token, state: nil, message: $0, notOwner: true)
         }
         link.publish(keys.inbox(request.node), envelope)
     }

@@ -34,6 +34,9 @@ enum ClusterEnvelope {
         var epoch: String?
         var version: Int?
         var message: ArraySlice<UInt8>
+        /// The node the request went to does not own the room (its `message` is the client's `unavailable`
+        /// error): the sender must forget that owner.
+        var notOwner = false
     }
 
     enum Inbox: Sendable {
@@ -70,8 +73,8 @@ enum ClusterEnvelope {
     }
 
     static func reply(room: String, session: SessionID, token: Int, state: (epoch: String, version: Int)?,
-                      message: UnsafeBufferPointer<UInt8>) -> [UInt8] {
-        var bytes = Array("R\t\(room)\t\(session.rawValue)\t\(token)\t\(state?.epoch ?? "")\t\(state.map { String($0.version) } ?? "")\n".utf8)
+                      message: UnsafeBufferPointer<UInt8>, notOwner: Bool = false) -> [UInt8] {
+        var bytes = Array("\(notOwner ? "N" : "R")\t\(room)\t\(session.rawValue)\t\(token)\t\(state?.epoch ?? "")\t\(state.map { String($0.version) } ?? "")\n".utf8)
         bytes.append(contentsOf: message)
         return bytes
     }
@@ -91,9 +94,9 @@ enum ClusterEnvelope {
     /// A message on a node's inbox: nil when malformed.
     static func decodeInbox(_ bytes: [UInt8]) -> Inbox? {
         guard let (fields, body) = header(bytes), let kind = fields.first else { return nil }
-        if kind == "R", fields.count == 6, let token = Int(fields[3]) {
+        if kind == "R" || kind == "N", fields.count == 6, let token = Int(fields[3]) {
             return .reply(Reply(room: fields[1], session: SessionID(fields[2]), token: token,
-                                epoch: fields[4].isEmpty ? nil : fields[4], version: Int(fields[5]), message: body))
+                                epoch: fields[4].isEmpty ? nil : fields[4], version: Int(fields[5]), message: body, notOwner: kind == "N"))
         }
         guard kind == "Q", fields.count == 6, let token = Int(fields[5]),
               let json = try? JSONParser.parse(Array(body)), let request = decodeRequest(kind: fields[1], room: fields[2], json)

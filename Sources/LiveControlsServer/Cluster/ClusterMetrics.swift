@@ -14,7 +14,7 @@ final class ClusterMetrics: Sendable {
     func forwarded() { counts.withLock { $0.forwarded += 1 } }
     /// This node took a room over (created it, or recovered it from Redis).
     func tookOver() { counts.withLock { $0.takeovers += 1 } }
-    /// This node stopped owning a room (lease lost, failed write, Redis gone, shutdown).
+    /// This node stopped owning a room (lease lost, failed write, Redis gone, shutdown, handed back idle).
     func relinquished() { counts.withLock { $0.relinquished += 1 } }
     /// A forwarded request got no answer in time (the client got `unavailable`).
     func timedOut() { counts.withLock { $0.timeouts += 1 } }

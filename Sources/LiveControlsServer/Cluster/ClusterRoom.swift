@@ -52,6 +52,11 @@ final class ClusterRoom: @unchecked Sendable {
     private var lastHeard: DispatchTime = .now()
     /// Set by `sweep` and by joins: whether any session here uses the room.
     private let inUseFlag = Mutex(false)
+    /// Since when (`directory.clock`, nanoseconds) no session here has used the room, as `sweep` last saw;
+    /// 0 while one does.
+    private let idleSinceNanos = Atomic<UInt64>(0)
+    /// Dropped by the directory (`retireIfUnused`): requests that still reach it are refused.
+    private var retired = false
 
     init(name: String, directory: ClusterDirectory) {
         self.name = name
@@ -63,6 +68,7 @@ final class ClusterRoom: @unchecked Sendable {
 
     func join(_ connection: Connection, _ request: JoinRequest, creation: ClusterDirectory.Creation) {
         queue.async {
+            self.idleSinceNanos.store(0, ordering: .relaxed)
             self.joining[connection.session] = connection
             self.joins[connection.session] = (request, creation)
             self.inUseFlag.withLock { $0 = true }
@@ -123,6 +129,13 @@ final class ClusterRoom: @unchecked Sendable {
     /// Queue only.
     private func forward(_ request: ClusterRequest, for connection: Connection, id: RequestID?, isJoin: Bool = false,
                          isResync: Bool = false, expectsReply: Bool = true, creation: ClusterDirectory.Creation? = nil) {
+        guard !retired else {
+            // Unreachable by design (a room a connection uses is never retired); answered rather than lost.
+            if expectsReply, !isResync, connection.enqueue(Frame(.error(ProtocolError(.unavailable, "room \(name) was unloaded on this node; join it again", id: id, room: name)))) {
+                directory.hub.wake(connection)
+            }
+            return
+        }
         let token = directory.nextToken()
         if expectsReply {
             pending[token] = Pending(connection: connection, id: id, isJoin: isJoin, isResync: isResync,
@@ -276,6 +289,34 @@ final class ClusterRoom: @unchecked Sendable {
             }
             let used = !self.members.isEmpty || !self.joining.isEmpty || !self.pending.isEmpty
             self.inUseFlag.withLock { $0 = used }
+            if self.isUnused {
+                if self.idleSinceNanos.load(ordering: .relaxed) == 0 {
+                    self.idleSinceNanos.store(max(1, self.directory.clock().nanoseconds), ordering: .relaxed)
+                }
+            } else {
+                self.idleSinceNanos.store(0, ordering: .relaxed)
+            }
+        }
+    }
+
+    /// Queue only: no session here is in the room, on its way in or out, or waiting for an answer.
+    private var isUnused: Bool {
+        members.isEmpty && joining.isEmpty && leaving.isEmpty && pending.isEmpty && joins.isEmpty && slowPathInFlight == 0
+    }
+
+    /// Since when no session here has used the room, as the last sweep saw (any thread); nil while one does.
+    var idleSince: Instant? {
+        let nanoseconds = idleSinceNanos.load(ordering: .relaxed)
+        return nanoseconds == 0 ? nil : Instant(nanoseconds: nanoseconds)
+    }
+
+    /// Retires this view of the room if still unused (waits for its queue, so requests sent before are handled
+    /// first); the directory then drops it. A later join makes a new one.
+    func retireIfUnused() -> Bool {
+        queue.sync {
+            guard !retired, isUnused else { return false }
+            retired = true
+            return true
         }
     }
 
