@@ -53,6 +53,8 @@ export class LiveRoom extends EventTarget {
     this.pending = new Map();
     this.nextID = 1;
     this.retry = 0;
+    this.joinRetry = 0;
+    this.joinTimer = null;
     this.closedByUser = false;
     this.connect();
   }
@@ -70,6 +72,7 @@ export class LiveRoom extends EventTarget {
     ws.onmessage = (event) => this.receive(JSON.parse(event.data));
     ws.onclose = () => {
       if (this.ws !== ws) return;
+      clearTimeout(this.joinTimer);
       for (const { reject } of this.pending.values()) reject(Object.assign(new Error("connection closed"), { code: "disconnected" }));
       this.pending.clear();
       this.setStatus("closed");
@@ -84,7 +87,7 @@ export class LiveRoom extends EventTarget {
   send(message) { if (this.ws?.readyState === WebSocket.OPEN) this.ws.send(JSON.stringify(message)); }
 
   join() {
-    const msg = { type: "join", room: this.room };
+    const msg = { type: "join", id: LiveRoom.joinID, room: this.room };
     if (this.name) msg.name = this.name;
     if (this.template) msg.template = this.template;
     if (this.epoch !== null && this.version !== null) msg.since = { epoch: this.epoch, version: this.version };
@@ -117,11 +120,13 @@ export class LiveRoom extends EventTarget {
         this.version = msg.version;
         this.state = msg.state;
         this.retry = 0;
+        this.joinRetry = 0;
         this.setStatus("open");
         this.emit("state", { reason: "snapshot" });
         break;
       case "resumed":
         this.retry = 0;
+        this.joinRetry = 0;
         this.setStatus("open");
         break;
       case "patch":
@@ -142,7 +147,17 @@ export class LiveRoom extends EventTarget {
         break;
       case "error": {
         const err = Object.assign(new Error(msg.message), { code: msg.code });
-        if (msg.id !== undefined && this.pending.has(msg.id)) {
+        if (msg.id === LiveRoom.joinID) {
+          // The join was refused. A passing condition (the room changing owner, too many messages, too many
+          // rooms loaded) is retried with backoff; anything else stands until the page changes something.
+          this.emit("error", msg);
+          if (LiveRoom.retriedJoinErrors.has(msg.code)) {
+            const delay = Math.min(10000, 250 * 2 ** this.joinRetry++) * (0.75 + Math.random() / 2);
+            this.joinTimer = setTimeout(() => this.join(), delay);
+          } else {
+            this.setStatus("refused");
+          }
+        } else if (msg.id !== undefined && this.pending.has(msg.id)) {
           this.pending.get(msg.id).reject(err);
           this.pending.delete(msg.id);
         } else {
@@ -160,3 +175,8 @@ export class LiveRoom extends EventTarget {
 
   emit(type, detail) { this.dispatchEvent(new CustomEvent(type, { detail })); }
 }
+
+/** The request id of joins (intents use `c1`, `c2`, …). */
+LiveRoom.joinID = "join";
+/** Join refusals that pass on their own: the join is sent again after a backoff. */
+LiveRoom.retriedJoinErrors = new Set(["unavailable", "rate_limited", "room_limit"]);

@@ -5,7 +5,7 @@ from selenium.webdriver.common.action_chains import ActionChains
 from selenium.webdriver.common.by import By
 from selenium.webdriver.support.ui import WebDriverWait
 
-from livecontrols_server import Server
+from livecontrols_server import REPO, Server
 
 TIMEOUT = 10
 
@@ -154,3 +154,23 @@ def test_the_client_modules_patch_applier_follows_rfc6902(server, browser):
         });
     """)
     assert errors == ["refused", "refused"]
+
+
+def test_a_join_refused_for_a_passing_reason_is_retried_until_it_succeeds(start_server, browser):
+    # No room in the config, one loaded room at most: the page's join waits for the client's room to unload.
+    s = start_server("--config", str(REPO / "Benchmarks" / "bench-config.json"), "--max-rooms", "1", "--room-idle-seconds", "1")
+    holder = s.client()
+    assert holder.join("first")["type"] == "snapshot"
+    page = browser(s.http_url + "?room=second")
+    wait(page, lambda d: "room_limit" in d.find_element(By.ID, "errors").text, message="the refusal is shown")
+    assert page.find_element(By.ID, "status").get_attribute("data-state") == "connecting", "still trying"
+    holder.leave("first")  # idle for a second, then unloaded: the retried join gets the place
+    wait(page, connected, message="the retried join succeeded")
+    assert page.find_element(By.ID, "room-name").text == "second"
+
+
+def test_a_join_refused_for_good_shows_refused(start_server, browser):
+    s = start_server("--auth", "required", "--auth-secret", "0123456789abcdef0123456789abcdef")
+    page = browser(s.http_url)
+    wait(page, lambda d: d.find_element(By.ID, "status").get_attribute("data-state") == "refused", message="status refused")
+    assert "unauthorized" in page.find_element(By.ID, "errors").text
