@@ -17,6 +17,9 @@ public final class SQLiteRoomStore: RoomStore, @unchecked Sendable {
     private let writer = DispatchQueue(label: "livecontrols.store")
     private let pending = Mutex<(writes: [(StoreWrite, @Sendable ((any Error)?) -> Void)], scheduled: Bool)>(([], false))
     private let statements: Statements
+    /// The names of the stored rooms (from the database at start, then every room reset submitted), so a join
+    /// of a room that was never stored — a new room, or a made-up name — costs no trip to the writer queue.
+    private let names: Mutex<Set<String>>
 
     private struct Statements {
         let upsertRoom, upsertControl, insertMember, deleteMember, insertPatch, prunePatches: SQLiteStatement
@@ -63,11 +66,14 @@ public final class SQLiteRoomStore: RoomStore, @unchecked Sendable {
             begin: try db.prepare("BEGIN IMMEDIATE"),
             commit: try db.prepare("COMMIT"),
             rollback: try db.prepare("ROLLBACK"))
+        names = Mutex(Set(try db.prepare("SELECT name FROM room").rows { $0.text(0)! }))
     }
 
     /// On the writer queue, so after every write queued before (those not yet picked up are committed first).
+    /// A name never stored answers nil at once.
     public func loadRoom(named name: String, historyLimit: Int) throws -> StoredRoom? {
-        try writer.sync {
+        guard names.withLock({ $0.contains(name) }) else { return nil }
+        return try writer.sync {
             flush()
             let rooms = try db.prepare("SELECT name, template, epoch, version FROM room WHERE name = ?1").rows([.text(name)]) { row in
                 (row.text(0)!, row.text(1)!, row.text(2)!, row.int(3))
@@ -92,6 +98,7 @@ public final class SQLiteRoomStore: RoomStore, @unchecked Sendable {
     }
 
     public func write(_ write: StoreWrite, done: @escaping @Sendable ((any Error)?) -> Void) {
+        if case .reset = write.kind { names.withLock { _ = $0.insert(write.room) } }
         let schedule = pending.withLock { p -> Bool in
             p.writes.append((write, done))
             defer { p.scheduled = true }

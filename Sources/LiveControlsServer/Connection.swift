@@ -42,6 +42,8 @@ final class Connection: @unchecked Sendable {
     var peerClosing = false
     /// Service thread only: lws closed the connection (`CLOSED`); its `wsi` is gone.
     var socketGone = false
+    /// Service thread only: the server sent (or is sending) its close frame: nothing more may be written.
+    var closing = false
     /// Service thread only: a message from this client was handled in the current `lws_service` pass
     /// (its answers are written after everyone else's, `LiveControlsServer.flushReady`).
     var sentThisPass = false

@@ -208,7 +208,7 @@ extension LiveControlsServer {
             connection.writeReady = true  // after the others, in `flushReady`
             return
         }
-        guard !connection.socketGone else { return }
+        guard !connection.socketGone, !connection.closing else { return }
         let wsi = connection.wsi.raw
         guard !connection.peerClosing, lws_partial_buffered(wsi) == 0, lws_get_network_wsi(wsi) == wsi else {
             lws_callback_on_writable(wsi)
@@ -224,11 +224,14 @@ extension LiveControlsServer {
     }
 
     private func writeable(_ connection: Connection, _ wsi: OpaquePointer) -> Int32 {
+        // Our close frame is on its way (lws waits up to a few seconds for the client's answer): no more data.
+        guard !connection.closing else { return 0 }
         let next = connection.next()
         switch next {
         case .idle:
             return 0
         case let .close(code, reason):
+            connection.closing = true
             var bytes = Array(reason.utf8.prefix(120))
             lws_close_reason(wsi, lws_close_status(rawValue: UInt32(code)), &bytes, bytes.count)
             return -1
@@ -278,6 +281,7 @@ extension LiveControlsServer {
         for connection in connections.values
         where connection.isStuck(now: now, timeoutMilliseconds: options.limits.slowConsumerTimeoutMilliseconds) {
             logger.info("closing slow consumer", metadata: ["session": "\(connection.session)"])
+            connection.closing = true
             var reason = Array("slow consumer: did not read its messages in time".utf8)
             lws_close_reason(connection.wsi.raw, LWS_CLOSE_STATUS_POLICY_VIOLATION, &reason, reason.count)
             lws_set_timeout(connection.wsi.raw, PENDING_TIMEOUT_USER_OK, LWS_TO_KILL_ASYNC)
@@ -286,10 +290,12 @@ extension LiveControlsServer {
 
     private func receive(_ connection: Connection, _ wsi: OpaquePointer, _ input: UnsafeMutableRawPointer?, _ length: Int) -> Int32 {
         if lws_frame_is_binary(wsi) != 0 {
+            connection.closing = true
             return close(wsi, 1003, "binary frames are not supported; send JSON text")
         }
         if connection.receiveBuffer.count + length > options.limits.maxMessageBytes {
             logger.info("message too large", metadata: ["session": "\(connection.session)"])
+            connection.closing = true
             return close(wsi, 1009, "message larger than \(options.limits.maxMessageBytes) bytes")
         }
         let final = lws_is_final_fragment(wsi) != 0 && lws_remaining_packet_payload(wsi) == 0

@@ -35,7 +35,7 @@ final class RoomRegistry: RoomDirectory, Sendable {
     /// store until a join loads it (`room(named:)`), as after being unloaded.
     func start() throws {
         for (name, template) in config.rooms {
-            _ = try? room(named: name, template: template, force: true)
+            _ = try room(named: name, template: template, force: true)
         }
     }
 
@@ -53,8 +53,9 @@ final class RoomRegistry: RoomDirectory, Sendable {
               mayCreate: (_ template: String?, _ defaultTemplate: String) -> ProtocolError? = { _, _ in nil }) throws(ProtocolError) -> RoomRuntime {
         let result: Result<RoomRuntime, ProtocolError> = rooms.withLock { rooms in
             if let existing = rooms[name] { return .success(existing) }
-            let limitReached = !force && rooms.count >= maxRooms
-            let limitError = ProtocolError(.roomLimit, "the server already has \(maxRooms) rooms loaded", room: name)
+            guard force || rooms.count < maxRooms else {
+                return .failure(ProtocolError(.roomLimit, "the server already has \(maxRooms) rooms loaded", room: name))
+            }
             // A stored room (unloaded, or not loaded since the server started) comes back as it was.
             var template = template
             var stored = false
@@ -62,8 +63,8 @@ final class RoomRegistry: RoomDirectory, Sendable {
             case .failure(let error):
                 return .failure(error)
             case .success(.loaded(let runtime, let epoch, let version)):
-                guard !limitReached else { return .failure(limitError) }
                 rooms[name] = runtime
+                runtime.dropMembersAfterRestart()  // nobody is connected to a room just loaded
                 metrics.roomLoaded()
                 logger.info("room loaded", metadata: ["room": "\(name)", "epoch": "\(epoch)", "version": "\(version)"])
                 return .success(runtime)
@@ -76,7 +77,6 @@ final class RoomRegistry: RoomDirectory, Sendable {
             if !force, !stored, let refusal = config.creationRefusal(room: name, template: template, mayCreate: mayCreate) {
                 return .failure(refusal)
             }
-            guard !limitReached else { return .failure(limitError) }
             let recipe: RoomTemplate
             do throws(ProtocolError) { recipe = try config.recipe(forRoom: name, template: template) } catch { return .failure(error) }
             let room = Room(name: name, template: recipe, epoch: Self.newEpoch(), historyLimit: config.historyLimit)
@@ -121,12 +121,10 @@ final class RoomRegistry: RoomDirectory, Sendable {
         return .success(.loaded(runtime, epoch: stored.epoch, version: stored.version))
     }
 
-    /// A runtime for a stored room; its stored members (nobody is connected) leave.
+    /// A runtime for a stored room (the caller makes its stored members leave once it is registered).
     private func restore(_ stored: StoredRoom, template: RoomTemplate) -> RoomRuntime? {
         guard let room = Room(restoring: stored, template: template, historyLimit: config.historyLimit) else { return nil }
-        let runtime = makeRuntime(room)
-        runtime.dropMembersAfterRestart()
-        return runtime
+        return makeRuntime(room)
     }
 
     /// Unloads the rooms nobody has been in for `idleSeconds` or more (0: never), except the config's. A room
@@ -140,7 +138,7 @@ final class RoomRegistry: RoomDirectory, Sendable {
         rooms.withLock { rooms in
             for (name, runtime) in rooms where !pinned.contains(name) {
                 guard let since = runtime.emptySince, since.nanoseconds <= now - idle,
-                      let version = runtime.retireIfUnused() else { continue }
+                      let version = runtime.retireIfUnused(emptySince: now - idle) else { continue }
                 rooms[name] = nil
                 metrics.roomUnloaded()
                 logger.info("room unloaded", metadata: ["room": "\(name)", "version": "\(version)"])

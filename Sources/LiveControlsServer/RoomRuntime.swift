@@ -221,7 +221,7 @@ final class RoomRuntime: RoomEndpoint, @unchecked Sendable {
         if !localDelivery, let remote = connection as? RemoteSession, !room.isMember(remote.session) {
             // A member this owner does not know: it joined under an owner that was lost, in a room whose
             // members are not versioned (no presence). It rejoins silently.
-            setRemote(remote.session, remote)
+            subscribe(remote)
             carryOut(room.join(remote.session, name: nil))
         }
         do {
@@ -280,12 +280,15 @@ final class RoomRuntime: RoomEndpoint, @unchecked Sendable {
     }
 
     /// Retires the room when it is still unused — no subscriber, no timer armed, nothing waiting for the
-    /// store — and returns its version (nil: still in use); its timers are cancelled and it takes no more requests. Waits for the room's
+    /// store, and empty since `cutoff` or earlier (checked again here: a join and leave that were still queued
+    /// when the caller looked make it recent) — and returns its version (nil: still in use); its timers are
+    /// cancelled and it takes no more requests. Waits for the room's
     /// queue, so requests sent to the room before the call are handled first. The caller (the registry,
     /// under its lock) then forgets the room.
-    func retireIfUnused() -> Int? {
+    func retireIfUnused(emptySince cutoff: UInt64) -> Int? {
         queue.sync {
-            guard !retired, subscribers.isEmpty, remoteMembers.isEmpty, heldHead == held.count,
+            let since = emptySinceNanos.load(ordering: .relaxed)
+            guard !retired, since != 0, since <= cutoff, subscribers.isEmpty, remoteMembers.isEmpty, heldHead == held.count,
                   armedDeadlines.isEmpty else { return nil }
             for timer in timers.values { timer.cancel() }
             timers.removeAll()

@@ -77,6 +77,20 @@ final class RoomUnloadingTests: XCTestCase {
         XCTAssertEqual(registry.count, 1)
     }
 
+    func testAJoinAndLeaveStillQueuedWhenTheSweepLooksKeepTheRoom() throws {
+        let registry = try makeRegistry()
+        let runtime = try room(registry, "u1")
+        clock.advance(nanoseconds: 60_000_000_000)  // empty for a minute, as far as the sweep can see
+        let member = connection()
+        runtime.join(member, JoinRequest(room: "u1"))  // queued, not yet run
+        runtime.leave(member, id: nil, reason: .leave)
+        registry.unloadIdleRooms(idleSeconds: 10)
+        XCTAssertEqual(registry.count, 2, "someone was there a moment ago: the idle time starts again")
+        clock.advance(nanoseconds: 10_000_000_000)
+        registry.unloadIdleRooms(idleSeconds: 10)
+        XCTAssertEqual(registry.count, 1)
+    }
+
     func testARunningTimerKeepsTheRoom() throws {
         let registry = try makeRegistry()
         let runtime = try room(registry, "u1")
@@ -125,5 +139,22 @@ final class RoomUnloadingTests: XCTestCase {
         XCTAssertEqual(state.1, version)
         XCTAssertEqual(state.2["controls"]?["quantity"]?["value"], 42)
         XCTAssertTrue(registry.metrics.exposition(connections: 0, rooms: 0, uptimeSeconds: 0).contains("livecontrols_rooms_loaded_total 1"))
+    }
+
+    func testAtTheRoomLimitAStoredRoomIsNotLoaded() throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("unload-\(UUID().uuidString)").path
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let store = try SQLiteRoomStore(directory: directory)
+        let registry = try makeRegistry(store: store, maxRooms: 2)
+        _ = try room(registry, "u1")
+        store.waitUntilIdle()
+        clock.advance(nanoseconds: 10_000_000_000)
+        registry.unloadIdleRooms(idleSeconds: 10)
+        _ = try room(registry, "u2")  // the second place is taken again
+        XCTAssertThrowsError(try room(registry, "u1")) { error in
+            XCTAssertEqual((error as? ProtocolError)?.code, .roomLimit)
+        }
+        XCTAssertFalse(registry.metrics.exposition(connections: 0, rooms: 0, uptimeSeconds: 0).contains("livecontrols_rooms_loaded_total 1"),
+                       "refused before anything was loaded")
     }
 }

@@ -162,7 +162,7 @@ final class ClusterDirectory: RoomDirectory, @unchecked Sendable {
         // Joins are dispatched from this thread, so none can fall between a room's last check and its removal.
         rooms.withLock { rooms in
             for (name, room) in rooms {
-                guard let since = room.idleSince, since.nanoseconds <= cutoff, room.retireIfUnused() else { continue }
+                guard let since = room.idleSince, since.nanoseconds <= cutoff, room.retireIfUnused(idleSince: cutoff) else { continue }
                 rooms[name] = nil
                 forgetOwner(name)  // asked again next time: the owner may hand it back meanwhile
                 metrics.roomUnloaded()
@@ -174,7 +174,7 @@ final class ClusterDirectory: RoomDirectory, @unchecked Sendable {
                 // retires (and keeps it) or finds the room not owned here (and is refused, `notOwner`).
                 let released: Owned? = owned.withLock { owned in
                     guard let mine = owned[name], let since = mine.runtime.emptySince, since.nanoseconds <= cutoff,
-                          mine.runtime.retireIfUnused() != nil else { return nil }
+                          mine.runtime.retireIfUnused(emptySince: cutoff) != nil else { return nil }
                     owned[name] = nil
                     return mine
                 }

@@ -312,9 +312,10 @@ final class ClusterRoom: @unchecked Sendable {
 
     /// Retires this view of the room if still unused (waits for its queue, so requests sent before are handled
     /// first); the directory then drops it. A later join makes a new one.
-    func retireIfUnused() -> Bool {
+    func retireIfUnused(idleSince cutoff: UInt64) -> Bool {
         queue.sync {
-            guard !retired, isUnused else { return false }
+            let since = idleSinceNanos.load(ordering: .relaxed)
+            guard !retired, isUnused, since != 0, since <= cutoff else { return false }
             retired = true
             return true
         }
