@@ -206,11 +206,15 @@ final class ClusterDirectory: RoomDirectory, @unchecked Sendable {
                 send(request, room: room, session: session, token: token, to: owner, failed: failed)
                 return true
             }
-            if let mine = owned.withLock({ $0[room] }) {
+            // Dispatched under the `owned` lock, so an idle hand-back (which retires the runtime under it)
+            // either sees this request on the room's queue or happens before it and it takes the slow path.
+            let handled = owned.withLock { owned -> Bool in
+                guard let mine = owned[room] else { return false }
                 sent(owner)
                 handle(request, for: mine, from: nodeID, session: session, token: token)
                 return true
             }
+            if handled { return true }
         }
         link.queue.async { [self] in
             defer { slowPathDone() }
@@ -284,11 +288,13 @@ final class ClusterDirectory: RoomDirectory, @unchecked Sendable {
             if reply.notOwner { forgetOwner(reply.room) }  // it handed the room back (idle) or lost it
             rooms.withLock { $0[reply.room] }?.replied(reply)
         case let .request(request)?:
-            if let mine = owned.withLock({ $0[request.room] }) {
+            // Under the `owned` lock, as on the fast path: never onto a runtime an idle hand-back has retired.
+            let handled = owned.withLock { owned -> Bool in
+                guard let mine = owned[request.room] else { return false }
                 handle(request.request, for: mine, from: request.node, session: request.session, token: request.token)
-            } else {
-                refuseNotOwner(request)
+                return true
             }
+            if !handled { refuseNotOwner(request) }
         case nil:
             logger.warning("malformed cluster message ignored", metadata: ["channel": "\(channel)"])
         }
