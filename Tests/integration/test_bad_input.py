@@ -143,3 +143,37 @@ def test_invalid_utf8_closes_the_connection_and_others_carry_on(clients):
     code = close_code(c)
     assert code == 1007
     assert other.intent("quantity", "next")["type"] == "ack"
+
+
+def test_nothing_follows_the_servers_close_frame(server, clients):
+    """After the server's close frame (here 1003 for a binary frame) the client gets no more data, even though
+    lws waits a while for the close answer this client never sends and the room keeps changing meanwhile."""
+    import os
+    import socket
+    from rawws import RawClient
+
+    raw = RawClient(server.port)
+    assert raw.read_json()["type"] == "welcome"
+    raw.send_text({"type": "join", "room": "demo"})
+    while raw.read_json()["type"] != "snapshot":
+        pass
+    other = clients()
+    other.join()
+    mask = os.urandom(4)
+    payload = bytes(b ^ mask[i % 4] for i, b in enumerate(b"{}"))
+    raw.sock.sendall(bytes([0x82, 0x80 | len(payload)]) + mask + payload)  # a binary frame
+    while True:
+        opcode, body = raw.read_frame()
+        if opcode == 8:
+            assert int.from_bytes(body[:2], "big") == 1003
+            break
+    for _ in range(5):  # patches for everyone in the room, the closing client still among them
+        assert other.intent("quantity", "next")["type"] == "ack"
+    raw.sock.settimeout(1)
+    try:
+        while True:
+            opcode, _ = raw.read_frame()
+            assert opcode not in (1, 2), "data after the server's close frame"
+    except (socket.timeout, EOFError, ConnectionResetError):
+        pass
+    raw.close()
