@@ -150,17 +150,19 @@ extension ClusterDirectory {
                 })
             }
         } catch {
-            for name in names { relinquishSoon(name, why: "lease renewal failed: \(error.message)") }
+            for name in names { relinquishSoon(name, runtime: mine[name]!.runtime, why: "lease renewal failed: \(error.message)") }
             return
         }
         for (name, reply) in zip(names, replies) where reply.integer != 1 {
-            relinquishSoon(name, why: "the lease was lost")
+            relinquishSoon(name, runtime: mine[name]!.runtime, why: "the lease was lost")
         }
     }
 
-    /// Any queue: stops the room's writes at once, and hands it back on the link queue.
-    private func relinquishSoon(_ room: String, why: String) {
-        guard let owner = owned.withLock({ $0[room] }) else { return }
+    /// Any queue: stops the room's writes at once, and hands it back on the link queue. With `runtime`, only if
+    /// that is still the room's runtime here: a renewal answered for an ownership that was handed back (idle)
+    /// must not stop the next one.
+    private func relinquishSoon(_ room: String, runtime: RoomRuntime? = nil, why: String) {
+        guard let owner = owned.withLock({ $0[room] }), runtime == nil || owner.runtime === runtime else { return }
         owner.store.stop()
         link.queue.async { self.relinquish(room, runtime: owner.runtime, why: why) }
     }
