@@ -66,7 +66,7 @@ final class RoomRuntime: RoomEndpoint, @unchecked Sendable {
         var logger = logger
         logger[metadataKey: "room"] = "\(room.name)"
         self.logger = logger
-        self.queue = DispatchQueue(label: "livecontrols.room.\(room.name)")
+        self.queue = DispatchQueue(label: "livecontrols.room.\(room.name)", target: .global())
         self.durable = room.version
         self.emptySinceNanos = Atomic(max(1, clock().nanoseconds))
     }

@@ -61,7 +61,7 @@ final class ClusterRoom: @unchecked Sendable {
     init(name: String, directory: ClusterDirectory) {
         self.name = name
         self.directory = directory
-        self.queue = DispatchQueue(label: "livecontrols.cluster.\(name)")
+        self.queue = DispatchQueue(label: "livecontrols.cluster.\(name)", target: .global())
     }
 
     // MARK: From the service thread
