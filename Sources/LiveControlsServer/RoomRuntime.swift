@@ -286,22 +286,31 @@ final class RoomRuntime: RoomEndpoint, @unchecked Sendable {
     /// queue, so requests sent to the room before the call are handled first. The caller (the registry,
     /// under its lock) then forgets the room.
     func retireIfUnused(emptySince cutoff: UInt64) -> Int? {
-        queue.sync {
-            let since = emptySinceNanos.load(ordering: .relaxed)
-            guard !retired, since != 0, since <= cutoff, subscribers.isEmpty, remoteMembers.isEmpty, heldHead == held.count,
-                  armedDeadlines.isEmpty else { return nil }
-            for timer in timers.values { timer.cancel() }
-            timers.removeAll()
-            armedDeadlines.removeAll()
-            retired = true
-            return room.version
-        }
+        queue.sync { retireOnQueueIfUnused(emptySince: cutoff) }
+    }
+
+    /// `retireIfUnused`, for a caller already on the room's queue.
+    func retireOnQueueIfUnused(emptySince cutoff: UInt64) -> Int? {
+        let since = emptySinceNanos.load(ordering: .relaxed)
+        guard !retired, since != 0, since <= cutoff, subscribers.isEmpty, remoteMembers.isEmpty, heldHead == held.count,
+              armedDeadlines.isEmpty else { return nil }
+        for timer in timers.values { timer.cancel() }
+        timers.removeAll()
+        armedDeadlines.removeAll()
+        retired = true
+        return room.version
     }
 
     /// After a failed store write (cluster mode) the room answers `unavailable` until its owner drops it; a
     /// retired room (unloaded) answers it too — no request should reach one, a join again reloads the room.
     private func refusedAsAbandoned(_ subscriber: any RoomSubscriber, id: RequestID?) -> Bool {
         guard abandoned || retired else { return false }
+        if retired, let remote = subscriber as? RemoteSession {
+            // Cluster: handed back (idle) just after this request was dispatched here. Its node forgets this owner
+            // and asks Redis again.
+            remote.refuseNotOwner(Frame(.error(ProtocolError(.unavailable, "room \(name) is changing owner; retry in a moment", id: id, room: name))))
+            return true
+        }
         let why = retired ? "room \(name) was unloaded; join it again" : "room \(name) is changing owner; retry in a moment"
         if retired { logger.warning("request reached an unloaded room") }
         if subscriber.enqueue(Frame(.error(ProtocolError(.unavailable, why, id: id, room: name)))),

@@ -168,22 +168,27 @@ final class ClusterDirectory: RoomDirectory, @unchecked Sendable {
                 metrics.roomUnloaded()
             }
         }
-        link.queue.async { [self] in
-            for name in owned.withLock({ Array($0.keys) }) {
-                // Under the lock, so a request arriving from another node either reaches the runtime before it
-                // retires (and keeps it) or finds the room not owned here (and is refused, `notOwner`).
-                let released: Owned? = owned.withLock { owned in
-                    guard let mine = owned[name], let since = mine.runtime.emptySince, since.nanoseconds <= cutoff,
-                          mine.runtime.retireIfUnused(emptySince: cutoff) != nil else { return nil }
+        for (name, mine) in owned.withLock({ $0 }) {
+            guard let since = mine.runtime.emptySince, since.nanoseconds <= cutoff else { continue }
+            // Checked and retired on the room's own queue, which then takes `owned` (room queue → `owned`: nothing
+            // holds `owned` while it waits for a room queue, which runs on the bounded pool). A request dispatched
+            // to the runtime before this block took the lock finds it retired and is refused with `notOwner`.
+            mine.runtime.queue.async { [self] in
+                let released = owned.withLock { owned -> Bool in
+                    guard owned[name]?.runtime === mine.runtime, mine.runtime.retireOnQueueIfUnused(emptySince: cutoff) != nil else {
+                        return false
+                    }
                     owned[name] = nil
-                    return mine
+                    return true
                 }
-                guard let released else { continue }
-                forgetOwner(name)
-                released.store.stop()
-                releaseLease(name)
-                clusterMetrics.relinquished()
-                logger.info("room handed back: nobody was in it for the idle time", metadata: ["room": "\(name)"])
+                guard released else { return }
+                link.queue.async { [self] in
+                    forgetOwner(name)
+                    mine.store.stop()
+                    releaseLease(name)
+                    clusterMetrics.relinquished()
+                    logger.info("room handed back: nobody was in it for the idle time", metadata: ["room": "\(name)"])
+                }
             }
         }
     }

@@ -27,6 +27,13 @@ final class RemoteSession: RoomSubscriber, @unchecked Sendable {
         return false
     }
 
+    /// An error telling the session's node that this node no longer owns the room (it was handed back after
+    /// the request was dispatched): that node forgets the owner (`notOwner`).
+    func refuseNotOwner(_ frame: Frame) {
+        outlet.replyUnfenced(ClusterEnvelope.reply(room: outlet.room, session: session, token: token, state: nil, message: frame.bytes,
+                                                   notOwner: true), to: node)
+    }
+
     private func envelope(_ frame: Frame) -> [UInt8] {
         ClusterEnvelope.reply(room: outlet.room, session: session, token: token, state: frame.stateVersion, message: frame.bytes)
     }
