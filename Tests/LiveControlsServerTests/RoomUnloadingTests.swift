@@ -4,6 +4,7 @@ import LiveControlsProtocol
 import LiveControlsSQLite
 import Logging
 import Synchronization
+import Dispatch
 import XCTest
 
 /// Idle rooms leave memory at an exact instant (manual clock): not while anyone is in them, never the config's
@@ -82,8 +83,13 @@ final class RoomUnloadingTests: XCTestCase {
         let runtime = try room(registry, "u1")
         clock.advance(nanoseconds: 60_000_000_000)  // empty for a minute, as far as the sweep can see
         let member = connection()
-        runtime.join(member, JoinRequest(room: "u1"))  // queued, not yet run
+        // Hold the room's queue so the join and leave are still queued when the sweep reads `emptySince`; the
+        // sweep's check on the queue then waits for them (the gate opens a moment later, from another thread).
+        let gate = DispatchSemaphore(value: 0)
+        runtime.queue.async { gate.wait() }
+        runtime.join(member, JoinRequest(room: "u1"))
         runtime.leave(member, id: nil, reason: .leave)
+        DispatchQueue.global().asyncAfter(deadline: .now() + .milliseconds(200)) { gate.signal() }
         registry.unloadIdleRooms(idleSeconds: 10)
         XCTAssertEqual(registry.count, 2, "someone was there a moment ago: the idle time starts again")
         clock.advance(nanoseconds: 10_000_000_000)
