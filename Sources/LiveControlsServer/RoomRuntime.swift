@@ -39,6 +39,10 @@ final class RoomRuntime: RoomEndpoint, @unchecked Sendable {
     /// Since when nobody has been in the room (uptime nanoseconds of `clock`), 0 while someone is. Written on
     /// the queue, read by the registry's sweep from any thread.
     private let emptySinceNanos: Atomic<UInt64>
+    /// Blocks `submit` queued and that have not started yet. The service thread runs a small room's intent inline
+    /// (`queue.sync`) only while this is 0: room queues share a pool as wide as the CPUs, and waiting there
+    /// behind queued work (a store's `markDurable`, a join) would stall every connection.
+    private let queuedBlocks = Atomic<Int>(0)
     private var subscribers: [SessionID: Connection] = [:]
     /// Cluster mode: every member, with the node its connection is on.
     private(set) var remoteMembers: [SessionID: RemoteSession] = [:]
@@ -73,14 +77,23 @@ final class RoomRuntime: RoomEndpoint, @unchecked Sendable {
 
     // MARK: Requests (any thread)
 
+    /// Queues `work` on the room's queue, counted in `queuedBlocks` until it starts.
+    private func submit(_ work: @escaping @Sendable () -> Void) {
+        queuedBlocks.add(1, ordering: .relaxed)
+        queue.async {
+            self.queuedBlocks.subtract(1, ordering: .relaxed)
+            work()
+        }
+    }
+
     /// A new room (or a new epoch of a recovered one): write all of it.
     func persistReset() {
-        queue.async { self.persist(self.room.storeReset()) }
+        submit { self.persist(self.room.storeReset()) }
     }
 
     /// A recovered room: nobody is connected, so every stored member leaves (reason `restart`).
     func dropMembersAfterRestart() {
-        queue.async {
+        submit {
             for update in self.room.dropMembersAfterRestart() { self.carryOut(update) }
         }
     }
@@ -90,7 +103,7 @@ final class RoomRuntime: RoomEndpoint, @unchecked Sendable {
     }
 
     func join(from subscriber: any RoomSubscriber, _ request: JoinRequest) {
-        queue.async { self.handleJoin(subscriber, request) }
+        submit { self.handleJoin(subscriber, request) }
     }
 
     /// A second `join` of a joined room: a fresh snapshot (how a client resyncs after a gap).
@@ -99,7 +112,7 @@ final class RoomRuntime: RoomEndpoint, @unchecked Sendable {
     }
 
     func resync(from subscriber: any RoomSubscriber, id: RequestID?) {
-        queue.async {
+        submit {
             guard !self.refusedAsAbandoned(subscriber, id: id) else { return }
             self.send(self.snapshot(id: id, resumed: nil), to: subscriber)
         }
@@ -107,7 +120,7 @@ final class RoomRuntime: RoomEndpoint, @unchecked Sendable {
 
     /// The connection overflowed and has caught up: queue a fresh snapshot, ending its resync.
     func resyncAfterOverflow(_ connection: Connection) {
-        queue.async {
+        submit {
             guard self.subscribers[connection.session] === connection else {
                 connection.cancelResync(room: self.name)
                 return
@@ -124,7 +137,7 @@ final class RoomRuntime: RoomEndpoint, @unchecked Sendable {
     }
 
     func leave(from subscriber: any RoomSubscriber, id: RequestID?, reason: HoldEndReason) {
-        queue.async {
+        submit {
             guard !self.refusedAsAbandoned(subscriber, id: id) else { return }
             self.subscribers[subscriber.session] = nil
             self.setRemote(subscriber.session, nil)
@@ -135,12 +148,12 @@ final class RoomRuntime: RoomEndpoint, @unchecked Sendable {
     }
 
     func intent(from subscriber: any RoomSubscriber, _ request: IntentRequest) {
-        queue.async { self.handleIntent(subscriber, request) }
+        submit { self.handleIntent(subscriber, request) }
     }
 
     /// Cluster mode: the sessions of nodes that are gone leave (reason `disconnect`).
     func dropSessions(onNodes gone: Set<String>) {
-        queue.async {
+        submit {
             for (session, member) in self.remoteMembers where gone.contains(member.node) {
                 self.setRemote(session, nil)
                 self.carryOut(self.room.leave(session, reason: .disconnect))
@@ -152,7 +165,7 @@ final class RoomRuntime: RoomEndpoint, @unchecked Sendable {
     /// Cluster mode, at takeover: members are kept with the node they are on (the ticker drops those of nodes
     /// that are gone); members of no known node leave (reason `disconnect`). Holds end first, with `failover`.
     func adoptMembers(_ nodes: [SessionID: String], session make: @escaping @Sendable (String, SessionID) -> RemoteSession) {
-        queue.async {
+        submit {
             self.carryOut(self.room.endHolds(reason: .failover))
             for session in self.room.sessions {
                 if let node = nodes[session] {
@@ -167,7 +180,7 @@ final class RoomRuntime: RoomEndpoint, @unchecked Sendable {
 
     /// Cluster mode: the lease was lost; this node stops acting for the room.
     func relinquish() {
-        queue.async { self.abandon(after: ClusterStoreError.fencedOut, notify: false) }
+        submit { self.abandon(after: ClusterStoreError.fencedOut, notify: false) }
     }
 
     /// Cluster mode: the nodes this room's members are on (any thread; never waits for the room's queue).
@@ -200,7 +213,12 @@ final class RoomRuntime: RoomEndpoint, @unchecked Sendable {
         connection.intentsSent &+= 1
         // (`isEmpty` first: the usual connection knows no large room, and then nothing is hashed.)
         if !connection.largeRooms.isEmpty && connection.largeRooms.contains(name) && connection.intentsSent % 64 != 0 {
-            queue.async { self.handleIntent(connection, request) }
+            submit { self.handleIntent(connection, request) }
+            return
+        }
+        if queuedBlocks.load(ordering: .relaxed) > 0 {
+            // Work is already queued for the room: the intent goes behind it, and this thread moves on.
+            submit { self.handleIntent(connection, request) }
             return
         }
         let subscriberCount = queue.sync { () -> Int in
@@ -286,7 +304,8 @@ final class RoomRuntime: RoomEndpoint, @unchecked Sendable {
     /// queue, so requests sent to the room before the call are handled first. The caller (the registry,
     /// under its lock) then forgets the room.
     func retireIfUnused(emptySince cutoff: UInt64) -> Int? {
-        queue.sync { retireOnQueueIfUnused(emptySince: cutoff) }
+        guard queuedBlocks.load(ordering: .relaxed) == 0 else { return nil }  // busy: not now, and no waiting
+        return queue.sync { retireOnQueueIfUnused(emptySince: cutoff) }
     }
 
     /// `retireIfUnused`, for a caller already on the room's queue.
@@ -384,7 +403,7 @@ final class RoomRuntime: RoomEndpoint, @unchecked Sendable {
             store.write(write) { [weak self, logger] error in
                 guard let error else { return }
                 if let self, self.onStoreFailure != nil {
-                    self.queue.async { self.abandon(after: error) }
+                    self.submit { self.abandon(after: error) }
                 } else if self != nil {
                     logger.error("store write failed: \(error)")
                 }
@@ -395,11 +414,11 @@ final class RoomRuntime: RoomEndpoint, @unchecked Sendable {
         store.write(write) { [weak self] error in
             guard let self else { return }
             if let error, self.onStoreFailure != nil {
-                self.queue.async { self.abandon(after: error) }
+                self.submit { self.abandon(after: error) }
                 return
             }
             if let error { self.logger.error("store write failed; clients are told of the change anyway: \(error)") }
-            self.queue.async { self.markDurable(version) }
+            self.submit { self.markDurable(version) }
         }
     }
 
