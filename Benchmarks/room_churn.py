@@ -8,30 +8,21 @@ Needs the release build of `livecontrols` and the Python package `websocket-clie
 """
 import argparse
 import json
-import pathlib
 import re
-import subprocess
 import time
 import urllib.request
 
 import websocket
 
-REPO = pathlib.Path(__file__).resolve().parents[1]
-SERVER = REPO / ".build" / "release" / "livecontrols"
+from compare import REPO, SERVER, start
+
+CONFIG = REPO / "Benchmarks" / "bench-config.json"
 
 
-def start(idle_seconds: int):
-    proc = subprocess.Popen([str(SERVER), "--port", "0", "--log-level", "error", "--rate", "1000000", "--burst", "1000000",
-                             "--max-rooms", "1000000", "--room-idle-seconds", str(idle_seconds),
-                             "--config", str(REPO / "Benchmarks" / "bench-config.json")],
-                            stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
-    deadline = time.monotonic() + 20
-    while time.monotonic() < deadline:
-        m = re.search(r"127\.0\.0\.1:(\d+)/", proc.stdout.readline())
-        if m:
-            return proc, int(m.group(1))
-    proc.kill()
-    raise RuntimeError("server did not start")
+def start_server(idle_seconds: int):
+    return start([str(SERVER), "--port", "0", "--log-level", "error", "--rate", "1000000", "--burst", "1000000",
+                  "--max-rooms", "1000000", "--room-idle-seconds", str(idle_seconds), "--config", str(CONFIG)],
+                 lambda line: (m := re.search(r"127\.0\.0\.1:(\d+)/", line)) and int(m.group(1)))
 
 
 def rss_kib(pid: int) -> int:
@@ -76,7 +67,7 @@ def main():
     args = ap.parse_args()
     rows = []
     for idle in ((1,) if args.idle_only else (1, 0)):
-        proc, port = start(idle)
+        proc, port = start_server(idle)
         try:
             base = rss_kib(proc.pid)
             for r in range(1, args.rounds + 1):

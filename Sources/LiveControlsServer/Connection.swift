@@ -44,11 +44,6 @@ final class Connection: @unchecked Sendable {
     var socketGone = false
     /// Service thread only: the server sent (or is sending) its close frame: nothing more may be written.
     var closing = false
-    /// Service thread only: a message from this client was handled in the current `lws_service` pass
-    /// (its answers are written after everyone else's, `LiveControlsServer.flushReady`).
-    var sentThisPass = false
-    /// Service thread only: frames were queued for it in this pass while `sentThisPass`.
-    var writeReady = false
 
     struct Outbox {
         var frames: [Frame] = []

@@ -170,44 +170,36 @@ extension LiveControlsServer {
         if connection.enqueue(Frame(message)) { lws_callback_on_writable(connection.wsi.raw) }
     }
 
-    /// Service thread, after each `lws_service` pass (every callback of the pass has returned): the
-    /// connections that code on this thread (intents and joins the rooms ran inline) queued frames for
-    /// are written now, instead of asking lws for writable callbacks and writing them after one more
-    /// `poll()`. Everything the pass produced for a connection leaves in one write (all the messages lws
-    /// read in this pass were handled first). Connections that sent messages in this pass are written
-    /// last, so a client waiting for its `ack` has let everyone else's patch leave first.
+    /// Service thread, after each `lws_service` pass (every callback of the pass has returned). When the pass
+    /// handled one message, the connections that code on this thread (an intent or join a room ran inline)
+    /// queued frames for are written now, instead of asking lws for writable callbacks and writing them after
+    /// one more `poll()`; the message's sender goes last, so a client waiting for its `ack` has let everyone
+    /// else's patch leave first. A pass that handled several messages leaves the writing to the writable
+    /// callbacks, which gather more patches per client.
     ///
     /// Written directly only when lws holds no partly sent data for the connection (then its frames wait
     /// in the outbox, where a slow consumer is caught), it is its own network connection (not an HTTP/2
     /// stream), its peer has not sent a close, and no close or resync of ours is due; otherwise, and for
     /// what is left after one batch, the writable callback does it.
     func flushReady() {
-        if messagesThisPass > 1 {
+        let sender = senderThisPass
+        let messages = messagesThisPass
+        senderThisPass = nil
+        messagesThisPass = 0
+        if messages > 1 {
             // Under load (several messages in one pass): the writable callbacks after the next poll() let
             // more patches gather per client, so they leave in fewer, larger writes.
             hub.drainReady { if !$0.socketGone { lws_callback_on_writable($0.wsi.raw) } }
-            for sender in sendersThisPass { sender.sentThisPass = false }
-            sendersThisPass.removeAll(keepingCapacity: true)
-            messagesThisPass = 0
             return
         }
-        messagesThisPass = 0
-        hub.drainReady { writeDirectly($0) }
-        for sender in sendersThisPass {
-            sender.sentThisPass = false
-            if sender.writeReady {
-                sender.writeReady = false
-                writeDirectly(sender)
-            }
+        var senderReady = false
+        hub.drainReady { connection in
+            if connection === sender { senderReady = true } else { writeDirectly(connection) }
         }
-        sendersThisPass.removeAll(keepingCapacity: true)
+        if senderReady, let sender { writeDirectly(sender) }
     }
 
     private func writeDirectly(_ connection: Connection) {
-        if connection.sentThisPass {
-            connection.writeReady = true  // after the others, in `flushReady`
-            return
-        }
         guard !connection.socketGone, !connection.closing else { return }
         let wsi = connection.wsi.raw
         guard !connection.peerClosing, lws_partial_buffered(wsi) == 0, lws_get_network_wsi(wsi) == wsi else {
@@ -299,10 +291,9 @@ extension LiveControlsServer {
             return close(wsi, 1009, "message larger than \(options.limits.maxMessageBytes) bytes")
         }
         let final = lws_is_final_fragment(wsi) != 0 && lws_remaining_packet_payload(wsi) == 0
-        if final { messagesThisPass += 1 }
-        if final && !connection.sentThisPass {
-            connection.sentThisPass = true
-            sendersThisPass.append(connection)
+        if final {
+            messagesThisPass += 1
+            senderThisPass = connection
         }
         if final && connection.receiveBuffer.isEmpty {
             let bytes = UnsafeBufferPointer(start: input?.assumingMemoryBound(to: UInt8.self), count: length)

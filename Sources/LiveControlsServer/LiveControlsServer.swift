@@ -31,10 +31,10 @@ public final class LiveControlsServer: @unchecked Sendable {
     var connections: [SessionID: Connection] = [:]
     var httpBodies: [OpaquePointer: [UInt8]] = [:]
     var draining = false
-    /// Connections whose messages were handled in the current `lws_service` pass (`flushReady`).
-    var sendersThisPass: [Connection] = []
-    /// Complete messages handled in the current `lws_service` pass.
+    /// Complete messages handled in the current `lws_service` pass, and the connection of the last one
+    /// (`flushReady`: one message → written at once, its sender last; more → batched by writable callbacks).
     var messagesThisPass = 0
+    var senderThisPass: Connection?
     /// Scratch space for batched writes.
     let writeBatch = BatchBuffer()
     var drainDeadline: DispatchTime = .distantFuture
@@ -137,7 +137,7 @@ public final class LiveControlsServer: @unchecked Sendable {
         var ticker: DispatchSourceTimer? = nil
         while true {
             _ = lws_service(context, 0)
-            if hub.hasReady || !sendersThisPass.isEmpty { flushReady() }
+            if hub.hasReady || messagesThisPass > 0 { flushReady() }
             if draining {
                 if ticker == nil {
                     // lws_service may sleep until the next socket event: poke it while draining.

@@ -6,7 +6,8 @@ import Synchronization
 
 /// The owner of one live room: its serial queue, its timers, its subscribers and its persistence.
 ///
-/// Thread rules: every stored `var` is touched only on `queue`. Intents, joins, leaves and timer
+/// Thread rules: every stored `var` is touched only on `queue` (the extensions in RoomRuntime+Cluster.swift and
+/// RoomRuntime+Unloading.swift included). Intents, joins, leaves and timer
 /// firings are all enqueued on `queue`, so they are totally ordered and the engine's `Room` value
 /// needs no lock. Each patch is encoded once and the same `Frame` goes to every subscriber.
 ///
@@ -35,27 +36,27 @@ final class RoomRuntime: RoomEndpoint, @unchecked Sendable {
     /// Set when a store write failed in cluster mode: the room no longer acts.
     private(set) var abandoned = false
     /// Set when the registry unloaded the room (`retireIfUnused`): it takes no more requests.
-    private var retired = false
+    var retired = false
     /// Since when nobody has been in the room (uptime nanoseconds of `clock`), 0 while someone is. Written on
     /// the queue, read by the registry's sweep from any thread.
-    private let emptySinceNanos: Atomic<UInt64>
+    let emptySinceNanos: Atomic<UInt64>
     /// Blocks `submit` queued and that have not started yet. The service thread runs a small room's intent inline
     /// (`queue.sync`) only while this is 0: room queues share a pool as wide as the CPUs, and waiting there
     /// behind queued work (a store's `markDurable`, a join) would stall every connection.
-    private let queuedBlocks = Atomic<Int>(0)
-    private var subscribers: [SessionID: Connection] = [:]
+    let queuedBlocks = Atomic<Int>(0)
+    var subscribers: [SessionID: Connection] = [:]
     /// Cluster mode: every member, with the node its connection is on.
-    private(set) var remoteMembers: [SessionID: RemoteSession] = [:]
+    var remoteMembers: [SessionID: RemoteSession] = [:]
     /// Cluster mode: how many members each node has (a copy readable off the queue).
-    private let nodeCounts = Mutex<[String: Int]>([:])
+    let nodeCounts = Mutex<[String: Int]>([:])
     var timers: [ControlID: DispatchSourceTimer] = [:]
     /// The deadline each control's timer is armed for (to measure how late it fires).
     var armedDeadlines: [ControlID: Instant] = [:]
     /// The highest version known to be durable.
     private var durable: Int
     /// Outgoing actions waiting for their version to be durable, in order.
-    private var held: [(version: Int, action: () -> Void)] = []
-    private var heldHead = 0
+    var held: [(version: Int, action: () -> Void)] = []
+    var heldHead = 0
 
     init(room: Room, store: any RoomStore, historyLimit: Int, hub: Hub, metrics: ServerMetrics,
          clock: @escaping @Sendable () -> Instant, logger: Logger, localDelivery: Bool = true) {
@@ -78,7 +79,7 @@ final class RoomRuntime: RoomEndpoint, @unchecked Sendable {
     // MARK: Requests (any thread)
 
     /// Queues `work` on the room's queue, counted in `queuedBlocks` until it starts.
-    private func submit(_ work: @escaping @Sendable () -> Void) {
+    func submit(_ work: @escaping @Sendable () -> Void) {
         queuedBlocks.add(1, ordering: .relaxed)
         queue.async {
             self.queuedBlocks.subtract(1, ordering: .relaxed)
@@ -149,57 +150,6 @@ final class RoomRuntime: RoomEndpoint, @unchecked Sendable {
 
     func intent(from subscriber: any RoomSubscriber, _ request: IntentRequest) {
         submit { self.handleIntent(subscriber, request) }
-    }
-
-    /// Cluster mode: the sessions of nodes that are gone leave (reason `disconnect`).
-    func dropSessions(onNodes gone: Set<String>) {
-        submit {
-            for (session, member) in self.remoteMembers where gone.contains(member.node) {
-                self.setRemote(session, nil)
-                self.carryOut(self.room.leave(session, reason: .disconnect))
-            }
-            self.noteIfEmpty()
-        }
-    }
-
-    /// Cluster mode, at takeover: members are kept with the node they are on (the ticker drops those of nodes
-    /// that are gone); members of no known node leave (reason `disconnect`). Holds end first, with `failover`.
-    func adoptMembers(_ nodes: [SessionID: String], session make: @escaping @Sendable (String, SessionID) -> RemoteSession) {
-        submit {
-            self.carryOut(self.room.endHolds(reason: .failover))
-            for session in self.room.sessions {
-                if let node = nodes[session] {
-                    self.setRemote(session, make(node, session))
-                } else {
-                    self.carryOut(self.room.leave(session, reason: .disconnect))
-                }
-            }
-            if !self.remoteMembers.isEmpty { self.emptySinceNanos.store(0, ordering: .relaxed) }
-        }
-    }
-
-    /// Cluster mode: the lease was lost; this node stops acting for the room.
-    func relinquish() {
-        submit { self.abandon(after: ClusterStoreError.fencedOut, notify: false) }
-    }
-
-    /// Cluster mode: the nodes this room's members are on (any thread; never waits for the room's queue).
-    func memberNodes() -> Set<String> {
-        Set(nodeCounts.withLock { $0.keys })
-    }
-
-    /// Queue only: the one way `remoteMembers` changes, so `nodeCounts` stays true.
-    private func setRemote(_ session: SessionID, _ remote: RemoteSession?) {
-        let old = remoteMembers[session]
-        remoteMembers[session] = remote
-        guard old?.node != remote?.node else { return }
-        nodeCounts.withLock { counts in
-            if let node = old?.node {
-                counts[node, default: 1] -= 1
-                if counts[node] == 0 { counts[node] = nil }
-            }
-            if let node = remote?.node { counts[node, default: 0] += 1 }
-        }
     }
 
     func intent(_ connection: Connection, _ request: IntentRequest) {
@@ -281,43 +231,6 @@ final class RoomRuntime: RoomEndpoint, @unchecked Sendable {
         } else if let remote = subscriber as? RemoteSession {
             setRemote(remote.session, remote)
         }
-    }
-
-    // MARK: Unloading
-
-    /// Queue only: after members went, records since when the room is empty (if it is).
-    private func noteIfEmpty() {
-        guard subscribers.isEmpty && remoteMembers.isEmpty, emptySinceNanos.load(ordering: .relaxed) == 0 else { return }
-        emptySinceNanos.store(max(1, clock().nanoseconds), ordering: .relaxed)
-    }
-
-    /// Since when nobody has been in the room; nil while someone is (any thread).
-    var emptySince: Instant? {
-        let nanoseconds = emptySinceNanos.load(ordering: .relaxed)
-        return nanoseconds == 0 ? nil : Instant(nanoseconds: nanoseconds)
-    }
-
-    /// Retires the room when it is still unused — no subscriber, no timer armed, nothing waiting for the
-    /// store, and empty since `cutoff` or earlier (checked again here: a join and leave that were still queued
-    /// when the caller looked make it recent) — and returns its version (nil: still in use); its timers are
-    /// cancelled and it takes no more requests. Waits for the room's
-    /// queue, so requests sent to the room before the call are handled first. The caller (the registry,
-    /// under its lock) then forgets the room.
-    func retireIfUnused(emptySince cutoff: UInt64) -> Int? {
-        guard queuedBlocks.load(ordering: .relaxed) == 0 else { return nil }  // busy: not now, and no waiting
-        return queue.sync { retireOnQueueIfUnused(emptySince: cutoff) }
-    }
-
-    /// `retireIfUnused`, for a caller already on the room's queue.
-    func retireOnQueueIfUnused(emptySince cutoff: UInt64) -> Int? {
-        let since = emptySinceNanos.load(ordering: .relaxed)
-        guard !retired, since != 0, since <= cutoff, subscribers.isEmpty, remoteMembers.isEmpty, heldHead == held.count,
-              armedDeadlines.isEmpty else { return nil }
-        for timer in timers.values { timer.cancel() }
-        timers.removeAll()
-        armedDeadlines.removeAll()
-        retired = true
-        return room.version
     }
 
     /// After a failed store write (cluster mode) the room answers `unavailable` until its owner drops it; a
@@ -424,7 +337,7 @@ final class RoomRuntime: RoomEndpoint, @unchecked Sendable {
 
     /// Cluster mode: a write failed, so this node may no longer act for the room. What was not durable is
     /// never shown (its replies are dropped; the clients' nodes answer `unavailable` when they time out).
-    private func abandon(after error: any Error, notify: Bool = true) {
+    func abandon(after error: any Error, notify: Bool = true) {
         guard !abandoned else { return }
         abandoned = true
         logger.warning("room stopped on this node: \(error)")

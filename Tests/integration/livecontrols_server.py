@@ -27,6 +27,7 @@ class Server:
         self.cwd = cwd
         self.proc: subprocess.Popen | None = None
         self.stderr_lines: list[str] = []
+        self._stderr_grew = threading.Condition()
         self.http_url = self.ws_url = ""
 
     def start(self, timeout: float = 20) -> "Server":
@@ -51,7 +52,16 @@ class Server:
 
     def _drain_stderr(self):
         for line in self.proc.stderr:
-            self.stderr_lines.append(line)
+            with self._stderr_grew:
+                self.stderr_lines.append(line)
+                self._stderr_grew.notify_all()
+
+    def wait_for_log(self, text: str, count: int = 1, timeout: float = 10) -> None:
+        """Waits until `count` lines of the server's log (it runs at debug level) contain `text`: woken by each
+        new line, no polling. For what the protocol does not announce, such as a room being unloaded."""
+        with self._stderr_grew:
+            if not self._stderr_grew.wait_for(lambda: sum(text in line for line in self.stderr_lines) >= count, timeout):
+                raise TimeoutError(f"{count} × {text!r} not logged within {timeout} s")
 
     def stderr(self) -> str:
         return "".join(self.stderr_lines)

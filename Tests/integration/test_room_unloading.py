@@ -1,6 +1,8 @@
 """Idle rooms are unloaded (`--room-idle-seconds`): memory and `--max-rooms` count loaded rooms only; a join
 brings an unloaded room back from `--data-dir` as it was, or starts it anew without one."""
-import time
+import subprocess
+
+from livecontrols_server import BINARY
 
 
 def metric(server, name: str) -> float:
@@ -10,12 +12,9 @@ def metric(server, name: str) -> float:
     raise AssertionError(f"{name} not in /metrics")
 
 
-def wait_unloaded(server, count: int, timeout: float = 10) -> None:
-    """Waits (bounded) until the server reports `count` unloaded rooms; there is no push event for it."""
-    deadline = time.monotonic() + timeout
-    while metric(server, "livecontrols_rooms_unloaded_total") < count:
-        assert time.monotonic() < deadline, "room not unloaded in time"
-        time.sleep(0.05)
+def wait_unloaded(server, count: int) -> None:
+    """Until the server has logged `count` unloads (the protocol announces none)."""
+    server.wait_for_log("room unloaded", count)
 
 
 def test_an_empty_room_is_unloaded_and_a_join_starts_it_anew_without_a_store(start_server):
@@ -81,9 +80,7 @@ def test_rooms_in_use_and_the_config_rooms_stay(start_server):
     assert metric(s, "livecontrols_rooms") == 2
 
 
-def test_room_idle_seconds_is_validated(start_server):
-    import subprocess
-    from livecontrols_server import BINARY
+def test_room_idle_seconds_is_validated():
     r = subprocess.run([str(BINARY), "--room-idle-seconds", "-1"], capture_output=True, text=True, timeout=30)
     assert r.returncode != 0 and "--room-idle-seconds" in r.stderr
 

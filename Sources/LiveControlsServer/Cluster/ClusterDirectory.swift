@@ -166,6 +166,7 @@ final class ClusterDirectory: RoomDirectory, @unchecked Sendable {
                 rooms[name] = nil
                 forgetOwner(name)  // asked again next time: the owner may hand it back meanwhile
                 metrics.roomUnloaded()
+                logger.debug("room view dropped: no session here used it for the idle time", metadata: ["room": "\(name)"])
             }
         }
         for (name, mine) in owned.withLock({ $0 }) {
