@@ -1,15 +1,16 @@
 // swift-tools-version:6.0
 import PackageDescription
 
-// Layers point one way: LiveControlsProtocol ← LiveControlsEngine ← LiveControlsServer ← livecontrols.
-// Only LiveControlsServer imports the libwebsockets system library; only LiveControlsSQLite imports SQLite;
-// only LiveControlsRedis imports hiredis.
+// Layers point one way: LiveControlsProtocol ← LiveControlsEngine ← LiveControlsRuntime (+ the SQLite and Redis
+// adapters) ← LiveControlsTransport ← livecontrols. Only LiveControlsTransport imports the libwebsockets system
+// library (and holds the only unsafe code besides the C adapters); only LiveControlsSQLite imports SQLite; only
+// LiveControlsRedis imports hiredis. LiveControlsRuntime runs rooms and knows no transport.
 let package = Package(
     name: "LiveControls",
     platforms: [.macOS(.v14)],
     products: [
         .executable(name: "livecontrols", targets: ["livecontrols"]),
-        .library(name: "LiveControlsServer", targets: ["LiveControlsServer"]),
+        .library(name: "LiveControlsTransport", targets: ["LiveControlsTransport"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
@@ -33,12 +34,21 @@ let package = Package(
         .target(name: "LiveControlsSQLite", dependencies: ["LiveControlsEngine", "CSQLite"]),
         .target(name: "LiveControlsRedis", dependencies: ["CHiredis"]),
         .target(name: "LiveControlsClient", dependencies: ["LiveControlsProtocol"]),
+        // Rooms, registry, timers, unloading, durability queue, cluster mode: no libwebsockets.
         .target(
-            name: "LiveControlsServer",
+            name: "LiveControlsRuntime",
             dependencies: [
                 "LiveControlsEngine",
-                "LiveControlsSQLite",
                 "LiveControlsRedis",
+                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
+        // libwebsockets: connections, framing, HTTP; the service thread.
+        .target(
+            name: "LiveControlsTransport",
+            dependencies: [
+                "LiveControlsRuntime",
+                "LiveControlsSQLite",
                 "CLibWebSockets",
                 .product(name: "Logging", package: "swift-log"),
             ]
@@ -46,7 +56,8 @@ let package = Package(
         .executableTarget(
             name: "livecontrols",
             dependencies: [
-                "LiveControlsServer",
+                "LiveControlsTransport",
+                "LiveControlsRuntime",
                 "LiveControlsClient",
                 "LiveControlsRedis",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
@@ -57,7 +68,7 @@ let package = Package(
         .testTarget(name: "LiveControlsProtocolTests", dependencies: ["LiveControlsProtocol", "LiveControlsTestSupport"]),
         .testTarget(name: "LiveControlsEngineTests", dependencies: ["LiveControlsEngine", "LiveControlsTestSupport"]),
         .testTarget(name: "LiveControlsRedisTests", dependencies: ["LiveControlsRedis"]),
-        .testTarget(name: "LiveControlsServerTests", dependencies: ["LiveControlsServer", "LiveControlsEngine", "LiveControlsProtocol", "LiveControlsSQLite",
+        .testTarget(name: "LiveControlsRuntimeTests", dependencies: ["LiveControlsRuntime", "LiveControlsEngine", "LiveControlsProtocol", "LiveControlsSQLite",
                                                                    .product(name: "Logging", package: "swift-log")]),
     ],
     swiftLanguageModes: [.v6]

@@ -1,7 +1,8 @@
 import ArgumentParser
 import Foundation
 import LiveControlsEngine
-import LiveControlsServer
+import LiveControlsRuntime
+import LiveControlsTransport
 
 extension AuthPolicy.Mode: ExpressibleByArgument {}
 

@@ -1,6 +1,7 @@
 import ArgumentParser
 import LiveControlsRedis
-import LiveControlsServer
+import LiveControlsRuntime
+import LiveControlsTransport
 
 /// `--redis`, `--node-id`, `--lease-ms`: cluster mode.
 struct ClusterFlags: ParsableArguments {

@@ -1,5 +1,6 @@
 import ArgumentParser
-import LiveControlsServer
+import LiveControlsRuntime
+import LiveControlsTransport
 
 /// `--max-*`, rate and timeout flags; defaults come from `Limits`.
 struct LimitFlags: ParsableArguments {

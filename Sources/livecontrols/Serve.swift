@@ -2,7 +2,8 @@ import ArgumentParser
 import Dispatch
 import Foundation
 import LiveControlsEngine
-import LiveControlsServer
+import LiveControlsRuntime
+import LiveControlsTransport
 import Logging
 
 /// `livecontrols serve` (the default): run the server until SIGINT or SIGTERM.

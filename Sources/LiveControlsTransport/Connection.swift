@@ -2,6 +2,7 @@ import CLibWebSockets
 import Dispatch
 import LiveControlsEngine
 import LiveControlsProtocol
+import LiveControlsRuntime
 import Synchronization
 
 /// The libwebsockets handle of one connection. Only ever used on the service thread.
@@ -17,7 +18,7 @@ struct WSI: @unchecked Sendable {
 /// - `wsi`, `receiveBuffer`, `joined` and `rate` belong to the lws service thread only.
 /// - `state` (the bounded outbox, resync bookkeeping, close request) is guarded by its mutex:
 ///   room queues append, the service thread drains it in `SERVER_WRITEABLE`.
-final class Connection: @unchecked Sendable {
+final class Connection: RoomSubscriber, @unchecked Sendable {
     let session: SessionID
     let wsi: WSI
     private let limits: Limits
@@ -78,7 +79,7 @@ final class Connection: @unchecked Sendable {
     ///
     /// A queue past its limits drops every queued room-state frame (keeping replies) and marks those
     /// rooms for a fresh snapshot once the client has caught up: never a gap, never unbounded memory.
-    func enqueue(_ frame: Frame) -> Bool {
+    func deliver(_ frame: Frame) -> Bool {
         state.withLock { box in
             guard !box.closed else { return false }
             if !box.resync.isEmpty, let room = frame.stateOfRoom, box.resync[room] != nil { return false }
@@ -92,7 +93,7 @@ final class Connection: @unchecked Sendable {
     }
 
     /// Queues the fresh snapshot of a room that was being resynced, ending its resync.
-    func enqueueResync(_ frame: Frame, room: String) -> Bool {
+    func deliverResync(_ frame: Frame, room: String) -> Bool {
         state.withLock { box in
             guard !box.closed, box.resync.removeValue(forKey: room) != nil else { return false }
             box.frames.append(frame)
@@ -103,7 +104,7 @@ final class Connection: @unchecked Sendable {
 
     /// Cluster mode: this connection missed room state (a gap in what Redis delivered, or a new epoch).
     /// Its state frames of `room` are dropped from now on until a fresh snapshot is queued with
-    /// `enqueueResync`; the service thread asks the room for one once the outbox has drained (as after an
+    /// `deliverResync`; the service thread asks the room for one once the outbox has drained (as after an
     /// overflow). Returns true when the caller must wake the connection.
     func requireResync(room: String) -> Bool {
         state.withLock { box in

@@ -73,7 +73,7 @@ enum ClusterEnvelope {
     }
 
     static func reply(room: String, session: SessionID, token: Int, state: (epoch: String, version: Int)?,
-                      message: UnsafeBufferPointer<UInt8>, notOwner: Bool = false) -> [UInt8] {
+                      message: some Collection<UInt8>, notOwner: Bool = false) -> [UInt8] {
         var bytes = Array("\(notOwner ? "N" : "R")\t\(room)\t\(session.rawValue)\t\(token)\t\(state?.epoch ?? "")\t\(state.map { String($0.version) } ?? "")\n".utf8)
         bytes.append(contentsOf: message)
         return bytes

@@ -1,6 +1,7 @@
 import CLibWebSockets
 import Foundation
 import LiveControlsProtocol
+import LiveControlsRuntime
 
 extension LiveControlsServer {
     /// Service thread: `LWS_CALLBACK_HTTP` — the `/healthz` and `/metrics` mounts, and any path no file matched (404).

@@ -14,14 +14,17 @@ import Synchronization
 /// Durability: each patch is written to the store; nothing that shows a version (patch, snapshot,
 /// ack) leaves the room before that version is durable. Outgoing actions wait, in order, in `held`.
 ///
+/// Subscribers are whoever listens (`RoomSubscriber`): the runtime never knows what transport they use. Those
+/// whose `deliver` asks for it are woken through `waker` (the transport's hub), one call per fan-out.
+///
 /// Cluster mode (`localDelivery == false`): the runtime is the room's owner on this node. Its store
 /// (`RedisRoomStore`) publishes each patch to every node with the fenced write, so the runtime keeps no
-/// local subscribers; its members are `RemoteSession`s and replies travel back through Redis.
+/// local subscribers; its members are `RemoteSession`s (each on a `node`) and replies travel back through Redis.
 final class RoomRuntime: RoomEndpoint, @unchecked Sendable {
     let name: String
     let queue: DispatchQueue
-    let hub: Hub
-    let clock: @Sendable () -> Instant
+    let waker: any SubscriberWaker
+    let scheduler: any RoomScheduler
     let logger: Logger
     let metrics: ServerMetrics
     private let store: any RoomStore
@@ -37,19 +40,20 @@ final class RoomRuntime: RoomEndpoint, @unchecked Sendable {
     private(set) var abandoned = false
     /// Set when the registry unloaded the room (`retireIfUnused`): it takes no more requests.
     var retired = false
-    /// Since when nobody has been in the room (uptime nanoseconds of `clock`), 0 while someone is. Written on
+    /// Since when nobody has been in the room (nanoseconds of `scheduler.now()`), 0 while someone is. Written on
     /// the queue, read by the registry's sweep from any thread.
     let emptySinceNanos: Atomic<UInt64>
     /// Blocks `submit` queued and that have not started yet. The service thread runs a small room's intent inline
     /// (`queue.sync`) only while this is 0: room queues share a pool as wide as the CPUs, and waiting there
     /// behind queued work (a store's `markDurable`, a join) would stall every connection.
     let queuedBlocks = Atomic<Int>(0)
-    var subscribers: [SessionID: Connection] = [:]
-    /// Cluster mode: every member, with the node its connection is on.
-    var remoteMembers: [SessionID: RemoteSession] = [:]
+    /// Subscribers of this process that take the room's patches (one node).
+    var subscribers: [SessionID: any RoomSubscriber] = [:]
+    /// Cluster mode: every member, each with the `node` its connection is on.
+    var remoteMembers: [SessionID: any RoomSubscriber] = [:]
     /// Cluster mode: how many members each node has (a copy readable off the queue).
     let nodeCounts = Mutex<[String: Int]>([:])
-    var timers: [ControlID: DispatchSourceTimer] = [:]
+    var timers: [ControlID: any RoomTimer] = [:]
     /// The deadline each control's timer is armed for (to measure how late it fires).
     var armedDeadlines: [ControlID: Instant] = [:]
     /// The highest version known to be durable.
@@ -58,22 +62,22 @@ final class RoomRuntime: RoomEndpoint, @unchecked Sendable {
     var held: [(version: Int, action: () -> Void)] = []
     var heldHead = 0
 
-    init(room: Room, store: any RoomStore, historyLimit: Int, hub: Hub, metrics: ServerMetrics,
-         clock: @escaping @Sendable () -> Instant, logger: Logger, localDelivery: Bool = true) {
+    init(room: Room, store: any RoomStore, historyLimit: Int, waker: any SubscriberWaker, metrics: ServerMetrics,
+         scheduler: any RoomScheduler, logger: Logger, localDelivery: Bool = true) {
         self.localDelivery = localDelivery
         self.metrics = metrics
         self.name = room.name
         self.room = room
         self.store = store
         self.historyLimit = historyLimit
-        self.hub = hub
-        self.clock = clock
+        self.waker = waker
+        self.scheduler = scheduler
         var logger = logger
         logger[metadataKey: "room"] = "\(room.name)"
         self.logger = logger
         self.queue = DispatchQueue(label: "livecontrols.room.\(room.name)", target: .global())
         self.durable = room.version
-        self.emptySinceNanos = Atomic(max(1, clock().nanoseconds))
+        self.emptySinceNanos = Atomic(max(1, scheduler.now().nanoseconds))
     }
 
     // MARK: Requests (any thread)
@@ -99,45 +103,33 @@ final class RoomRuntime: RoomEndpoint, @unchecked Sendable {
         }
     }
 
-    func join(_ connection: Connection, _ request: JoinRequest) {
-        join(from: connection, request)
-    }
-
-    func join(from subscriber: any RoomSubscriber, _ request: JoinRequest) {
+    func join(_ subscriber: any RoomSubscriber, _ request: JoinRequest) {
         submit { self.handleJoin(subscriber, request) }
     }
 
     /// A second `join` of a joined room: a fresh snapshot (how a client resyncs after a gap).
-    func resync(_ connection: Connection, id: RequestID?) {
-        resync(from: connection, id: id)
-    }
-
-    func resync(from subscriber: any RoomSubscriber, id: RequestID?) {
+    func resync(_ subscriber: any RoomSubscriber, id: RequestID?) {
         submit {
             guard !self.refusedAsAbandoned(subscriber, id: id) else { return }
             self.send(self.snapshot(id: id, resumed: nil), to: subscriber)
         }
     }
 
-    /// The connection overflowed and has caught up: queue a fresh snapshot, ending its resync.
-    func resyncAfterOverflow(_ connection: Connection) {
+    /// The subscriber overflowed and has caught up: queue a fresh snapshot, ending its resync.
+    func resyncAfterOverflow(_ subscriber: any RoomSubscriber) {
         submit {
-            guard self.subscribers[connection.session] === connection else {
-                connection.cancelResync(room: self.name)
+            guard self.subscribers[subscriber.session] === subscriber else {
+                subscriber.cancelResync(room: self.name)
                 return
             }
             let frame = Frame(self.snapshot(id: nil, resumed: nil))
             self.deliver(after: self.room.version) {
-                if connection.enqueueResync(frame, room: self.name) { self.hub.wake(connection) }
+                if subscriber.deliverResync(frame, room: self.name) { self.waker.wake(subscriber) }
             }
         }
     }
 
-    func leave(_ connection: Connection, id: RequestID?, reason: HoldEndReason) {
-        leave(from: connection, id: id, reason: reason)
-    }
-
-    func leave(from subscriber: any RoomSubscriber, id: RequestID?, reason: HoldEndReason) {
+    func leave(_ subscriber: any RoomSubscriber, id: RequestID?, reason: HoldEndReason) {
         submit {
             guard !self.refusedAsAbandoned(subscriber, id: id) else { return }
             self.subscribers[subscriber.session] = nil
@@ -148,88 +140,72 @@ final class RoomRuntime: RoomEndpoint, @unchecked Sendable {
         }
     }
 
-    func intent(from subscriber: any RoomSubscriber, _ request: IntentRequest) {
-        submit { self.handleIntent(subscriber, request) }
-    }
-
-    func intent(_ connection: Connection, _ request: IntentRequest) {
-        // Called on the lws service thread. In a small room the intent runs right here: `sync` executes
-        // on the calling thread when the queue is idle (and waits its turn otherwise, so the room's
-        // total order holds), and `Hub.wake` then asks lws for the writable callbacks directly — no
-        // thread hop either way. A large room's fan-out is real work: it goes to the room's queue, in
-        // parallel with the service thread's writing. Each connection remembers which rooms were large
-        // (service-thread state) and looks again every 64th intent.
-        let inlineIntentLimit = 128
-        connection.intentsSent &+= 1
-        // (`isEmpty` first: the usual connection knows no large room, and then nothing is hashed.)
-        if !connection.largeRooms.isEmpty && connection.largeRooms.contains(name) && connection.intentsSent % 64 != 0 {
-            submit { self.handleIntent(connection, request) }
-            return
+    /// With `inline` (the transport's service thread, for a room it saw as small), the intent runs right
+    /// here: `sync` executes on the calling thread when the queue is idle (and waits its turn otherwise, so
+    /// the room's total order holds), and the waker then only notes the subscribers — no thread hop either
+    /// way. Not when work is already queued for the room: the intent goes behind it, and the caller moves on.
+    func intent(_ subscriber: any RoomSubscriber, _ request: IntentRequest, inline: Bool) -> Int? {
+        guard inline, queuedBlocks.load(ordering: .relaxed) == 0 else {
+            submit { self.handleIntent(subscriber, request) }
+            return nil
         }
-        if queuedBlocks.load(ordering: .relaxed) > 0 {
-            // Work is already queued for the room: the intent goes behind it, and this thread moves on.
-            submit { self.handleIntent(connection, request) }
-            return
-        }
-        let subscriberCount = queue.sync { () -> Int in
-            self.handleIntent(connection, request)
+        assertNotOnQueue(queue)
+        return queue.sync { () -> Int in
+            self.handleIntent(subscriber, request)
             return self.subscribers.count
-        }
-        if subscriberCount > inlineIntentLimit {
-            connection.largeRooms.insert(name)
-        } else if !connection.largeRooms.isEmpty {
-            connection.largeRooms.remove(name)
         }
     }
 
     // MARK: On the queue
 
-    private func handleIntent(_ connection: any RoomSubscriber, _ request: IntentRequest) {
-        guard !refusedAsAbandoned(connection, id: request.id) else { return }
-        if !localDelivery, let remote = connection as? RemoteSession, !room.isMember(remote.session) {
+    private func handleIntent(_ subscriber: any RoomSubscriber, _ request: IntentRequest) {
+        assertOnQueue(queue)
+        guard !refusedAsAbandoned(subscriber, id: request.id) else { return }
+        if !localDelivery, !room.isMember(subscriber.session) {
             // A member this owner does not know: it joined under an owner that was lost, in a room whose
             // members are not versioned (no presence). It rejoins silently.
-            subscribe(remote)
-            carryOut(room.join(remote.session, name: nil))
+            subscribe(subscriber)
+            carryOut(room.join(subscriber.session, name: nil))
         }
         do {
             let update = try room.apply(control: ControlID(request.control), intent: request.intent, args: request.args,
-                                        by: connection.session, requestID: request.id, at: clock())
+                                        by: subscriber.session, requestID: request.id, at: scheduler.now())
             carryOut(update)
             metrics.intent(refused: false)
-            send(.ack(id: request.id, room: name, version: room.version), to: connection)
+            send(.ack(id: request.id, room: name, version: room.version), to: subscriber)
         } catch {
             metrics.intent(refused: true)
-            send(.error(ProtocolError(error.code, error.message, id: request.id, room: name)), to: connection)
+            send(.error(ProtocolError(error.code, error.message, id: request.id, room: name)), to: subscriber)
         }
     }
 
-    private func handleJoin(_ connection: any RoomSubscriber, _ request: JoinRequest) {
-        guard !refusedAsAbandoned(connection, id: request.id) else { return }
+    private func handleJoin(_ subscriber: any RoomSubscriber, _ request: JoinRequest) {
+        assertOnQueue(queue)
+        guard !refusedAsAbandoned(subscriber, id: request.id) else { return }
         // Known before the join is written, so the store records the member's node.
-        if let remote = connection as? RemoteSession { setRemote(remote.session, remote) }
+        if !localDelivery { setRemote(subscriber.session, subscriber) }
         var resumed: Bool? = nil
         if let since = request.since {
             if since.epoch == room.epoch, let missed = room.history.changes(after: since.version, current: room.version) {
-                subscribe(connection)
-                send(.resumed(room: name, epoch: room.epoch, from: since.version, version: room.version, id: request.id), to: connection)
-                for patch in missed { send(patchMessage(patch), to: connection) }
-                carryOut(room.join(connection.session, name: request.name))
+                subscribe(subscriber)
+                send(.resumed(room: name, epoch: room.epoch, from: since.version, version: room.version, id: request.id), to: subscriber)
+                for patch in missed { send(patchMessage(patch), to: subscriber) }
+                carryOut(room.join(subscriber.session, name: request.name))
                 return
             }
             resumed = false
         }
-        carryOut(room.join(connection.session, name: request.name))
-        subscribe(connection)
-        send(snapshot(id: request.id, resumed: resumed), to: connection)
+        carryOut(room.join(subscriber.session, name: request.name))
+        subscribe(subscriber)
+        send(snapshot(id: request.id, resumed: resumed), to: subscriber)
     }
 
     private func subscribe(_ subscriber: any RoomSubscriber) {
         emptySinceNanos.store(0, ordering: .relaxed)
-        if let connection = subscriber as? Connection, localDelivery {
-            subscribers[connection.session] = connection
-        } else if let remote = subscriber as? RemoteSession {
-            setRemote(remote.session, remote)
+        if localDelivery {
+            subscribers[subscriber.session] = subscriber
+        } else {
+            setRemote(subscriber.session, subscriber)
         }
     }
 
@@ -237,18 +213,16 @@ final class RoomRuntime: RoomEndpoint, @unchecked Sendable {
     /// retired room (unloaded) answers it too — no request should reach one, a join again reloads the room.
     private func refusedAsAbandoned(_ subscriber: any RoomSubscriber, id: RequestID?) -> Bool {
         guard abandoned || retired else { return false }
-        if retired, let remote = subscriber as? RemoteSession {
+        if retired, !localDelivery {
             // Cluster: handed back (idle) just after this request was dispatched here. Its node forgets this owner
             // and asks Redis again.
-            remote.refuseNotOwner(Frame(.error(ProtocolError(.unavailable, "room \(name) is changing owner; retry in a moment", id: id, room: name))))
+            let frame = Frame(.error(ProtocolError(.unavailable, "room \(name) is changing owner; retry in a moment", id: id, room: name)))
+            if subscriber.deliverNotOwner(frame) { waker.wake(subscriber) }
             return true
         }
         let why = retired ? "room \(name) was unloaded; join it again" : "room \(name) is changing owner; retry in a moment"
         if retired { logger.warning("request reached an unloaded room") }
-        if subscriber.enqueue(Frame(.error(ProtocolError(.unavailable, why, id: id, room: name)))),
-           let connection = subscriber as? Connection {
-            hub.wake(connection)
-        }
+        if subscriber.deliver(Frame(.error(ProtocolError(.unavailable, why, id: id, room: name)))) { waker.wake(subscriber) }
         return true
     }
 
@@ -263,6 +237,7 @@ final class RoomRuntime: RoomEndpoint, @unchecked Sendable {
     /// Persists and broadcasts the patch (encoded once, to the subscribers of this moment) and
     /// carries out the timer effects.
     func carryOut(_ update: RoomUpdate) {
+        assertOnQueue(queue)
         if let patch = update.patch {
             metrics.patch()
             if store.discardsWrites {
@@ -274,18 +249,18 @@ final class RoomRuntime: RoomEndpoint, @unchecked Sendable {
             let frame = Frame(patchMessage(patch))
             if heldHead == held.count && patch.version <= durable {
                 // Deliverable now (always, with a synchronous store): no copy of the subscriber list.
-                var toWake: [Connection] = []
+                var toWake: [any RoomSubscriber] = []
                 toWake.reserveCapacity(subscribers.count)
-                for connection in subscribers.values where connection.enqueue(frame) { toWake.append(connection) }
-                hub.wake(toWake)
+                for subscriber in subscribers.values where subscriber.deliver(frame) { toWake.append(subscriber) }
+                if !toWake.isEmpty { waker.wake(toWake) }
                 return carryOutTimers(update)
             }
             let targets = Array(subscribers.values)
             deliver(after: patch.version) {
-                var toWake: [Connection] = []
+                var toWake: [any RoomSubscriber] = []
                 toWake.reserveCapacity(targets.count)
-                for connection in targets where connection.enqueue(frame) { toWake.append(connection) }
-                self.hub.wake(toWake)
+                for subscriber in targets where subscriber.deliver(frame) { toWake.append(subscriber) }
+                if !toWake.isEmpty { self.waker.wake(toWake) }
             }
         }
         carryOutTimers(update)
@@ -300,11 +275,7 @@ final class RoomRuntime: RoomEndpoint, @unchecked Sendable {
         let frame = Frame(message)
         let version = room.version
         deliver(after: version) {
-            if let remote = subscriber as? RemoteSession {
-                remote.send(frame, showing: version)
-            } else if subscriber.enqueue(frame), let connection = subscriber as? Connection {
-                self.hub.wake(connection)
-            }
+            if subscriber.deliver(frame, showing: version) { self.waker.wake(subscriber) }
         }
     }
 
@@ -338,6 +309,7 @@ final class RoomRuntime: RoomEndpoint, @unchecked Sendable {
     /// Cluster mode: a write failed, so this node may no longer act for the room. What was not durable is
     /// never shown (its replies are dropped; the clients' nodes answer `unavailable` when they time out).
     func abandon(after error: any Error, notify: Bool = true) {
+        assertOnQueue(queue)
         guard !abandoned else { return }
         abandoned = true
         logger.warning("room stopped on this node: \(error)")
@@ -357,6 +329,7 @@ final class RoomRuntime: RoomEndpoint, @unchecked Sendable {
     }
 
     private func markDurable(_ version: Int) {
+        assertOnQueue(queue)
         durable = max(durable, version)
         while heldHead < held.count, held[heldHead].version <= durable {
             let action = held[heldHead].action

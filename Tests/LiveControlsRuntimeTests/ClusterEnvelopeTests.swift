@@ -1,4 +1,4 @@
-@testable import LiveControlsServer
+@testable import LiveControlsRuntime
 import LiveControlsEngine
 import LiveControlsProtocol
 import XCTest

@@ -1,4 +1,5 @@
 import CLibWebSockets
+import LiveControlsRuntime
 
 /// Service thread only: reusable memory where several queued messages are framed back to back
 /// (RFC 6455 server frames: FIN + text opcode, unmasked; no extension is negotiated), so a client with
@@ -39,7 +40,7 @@ final class BatchBuffer: @unchecked Sendable {
                 for i in 0..<8 { p[1 + i] = UInt8(truncatingIfNeeded: n >> ((7 - i) * 8)) }
                 p += 9
             }
-            p.update(from: frame.payload, count: n)
+            frame.storage.withUnsafeBufferPointer { p.update(from: $0.baseAddress! + Frame.headroom, count: n) }
             p += n
         }
         return (start, p - start)

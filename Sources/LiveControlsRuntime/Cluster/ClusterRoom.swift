@@ -18,12 +18,12 @@ final class ClusterRoom: @unchecked Sendable {
     private unowned let directory: ClusterDirectory
 
     /// Sessions subscribed here: they get every patch.
-    private var members: [SessionID: Connection] = [:]
+    private var members: [SessionID: any RoomSubscriber] = [:]
     /// Sessions whose join is on its way to the owner.
-    private var joining: [SessionID: Connection] = [:]
+    private var joining: [SessionID: any RoomSubscriber] = [:]
     /// Sessions whose `leave` waits for its `left`.
-    private var leaving: [SessionID: Connection] = [:]
-    /// Sessions whose next snapshot ends a resync (`Connection.enqueueResync`).
+    private var leaving: [SessionID: any RoomSubscriber] = [:]
+    /// Sessions whose next snapshot ends a resync (`RoomSubscriber.deliverResync`).
     private var resyncing: Set<SessionID> = []
     /// The last patch seen on the room's channel.
     private var epoch: String?
@@ -34,7 +34,7 @@ final class ClusterRoom: @unchecked Sendable {
     private var joins: [SessionID: (JoinRequest, ClusterDirectory.Creation)] = [:]
 
     private struct Pending {
-        var connection: Connection
+        var connection: any RoomSubscriber
         var id: RequestID?
         var isJoin: Bool
         /// A snapshot this node asked for on the session's behalf (overflow, gap, new epoch).
@@ -52,7 +52,7 @@ final class ClusterRoom: @unchecked Sendable {
     private var lastHeard: DispatchTime = .now()
     /// Set by `sweep` and by joins: whether any session here uses the room.
     private let inUseFlag = Mutex(false)
-    /// Since when (`directory.clock`, nanoseconds) no session here has used the room, as `sweep` last saw;
+    /// Since when (`directory.scheduler`, nanoseconds) no session here has used the room, as `sweep` last saw;
     /// 0 while one does.
     private let idleSinceNanos = Atomic<UInt64>(0)
     /// Dropped by the directory (`retireIfUnused`): requests that still reach it are refused.
@@ -66,7 +66,7 @@ final class ClusterRoom: @unchecked Sendable {
 
     // MARK: From the service thread
 
-    func join(_ connection: Connection, _ request: JoinRequest, creation: ClusterDirectory.Creation) {
+    func join(_ connection: any RoomSubscriber, _ request: JoinRequest, creation: ClusterDirectory.Creation) {
         queue.async {
             self.idleSinceNanos.store(0, ordering: .relaxed)
             self.joining[connection.session] = connection
@@ -79,7 +79,7 @@ final class ClusterRoom: @unchecked Sendable {
         }
     }
 
-    func resync(_ connection: Connection, id: RequestID?) {
+    func resync(_ connection: any RoomSubscriber, id: RequestID?) {
         queue.async {
             let session = connection.session
             if self.members[session] == nil, self.joining[session] == nil, let (request, creation) = self.joins[session] {
@@ -94,7 +94,7 @@ final class ClusterRoom: @unchecked Sendable {
         }
     }
 
-    func resyncAfterOverflow(_ connection: Connection) {
+    func resyncAfterOverflow(_ connection: any RoomSubscriber) {
         queue.async {
             guard self.members[connection.session] === connection || self.joining[connection.session] === connection else {
                 connection.cancelResync(room: self.name)
@@ -105,7 +105,7 @@ final class ClusterRoom: @unchecked Sendable {
         }
     }
 
-    func leave(_ connection: Connection, id: RequestID?, reason: HoldEndReason) {
+    func leave(_ connection: any RoomSubscriber, id: RequestID?, reason: HoldEndReason) {
         queue.async {
             let session = connection.session
             self.members[session] = nil
@@ -122,17 +122,17 @@ final class ClusterRoom: @unchecked Sendable {
         }
     }
 
-    func intent(_ connection: Connection, _ request: IntentRequest) {
+    func intent(_ connection: any RoomSubscriber, _ request: IntentRequest) {
         queue.async { self.forward(.intent(request), for: connection, id: request.id) }
     }
 
     /// Queue only.
-    private func forward(_ request: ClusterRequest, for connection: Connection, id: RequestID?, isJoin: Bool = false,
+    private func forward(_ request: ClusterRequest, for connection: any RoomSubscriber, id: RequestID?, isJoin: Bool = false,
                          isResync: Bool = false, expectsReply: Bool = true, creation: ClusterDirectory.Creation? = nil) {
         guard !retired else {
             // Unreachable by design (a room a connection uses is never retired); answered rather than lost.
-            if expectsReply, !isResync, connection.enqueue(Frame(.error(ProtocolError(.unavailable, "room \(name) was unloaded on this node; join it again", id: id, room: name)))) {
-                directory.hub.wake(connection)
+            if expectsReply, !isResync, connection.deliver(Frame(.error(ProtocolError(.unavailable, "room \(name) was unloaded on this node; join it again", id: id, room: name)))) {
+                directory.waker.wake(connection)
             }
             return
         }
@@ -180,9 +180,9 @@ final class ClusterRoom: @unchecked Sendable {
             self.version = version
             guard !self.members.isEmpty else { return }
             let frame = Frame(bytes: message, stateOfRoom: self.name, stateVersion: (epoch, version))
-            var toWake: [Connection] = []
-            for connection in self.members.values where connection.enqueue(frame) { toWake.append(connection) }
-            self.directory.hub.wake(toWake)
+            var toWake: [any RoomSubscriber] = []
+            for connection in self.members.values where connection.deliver(frame) { toWake.append(connection) }
+            if !toWake.isEmpty { self.directory.waker.wake(toWake) }
         }
     }
 
@@ -205,7 +205,7 @@ final class ClusterRoom: @unchecked Sendable {
                 }
                 if startsSubscription, self.leaving[session] == nil { self.members[session] = connection }
                 if self.resyncing.remove(session) != nil {
-                    if connection.enqueueResync(frame, room: self.name) { self.directory.hub.wake(connection) }
+                    if connection.deliverResync(frame, room: self.name) { self.directory.waker.wake(connection) }
                     return
                 }
             } else {
@@ -217,7 +217,7 @@ final class ClusterRoom: @unchecked Sendable {
                 if request?.isJoin == true { self.joining[session] = nil }
                 if self.leaving[session] != nil, request != nil, self.members[session] == nil { self.leaving[session] = nil }
             }
-            if connection.enqueue(frame) { self.directory.hub.wake(connection) }
+            if connection.deliver(frame) { self.directory.waker.wake(connection) }
         }
     }
 
@@ -267,7 +267,7 @@ final class ClusterRoom: @unchecked Sendable {
         var error = error
         error.id = request.id
         error.room = name
-        if request.connection.enqueue(Frame(.error(error))) { directory.hub.wake(request.connection) }
+        if request.connection.deliver(Frame(.error(error))) { directory.waker.wake(request.connection) }
     }
 
     // MARK: Link queue (ticker)
@@ -291,7 +291,7 @@ final class ClusterRoom: @unchecked Sendable {
             self.inUseFlag.withLock { $0 = used }
             if self.isUnused {
                 if self.idleSinceNanos.load(ordering: .relaxed) == 0 {
-                    self.idleSinceNanos.store(max(1, self.directory.clock().nanoseconds), ordering: .relaxed)
+                    self.idleSinceNanos.store(max(1, self.directory.scheduler.now().nanoseconds), ordering: .relaxed)
                 }
             } else {
                 self.idleSinceNanos.store(0, ordering: .relaxed)
@@ -327,13 +327,13 @@ final class ClusterRoom: @unchecked Sendable {
     }
 
     private func resyncAll() {
-        var toWake: [Connection] = []
+        var toWake: [any RoomSubscriber] = []
         for connection in members.values where connection.requireResync(room: name) { toWake.append(connection) }
-        directory.hub.wake(toWake)
+        if !toWake.isEmpty { directory.waker.wake(toWake) }
     }
 }
 
-/// What `Connection.joined` holds in cluster mode: the node's room plus how this join may create it.
+/// The `RoomEndpoint` a subscriber gets in cluster mode: the node's room plus how this join may create it.
 final class ClusterRoomHandle: RoomEndpoint, @unchecked Sendable {
     let room: ClusterRoom
     let creation: ClusterDirectory.Creation
@@ -343,9 +343,13 @@ final class ClusterRoomHandle: RoomEndpoint, @unchecked Sendable {
         self.creation = creation
     }
 
-    func join(_ connection: Connection, _ request: JoinRequest) { room.join(connection, request, creation: creation) }
-    func resync(_ connection: Connection, id: RequestID?) { room.resync(connection, id: id) }
-    func resyncAfterOverflow(_ connection: Connection) { room.resyncAfterOverflow(connection) }
-    func leave(_ connection: Connection, id: RequestID?, reason: HoldEndReason) { room.leave(connection, id: id, reason: reason) }
-    func intent(_ connection: Connection, _ request: IntentRequest) { room.intent(connection, request) }
+    func join(_ subscriber: any RoomSubscriber, _ request: JoinRequest) { room.join(subscriber, request, creation: creation) }
+    func resync(_ subscriber: any RoomSubscriber, id: RequestID?) { room.resync(subscriber, id: id) }
+    func resyncAfterOverflow(_ subscriber: any RoomSubscriber) { room.resyncAfterOverflow(subscriber) }
+    func leave(_ subscriber: any RoomSubscriber, id: RequestID?, reason: HoldEndReason) { room.leave(subscriber, id: id, reason: reason) }
+    /// Always forwarded (to the owner, through its queue): never inline.
+    func intent(_ subscriber: any RoomSubscriber, _ request: IntentRequest, inline: Bool) -> Int? {
+        room.intent(subscriber, request)
+        return nil
+    }
 }

@@ -22,7 +22,7 @@ import Synchronization
 /// the control link's queue, with its own Redis connection, so a backlog of room traffic can never starve a
 /// renewal. `rooms`, `owned`, `owners` and the subscriber flag are behind mutexes (read from the subscriber
 /// thread, the service thread and the room queues).
-final class ClusterDirectory: RoomDirectory, @unchecked Sendable {
+package final class ClusterDirectory: RoomDirectory, @unchecked Sendable {
     /// How a join may create the room, if it turns out not to exist: the template asked for, and why not.
     struct Creation: Sendable {
         var template: String?
@@ -41,10 +41,10 @@ final class ClusterDirectory: RoomDirectory, @unchecked Sendable {
     let link: RedisLink
     /// Liveness and lease renewals only.
     let control: RedisLink
-    let hub: Hub
-    let metrics = ServerMetrics()
+    let waker: any SubscriberWaker
+    package let metrics = ServerMetrics()
     let clusterMetrics = ClusterMetrics()
-    let clock: @Sendable () -> Instant
+    let scheduler: any RoomScheduler
     let logger: Logger
     private let maxRooms: Int
     var nodeID: String { options.nodeID }
@@ -61,7 +61,8 @@ final class ClusterDirectory: RoomDirectory, @unchecked Sendable {
     private var subscriber: RedisSubscriber?
     private var ticker: DispatchSourceTimer?
 
-    init(options: ClusterOptions, config: ServerConfig, maxRooms: Int, hub: Hub, clock: @escaping @Sendable () -> Instant, logger: Logger) {
+    package init(options: ClusterOptions, config: ServerConfig, maxRooms: Int, waker: any SubscriberWaker,
+         scheduler: any RoomScheduler = DispatchRoomScheduler(), logger: Logger) {
         self.options = options
         self.config = config
         self.maxRooms = maxRooms
@@ -69,8 +70,8 @@ final class ClusterDirectory: RoomDirectory, @unchecked Sendable {
         let timeout = min(1_000, max(100, options.leaseMilliseconds / 3))
         self.link = RedisLink(endpoint: options.redis, timeoutMilliseconds: timeout)
         self.control = RedisLink(endpoint: options.redis, timeoutMilliseconds: timeout)
-        self.hub = hub
-        self.clock = clock
+        self.waker = waker
+        self.scheduler = scheduler
         var logger = logger
         logger[metadataKey: "node"] = "\(options.nodeID)"
         self.logger = logger
@@ -80,9 +81,9 @@ final class ClusterDirectory: RoomDirectory, @unchecked Sendable {
 
     // MARK: RoomDirectory
 
-    var count: Int { rooms.withLock { Set($0.keys) }.union(owned.withLock { Set($0.keys) }).count }
+    package var count: Int { rooms.withLock { Set($0.keys) }.union(owned.withLock { Set($0.keys) }).count }
 
-    func start() throws {
+    package func start() throws {
         RedisProcess.ignoreSIGPIPE()
         let subscriber = RedisSubscriber(
             endpoint: options.redis, channels: [keys.inbox(nodeID)], patterns: [keys.patchPattern],
@@ -100,7 +101,7 @@ final class ClusterDirectory: RoomDirectory, @unchecked Sendable {
         logger.notice("cluster mode", metadata: ["redis": "\(options.redis)", "leaseMs": "\(options.leaseMilliseconds)"])
     }
 
-    func stopAll() {
+    package func stopAll() {
         ticker?.cancel()
         control.queue.sync {}  // a tick under way ends first
         link.queue.sync {
@@ -119,7 +120,7 @@ final class ClusterDirectory: RoomDirectory, @unchecked Sendable {
         control.close()
     }
 
-    func room(named name: String, template: String?,
+    package func room(named name: String, template: String?,
               mayCreate: @escaping @Sendable (_ template: String?, _ defaultTemplate: String) -> ProtocolError?) throws(ProtocolError) -> any RoomEndpoint {
         // Whether this join may create the room is known now; whether it must is known only to Redis. A room of
         // the config exists from the start on a single node; here the first node to need it creates it.
@@ -139,7 +140,7 @@ final class ClusterDirectory: RoomDirectory, @unchecked Sendable {
         return ClusterRoomHandle(room: try result.get(), creation: creation)
     }
 
-    func health() -> (ready: Bool, fields: [(String, JSONValue)]) {
+    package func health() -> (ready: Bool, fields: [(String, JSONValue)]) {
         let redisUp = link.isReachable && control.isReachable && subscriberUp.withLock { $0 }
         let cluster: JSONValue = [
             "node": .string(nodeID),
@@ -153,9 +154,9 @@ final class ClusterDirectory: RoomDirectory, @unchecked Sendable {
     /// has used for `idleSeconds` is dropped; a room this node owns that no member anywhere has been in for as
     /// long is handed back: the runtime retires, the lease is released, the state stays in Redis, and the next
     /// node that needs the room takes it over from there (same epoch and version).
-    func unloadIdleRooms(idleSeconds: Int) {
+    package func unloadIdleRooms(idleSeconds: Int) {
         guard idleSeconds > 0 else { return }
-        let now = clock().nanoseconds
+        let now = scheduler.now().nanoseconds
         let idle = UInt64(idleSeconds) * 1_000_000_000
         guard now > idle else { return }
         let cutoff = now - idle
@@ -194,7 +195,7 @@ final class ClusterDirectory: RoomDirectory, @unchecked Sendable {
         }
     }
 
-    func metricLines() -> [String] {
+    package func metricLines() -> [String] {
         clusterMetrics.lines(redisUp: health().ready, ownedRooms: owned.withLock { $0.count })
     }
 
@@ -274,10 +275,10 @@ final class ClusterDirectory: RoomDirectory, @unchecked Sendable {
     func handle(_ request: ClusterRequest, for owner: Owned, from node: String, session: SessionID, token: Int) {
         let remote = RemoteSession(node: node, session: session, token: token, outlet: owner.store)
         switch request {
-        case let .join(join): owner.runtime.join(from: remote, join)
-        case let .intent(intent): owner.runtime.intent(from: remote, intent)
-        case let .leave(id, reason): owner.runtime.leave(from: remote, id: id, reason: reason)
-        case let .snapshot(id): owner.runtime.resync(from: remote, id: id)
+        case let .join(join): owner.runtime.join(remote, join)
+        case let .intent(intent): _ = owner.runtime.intent(remote, intent, inline: false)
+        case let .leave(id, reason): owner.runtime.leave(remote, id: id, reason: reason)
+        case let .snapshot(id): owner.runtime.resync(remote, id: id)
         }
     }
 

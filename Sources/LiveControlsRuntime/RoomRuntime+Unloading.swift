@@ -5,8 +5,9 @@ import LiveControlsEngine
 extension RoomRuntime {
     /// Queue only: after members went, records since when the room is empty (if it is).
     func noteIfEmpty() {
+        assertOnQueue(queue)
         guard subscribers.isEmpty && remoteMembers.isEmpty, emptySinceNanos.load(ordering: .relaxed) == 0 else { return }
-        emptySinceNanos.store(max(1, clock().nanoseconds), ordering: .relaxed)
+        emptySinceNanos.store(max(1, scheduler.now().nanoseconds), ordering: .relaxed)
     }
 
     /// Since when nobody has been in the room; nil while someone is (any thread).
@@ -23,11 +24,13 @@ extension RoomRuntime {
     /// under its lock) then forgets the room.
     func retireIfUnused(emptySince cutoff: UInt64) -> Int? {
         guard queuedBlocks.load(ordering: .relaxed) == 0 else { return nil }  // busy: not now, and no waiting
+        assertNotOnQueue(queue)
         return queue.sync { retireOnQueueIfUnused(emptySince: cutoff) }
     }
 
     /// `retireIfUnused`, for a caller already on the room's queue.
     func retireOnQueueIfUnused(emptySince cutoff: UInt64) -> Int? {
+        assertOnQueue(queue)
         let since = emptySinceNanos.load(ordering: .relaxed)
         guard !retired, since != 0, since <= cutoff, subscribers.isEmpty, remoteMembers.isEmpty, heldHead == held.count,
               armedDeadlines.isEmpty else { return nil }

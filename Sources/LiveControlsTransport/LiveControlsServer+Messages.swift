@@ -1,8 +1,12 @@
 import CLibWebSockets
 import LiveControlsEngine
 import LiveControlsProtocol
+import LiveControlsRuntime
 
 extension LiveControlsServer {
+    /// Rooms with more subscribers than this run intents on their own queue rather than on the service thread.
+    static let inlineIntentLimit = 128
+
     /// Service thread: one complete text message from a client.
     func handleMessage(_ bytes: UnsafeBufferPointer<UInt8>, from connection: Connection) {
         let message: ClientMessage
@@ -59,7 +63,20 @@ extension LiveControlsServer {
                 send(.error(refusal), to: connection)
                 return
             }
-            room.intent(connection, request)
+            // In a small room the intent runs right here, on the service thread (`RoomEndpoint.intent`, inline), and its
+            // fan-out is written when this `lws_service` pass returns (`flushReady`) — no thread hop either way. A large
+            // room's fan-out is real work: it runs on the room's queue, beside this thread's writing. The connection
+            // remembers which rooms were large and looks again every 64th intent (`isEmpty` first: the usual
+            // connection knows no large room, and then nothing is hashed).
+            connection.intentsSent &+= 1
+            let knownLarge = !connection.largeRooms.isEmpty && connection.largeRooms.contains(request.room) && connection.intentsSent % 64 != 0
+            if let subscribers = room.intent(connection, request, inline: !knownLarge) {
+                if subscribers > Self.inlineIntentLimit {
+                    connection.largeRooms.insert(request.room)
+                } else if !connection.largeRooms.isEmpty {
+                    connection.largeRooms.remove(request.room)
+                }
+            }
         }
     }
 }

@@ -1,4 +1,4 @@
-@testable import LiveControlsServer
+@testable import LiveControlsRuntime
 import LiveControlsEngine
 import LiveControlsProtocol
 import LiveControlsSQLite
@@ -10,20 +10,12 @@ import XCTest
 /// Idle rooms leave memory at an exact instant (manual clock): not while anyone is in them, never the config's
 /// rooms; a join loads an unloaded room back from the store as it was, or starts it anew without one.
 final class RoomUnloadingTests: XCTestCase {
-    /// Uptime nanoseconds, moved by hand.
-    final class ManualClock: Sendable {
-        private let nanoseconds = Mutex<UInt64>(5_000_000_000)
-        var now: Instant { Instant(nanoseconds: nanoseconds.withLock { $0 }) }
-        func advance(nanoseconds delta: UInt64) { nanoseconds.withLock { $0 += delta } }
-    }
-
-    let clock = ManualClock()
-    let hub = Hub()
+    let clock = ManualScheduler()
+    let waker = CountingWaker()
 
     func makeRegistry(store: any RoomStore = MemoryRoomStore(), maxRooms: Int = 10) throws -> RoomRegistry {
-        let clock = self.clock
-        let registry = RoomRegistry(config: .builtin(), maxRooms: maxRooms, store: store, hub: hub,
-                                    clock: { clock.now }, logger: Logger(label: "test"))
+        let registry = RoomRegistry(config: .builtin(), maxRooms: maxRooms, store: store, waker: waker,
+                                    scheduler: clock, logger: Logger(label: "test"))
         try registry.start()
         return registry
     }
@@ -35,10 +27,8 @@ final class RoomUnloadingTests: XCTestCase {
         return runtime
     }
 
-    /// A subscriber that is not a socket: its frames go to the hub's list (no lws context in these tests).
-    func connection() -> Connection {
-        Connection(session: SessionID("s\(Int.random(in: 0..<1_000_000))"), wsi: WSI(raw: OpaquePointer(bitPattern: 0x10)!), limits: Limits())
-    }
+    /// A subscriber with no transport behind it.
+    func connection() -> RecordingSubscriber { RecordingSubscriber() }
 
     func testAnEmptyRoomIsUnloadedExactlyAfterTheIdleTime() throws {
         let registry = try makeRegistry()
@@ -104,8 +94,8 @@ final class RoomUnloadingTests: XCTestCase {
     func testARunningTimerKeepsTheRoom() throws {
         let registry = try makeRegistry()
         let runtime = try room(registry, "u1")
-        // A deadline no real timer reaches during the test (timers run on the machine's uptime, not this clock).
-        runtime.queue.sync { runtime.arm(ControlID("quantity"), at: Instant(nanoseconds: UInt64(Int64.max) / 2)) }
+        // Armed an hour ahead on the manual clock: it does not fire while the test runs.
+        runtime.queue.sync { runtime.arm(ControlID("quantity"), at: Instant(nanoseconds: clock.now().nanoseconds + 3_600_000_000_000)) }
         clock.advance(nanoseconds: 60_000_000_000)
         registry.unloadIdleRooms(idleSeconds: 10)
         XCTAssertEqual(registry.count, 2)
@@ -133,7 +123,7 @@ final class RoomUnloadingTests: XCTestCase {
         let runtime = try room(registry, "u1")
         let member = connection()
         runtime.join(member, JoinRequest(room: "u1"))
-        runtime.intent(from: member, IntentRequest(id: .int(1), room: "u1", control: "quantity", intent: "set", args: ["value": 42]))
+        _ = runtime.intent(member, IntentRequest(id: .int(1), room: "u1", control: "quantity", intent: "set", args: ["value": 42]), inline: false)
         runtime.leave(member, id: nil, reason: .disconnect)
         let (epoch, version) = runtime.queue.sync { (runtime.room.epoch, runtime.room.version) }
         store.waitUntilIdle()  // every write durable, so nothing is held

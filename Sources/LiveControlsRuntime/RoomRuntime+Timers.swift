@@ -4,28 +4,23 @@ import LiveControlsEngine
 extension RoomRuntime {
     /// Arms (or, with nil, parks) the control's timer at an engine deadline. Queue only.
     func arm(_ control: ControlID, at deadline: Instant?) {
-        let timer: DispatchSourceTimer
+        assertOnQueue(queue)
+        let timer: any RoomTimer
         if let existing = timers[control] {
             timer = existing
         } else {
             guard deadline != nil else { return }
-            timer = DispatchSource.makeTimerSource(flags: .strict, queue: queue)
-            timer.setEventHandler { [weak self] in self?.fire(control) }
+            timer = scheduler.makeTimer(on: queue) { [weak self] in self?.fire(control) }
             timers[control] = timer
-            timer.schedule(deadline: .distantFuture, leeway: .nanoseconds(0))
-            timer.resume()
         }
         armedDeadlines[control] = deadline
-        if let deadline {
-            timer.schedule(deadline: DispatchTime(uptimeNanoseconds: deadline.nanoseconds), leeway: .nanoseconds(0))
-        } else {
-            timer.schedule(deadline: .distantFuture, leeway: .nanoseconds(0))
-        }
+        timer.schedule(at: deadline)
     }
 
     /// A timer fired. A stale firing is harmless: the engine only acts on what is due at `now`.
     private func fire(_ control: ControlID) {
-        let now = clock()
+        assertOnQueue(queue)
+        let now = scheduler.now()
         let update = room.wake(control: control, at: now)
         if update.patch?.cause["kind"] == "tick", let deadline = armedDeadlines[control], now >= deadline {
             metrics.tick(lateNanoseconds: now.nanoseconds - deadline.nanoseconds)
@@ -35,6 +30,7 @@ extension RoomRuntime {
 
     /// Stops the timers (at shutdown).
     func stop() {
+        assertNotOnQueue(queue)
         queue.sync {
             for timer in timers.values { timer.cancel() }
             timers.removeAll()

@@ -9,44 +9,45 @@ import Synchronization
 /// Rooms nobody has been in for the idle time are unloaded (`unloadIdleRooms`, the server's sweep), except
 /// the config's own rooms. A later join loads an unloaded room back from the store as it was (same epoch
 /// and version); with the memory store there is nothing to load, so it starts anew (a new epoch).
-final class RoomRegistry: RoomDirectory, Sendable {
+package final class RoomRegistry: RoomDirectory, Sendable {
     private let config: ServerConfig
     private let maxRooms: Int
     private let store: any RoomStore
-    private let hub: Hub
-    let metrics = ServerMetrics()
-    private let clock: @Sendable () -> Instant
+    private let waker: any SubscriberWaker
+    package let metrics = ServerMetrics()
+    private let scheduler: any RoomScheduler
     private let logger: Logger
     private let rooms = Mutex<[String: RoomRuntime]>([:])
     /// The config's rooms: never unloaded.
     private let pinned: Set<String>
 
-    init(config: ServerConfig, maxRooms: Int, store: any RoomStore, hub: Hub, clock: @escaping @Sendable () -> Instant, logger: Logger) {
+    package init(config: ServerConfig, maxRooms: Int, store: any RoomStore, waker: any SubscriberWaker,
+         scheduler: any RoomScheduler = DispatchRoomScheduler(), logger: Logger) {
         self.config = config
         self.maxRooms = maxRooms
         self.store = store
-        self.hub = hub
-        self.clock = clock
+        self.waker = waker
+        self.scheduler = scheduler
         self.logger = logger
         self.pinned = Set(config.rooms.map(\.name))
     }
 
     /// At start: the config's rooms, recovered from the store or created. Every other stored room stays in the
     /// store until a join loads it (`room(named:)`), as after being unloaded.
-    func start() throws {
+    package func start() throws {
         for (name, template) in config.rooms {
             _ = try room(named: name, template: template, force: true)
         }
     }
 
-    func room(named name: String, template: String?,
+    package func room(named name: String, template: String?,
               mayCreate: @escaping @Sendable (_ template: String?, _ defaultTemplate: String) -> ProtocolError?) throws(ProtocolError) -> any RoomEndpoint {
         try room(named: name, template: template, force: false, mayCreate: mayCreate)
     }
 
-    func health() -> (ready: Bool, fields: [(String, JSONValue)]) { (true, []) }
+    package func health() -> (ready: Bool, fields: [(String, JSONValue)]) { (true, []) }
 
-    func metricLines() -> [String] { [] }
+    package func metricLines() -> [String] { [] }
 
     /// The room `name`, created from `template` (or the default template) when it does not exist.
     func room(named name: String, template: String?, force: Bool,
@@ -130,9 +131,9 @@ final class RoomRegistry: RoomDirectory, Sendable {
     /// Unloads the rooms nobody has been in for `idleSeconds` or more (0: never), except the config's. A room
     /// with a timer armed or a write not yet durable stays. Service thread (the once-a-second sweep), so no
     /// join can fall between a room's last check and its removal: joins are dispatched from that thread.
-    func unloadIdleRooms(idleSeconds: Int) {
+    package func unloadIdleRooms(idleSeconds: Int) {
         guard idleSeconds > 0 else { return }
-        let now = clock().nanoseconds
+        let now = scheduler.now().nanoseconds
         let idle = UInt64(idleSeconds) * 1_000_000_000
         guard now > idle else { return }
         rooms.withLock { rooms in
@@ -147,12 +148,13 @@ final class RoomRegistry: RoomDirectory, Sendable {
     }
 
     private func makeRuntime(_ room: Room) -> RoomRuntime {
-        RoomRuntime(room: room, store: store, historyLimit: config.historyLimit, hub: hub, metrics: metrics, clock: clock, logger: logger)
+        RoomRuntime(room: room, store: store, historyLimit: config.historyLimit, waker: waker, metrics: metrics, scheduler: scheduler,
+                    logger: logger)
     }
 
-    var count: Int { rooms.withLock { $0.count } }
+    package var count: Int { rooms.withLock { $0.count } }
 
-    func stopAll() {
+    package func stopAll() {
         for room in rooms.withLock({ Array($0.values) }) { room.stop() }
         store.waitUntilIdle()
     }

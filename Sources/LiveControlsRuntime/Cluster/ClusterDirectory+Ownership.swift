@@ -78,8 +78,8 @@ extension ClusterDirectory {
     }
 
     private func makeRuntime(_ room: Room, store: RedisRoomStore) -> RoomRuntime {
-        let runtime = RoomRuntime(room: room, store: store, historyLimit: config.historyLimit, hub: hub, metrics: metrics,
-                                  clock: clock, logger: logger, localDelivery: false)
+        let runtime = RoomRuntime(room: room, store: store, historyLimit: config.historyLimit, waker: waker, metrics: metrics,
+                                  scheduler: scheduler, logger: logger, localDelivery: false)
         store.nodeOf = { [unowned runtime] session in runtime.remoteMembers[session]?.node }
         runtime.onStoreFailure = { [weak self, weak runtime] error in
             guard let self, let runtime else { return }

@@ -1,7 +1,7 @@
 import Synchronization
 
 /// Counters and the hold-tick lateness record behind `GET /metrics`. Safe from any thread.
-final class ServerMetrics: Sendable {
+package final class ServerMetrics: Sendable {
     private struct State {
         var intents = 0
         var refusedIntents = 0
@@ -40,7 +40,7 @@ final class ServerMetrics: Sendable {
     }
 
     /// Prometheus text exposition (version 0.0.4).
-    func exposition(connections: Int, rooms: Int, uptimeSeconds: Int) -> String {
+    package func exposition(connections: Int, rooms: Int, uptimeSeconds: Int) -> String {
         let s = state.withLock { $0 }
         let held = Array(s.lateness.prefix(min(s.latenessCount, s.lateness.count))).sorted()
         func quantile(_ q: Double) -> Double {

@@ -1,37 +1,42 @@
 import LiveControlsEngine
 
 /// Cluster mode: a member of an owned room whose connection is on some node (this one included).
-/// Frames sent to it are published to that node's inbox, after every write this ownership submitted before.
+/// Frames sent to it are published to that node's inbox, after every write this ownership submitted before;
+/// none ever needs waking here.
 final class RemoteSession: RoomSubscriber, @unchecked Sendable {
-    let node: String
+    let remoteNode: String
     let session: SessionID
     /// The forwarding node's request token, echoed in the reply so it can stop waiting.
     let token: Int
     private let outlet: RedisRoomStore
 
     init(node: String, session: SessionID, token: Int, outlet: RedisRoomStore) {
-        self.node = node
+        self.remoteNode = node
         self.session = session
         self.token = token
         self.outlet = outlet
     }
 
+    var node: String? { remoteNode }
+
     /// A reply that shows the room at `version` (the owner's `send`): fenced, after the write of `version`.
-    func send(_ frame: Frame, showing version: Int) {
-        outlet.reply(envelope(frame), to: node, showing: version)
+    func deliver(_ frame: Frame, showing version: Int) -> Bool {
+        outlet.reply(envelope(frame), to: remoteNode, showing: version)
+        return false
     }
 
     /// Only for errors, which show no state (a refusal while the room stops): published without a fence.
-    func enqueue(_ frame: Frame) -> Bool {
-        outlet.replyUnfenced(envelope(frame), to: node)
+    func deliver(_ frame: Frame) -> Bool {
+        outlet.replyUnfenced(envelope(frame), to: remoteNode)
         return false
     }
 
     /// An error telling the session's node that this node no longer owns the room (it was handed back after
     /// the request was dispatched): that node forgets the owner (`notOwner`).
-    func refuseNotOwner(_ frame: Frame) {
+    func deliverNotOwner(_ frame: Frame) -> Bool {
         outlet.replyUnfenced(ClusterEnvelope.reply(room: outlet.room, session: session, token: token, state: nil, message: frame.bytes,
-                                                   notOwner: true), to: node)
+                                                   notOwner: true), to: remoteNode)
+        return false
     }
 
     private func envelope(_ frame: Frame) -> [UInt8] {

@@ -6,7 +6,7 @@ extension RoomRuntime {
     /// Cluster mode: the sessions of nodes that are gone leave (reason `disconnect`).
     func dropSessions(onNodes gone: Set<String>) {
         submit {
-            for (session, member) in self.remoteMembers where gone.contains(member.node) {
+            for (session, member) in self.remoteMembers where member.node.map(gone.contains) == true {
                 self.setRemote(session, nil)
                 self.carryOut(self.room.leave(session, reason: .disconnect))
             }
@@ -16,7 +16,7 @@ extension RoomRuntime {
 
     /// Cluster mode, at takeover: members are kept with the node they are on (the ticker drops those of nodes
     /// that are gone); members of no known node leave (reason `disconnect`). Holds end first, with `failover`.
-    func adoptMembers(_ nodes: [SessionID: String], session make: @escaping @Sendable (String, SessionID) -> RemoteSession) {
+    func adoptMembers(_ nodes: [SessionID: String], session make: @escaping @Sendable (String, SessionID) -> any RoomSubscriber) {
         submit {
             self.carryOut(self.room.endHolds(reason: .failover))
             for session in self.room.sessions {
@@ -41,7 +41,8 @@ extension RoomRuntime {
     }
 
     /// Queue only: the one way `remoteMembers` changes, so `nodeCounts` stays true.
-    func setRemote(_ session: SessionID, _ remote: RemoteSession?) {
+    func setRemote(_ session: SessionID, _ remote: (any RoomSubscriber)?) {
+        assertOnQueue(queue)
         let old = remoteMembers[session]
         remoteMembers[session] = remote
         guard old?.node != remote?.node else { return }

@@ -1,4 +1,5 @@
 import CLibWebSockets
+import LiveControlsRuntime
 import Synchronization
 #if canImport(Glibc)
 import Glibc
@@ -17,7 +18,7 @@ import Glibc
 /// writes their frames straight away (`LiveControlsServer.flushReady`), without asking lws for writable
 /// callbacks and a further `poll()`. A connection lws closed during the pass is marked (`socketGone`) and
 /// skipped.
-final class Hub: Sendable {
+final class Hub: SubscriberWaker, Sendable {
     /// `struct lws_context *`; only passed to `lws_cancel_service`, which is thread-safe.
     private struct ContextRef: @unchecked Sendable { let raw: OpaquePointer }
 
@@ -49,6 +50,19 @@ final class Hub: Sendable {
 
     func wake(_ connection: Connection) {
         wake(CollectionOfOne(connection))
+    }
+
+    /// `SubscriberWaker`: rooms wake the subscribers their fan-out asked for. Only this transport's
+    /// connections ever ask (a cluster's remote sessions publish through Redis themselves).
+    func wake(_ subscriber: any RoomSubscriber) {
+        if let connection = subscriber as? Connection { wake(connection) }
+    }
+
+    func wake(_ subscribers: [any RoomSubscriber]) {
+        var connections: [Connection] = []
+        connections.reserveCapacity(subscribers.count)
+        for subscriber in subscribers { if let connection = subscriber as? Connection { connections.append(connection) } }
+        wake(connections)
     }
 
     func wake<C: Collection>(_ connections: C) where C.Element == Connection {

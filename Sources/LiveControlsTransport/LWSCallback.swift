@@ -3,6 +3,7 @@ import Dispatch
 import Foundation
 import LiveControlsEngine
 import LiveControlsProtocol
+import LiveControlsRuntime
 
 /// The one C callback for both protocols. Runs on the lws service thread only.
 func lwsCallback(
@@ -167,7 +168,7 @@ extension LiveControlsServer {
 
     /// Service thread: queue a message to one connection.
     func send(_ message: ServerMessage, to connection: Connection) {
-        if connection.enqueue(Frame(message)) { lws_callback_on_writable(connection.wsi.raw) }
+        if connection.deliver(Frame(message)) { lws_callback_on_writable(connection.wsi.raw) }
     }
 
     /// Service thread, after each `lws_service` pass (every callback of the pass has returned). When the pass
@@ -249,11 +250,11 @@ extension LiveControlsServer {
     private func write(_ next: Connection.Next, to wsi: OpaquePointer) -> Bool {
         switch next {
         case let .one(frame, more):
-            guard lws_write(wsi, frame.payload, frame.count, LWS_WRITE_TEXT) >= frame.count else { return false }
+            guard frame.withLWSPayload({ lws_write(wsi, $0, frame.count, LWS_WRITE_TEXT) }) >= frame.count else { return false }
             if more { lws_callback_on_writable(wsi) }
         case let .write(frames, more):
             if frames.count == 1, let frame = frames.first {
-                guard lws_write(wsi, frame.payload, frame.count, LWS_WRITE_TEXT) >= frame.count else { return false }
+                guard frame.withLWSPayload({ lws_write(wsi, $0, frame.count, LWS_WRITE_TEXT) }) >= frame.count else { return false }
             } else {
                 // A backlog: frame each message ourselves and hand them to lws as one write (one send()).
                 let (buffer, count) = writeBatch.frame(frames)

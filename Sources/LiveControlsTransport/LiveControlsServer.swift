@@ -3,6 +3,7 @@ import Dispatch
 import Foundation
 import LiveControlsEngine
 import LiveControlsProtocol
+import LiveControlsRuntime
 import LiveControlsSQLite
 import Logging
 import Synchronization
@@ -52,11 +53,12 @@ public final class LiveControlsServer: @unchecked Sendable {
     /// Opens the store (`options.dataDirectory`, or memory) and prepares the rooms; throws when the
     /// store cannot be opened.
     public init(options: ServerOptions, logger: Logger) throws {
+        precondition(Frame.headroomFitsLWS, "libwebsockets' LWS_PRE is larger than Frame.headroom")
         self.options = options
         self.logger = logger
         if let cluster = options.cluster {
-            self.registry = ClusterDirectory(options: cluster, config: options.config, maxRooms: options.limits.maxRooms, hub: hub,
-                                             clock: LiveControlsServer.monotonicNow, logger: logger)
+            self.registry = ClusterDirectory(options: cluster, config: options.config, maxRooms: options.limits.maxRooms, waker: hub,
+                                             logger: logger)
             return
         }
         let store: any RoomStore
@@ -69,13 +71,7 @@ public final class LiveControlsServer: @unchecked Sendable {
         } else {
             store = MemoryRoomStore()
         }
-        self.registry = RoomRegistry(config: options.config, maxRooms: options.limits.maxRooms, store: store, hub: hub,
-                                     clock: LiveControlsServer.monotonicNow, logger: logger)
-    }
-
-    /// The monotonic clock rooms and timers use (`DispatchTime` uptime).
-    @Sendable static func monotonicNow() -> Instant {
-        Instant(nanoseconds: DispatchTime.now().uptimeNanoseconds)
+        self.registry = RoomRegistry(config: options.config, maxRooms: options.limits.maxRooms, store: store, waker: hub, logger: logger)
     }
 
     /// The port actually bound (after `start`).

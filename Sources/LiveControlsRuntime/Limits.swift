@@ -1,30 +1,3 @@
-import LiveControlsEngine
-
-/// How the server listens and what limits it enforces. Defaults suit local use; docs/PROTOCOL.md lists them.
-public struct ServerOptions: Sendable {
-    /// Address to bind; `0.0.0.0` (or empty) listens on every interface.
-    public var host: String = "127.0.0.1"
-    /// TCP port; 0 picks a free one (read it back from `LiveControlsServer.start()`).
-    public var port: Int = 8080
-    /// Directory served at `/`; nil serves no static files.
-    public var webRoot: String? = "web"
-    /// Rooms, templates and history size.
-    public var config: ServerConfig = .builtin()
-    /// Where rooms persist; nil keeps them in memory only.
-    public var dataDirectory: String? = nil
-    /// How long a graceful shutdown waits for clients to take their close frames.
-    public var shutdownGraceMilliseconds: Int = 2_000
-    public var limits = Limits()
-    /// Tokens, roles and allowed origins.
-    public var auth = AuthPolicy()
-    /// PEM certificate and key: serve https/wss instead of http/ws on the same port.
-    public var tls: (certificate: String, privateKey: String)? = nil
-    /// Cluster mode: rooms are shared with other nodes through Redis (then `dataDirectory` is not used).
-    public var cluster: ClusterOptions? = nil
-
-    public init() {}
-}
-
 /// What one client, or all of them together, may use.
 public struct Limits: Sendable {
     /// Largest message accepted, in bytes; a larger one closes the connection with 1009.

@@ -1,0 +1,40 @@
+import LiveControlsEngine
+import LiveControlsProtocol
+
+/// What a transport calls for a room one of its subscribers has joined.
+///
+/// One node: the `RoomRuntime` itself. Cluster mode: a `ClusterRoomHandle`, which forwards to the room's
+/// owner node and delivers what the owner publishes. Every method returns at once; the work runs on the
+/// room's queue (except an inline intent, below).
+package protocol RoomEndpoint: AnyObject, Sendable {
+    func join(_ subscriber: any RoomSubscriber, _ request: JoinRequest)
+    /// A second `join` of a joined room: a fresh snapshot.
+    func resync(_ subscriber: any RoomSubscriber, id: RequestID?)
+    /// The subscriber overflowed (or missed state) and has caught up: queue a fresh snapshot with
+    /// `deliverResync`.
+    func resyncAfterOverflow(_ subscriber: any RoomSubscriber)
+    func leave(_ subscriber: any RoomSubscriber, id: RequestID?, reason: HoldEndReason)
+    /// Applies an intent. With `inline`, a room whose queue has nothing waiting may run it right here on the
+    /// calling thread (`queue.sync`: the room's total order holds) and returns how many subscribers it has, so
+    /// the caller can tell small rooms from large ones; otherwise the intent is queued and nil returned.
+    func intent(_ subscriber: any RoomSubscriber, _ request: IntentRequest, inline: Bool) -> Int?
+}
+
+/// The rooms of this server, whatever runs them: `RoomRegistry` (one node) or `ClusterDirectory` (Redis).
+package protocol RoomDirectory: AnyObject, Sendable {
+    var metrics: ServerMetrics { get }
+    /// Rooms this node knows of (one node: live rooms; cluster: rooms with local activity or owned here).
+    var count: Int { get }
+    func start() throws
+    func stopAll()
+    /// The room `name`, for a join. `mayCreate` says whether this session may create it from a template.
+    func room(named name: String, template: String?,
+              mayCreate: @escaping @Sendable (_ template: String?, _ defaultTemplate: String) -> ProtocolError?) throws(ProtocolError) -> any RoomEndpoint
+    /// Extra fields for `/healthz`, and whether this node is ready to serve.
+    func health() -> (ready: Bool, fields: [(String, JSONValue)])
+    /// Extra lines for `/metrics`.
+    func metricLines() -> [String]
+    /// The once-a-second sweep: unload rooms nobody has been in for `idleSeconds` (0: never). Called from the
+    /// one thread that also dispatches joins (the transport's service thread).
+    func unloadIdleRooms(idleSeconds: Int)
+}

@@ -1,0 +1,51 @@
+import Dispatch
+import LiveControlsEngine
+
+/// Where rooms get the time and their timers: the machine's monotonic clock and Dispatch timers
+/// (`DispatchRoomScheduler`), or in tests a manual clock that fires timers at exact instants.
+package protocol RoomScheduler: Sendable {
+    /// The monotonic time rooms, timers and idle times use.
+    func now() -> Instant
+    /// A parked timer whose `handler` runs on `queue` once the time reaches the deadline it is armed for.
+    func makeTimer(on queue: DispatchQueue, _ handler: @escaping @Sendable () -> Void) -> any RoomTimer
+}
+
+/// One timer of a room. Armed, re-armed and cancelled only on the queue it runs its handler on.
+package protocol RoomTimer: AnyObject, Sendable {
+    /// Fires once at `deadline` (re-arming replaces the previous deadline); nil parks it.
+    func schedule(at deadline: Instant?)
+    /// Stops it for good.
+    func cancel()
+}
+
+/// `DispatchTime` uptime and strict, zero-leeway `DispatchSourceTimer`s: deadlines come from the press
+/// instant, so ticks do not drift, and a stale or early firing is harmless because the engine only applies
+/// what is due at `now`.
+package struct DispatchRoomScheduler: RoomScheduler {
+    package init() {}
+
+    package func now() -> Instant { Instant(nanoseconds: DispatchTime.now().uptimeNanoseconds) }
+
+    package func makeTimer(on queue: DispatchQueue, _ handler: @escaping @Sendable () -> Void) -> any RoomTimer {
+        DispatchRoomTimer(queue: queue, handler: handler)
+    }
+}
+
+/// `@unchecked Sendable`: a `DispatchSource` is thread-safe (Dispatch's own rule); the class adds no state.
+private final class DispatchRoomTimer: RoomTimer, @unchecked Sendable {
+    private let source: any DispatchSourceTimer
+
+    init(queue: DispatchQueue, handler: @escaping @Sendable () -> Void) {
+        source = DispatchSource.makeTimerSource(flags: .strict, queue: queue)
+        source.setEventHandler(handler: handler)
+        source.schedule(deadline: .distantFuture, leeway: .nanoseconds(0))
+        source.resume()
+    }
+
+    func schedule(at deadline: Instant?) {
+        let when = deadline.map { DispatchTime(uptimeNanoseconds: $0.nanoseconds) } ?? .distantFuture
+        source.schedule(deadline: when, leeway: .nanoseconds(0))
+    }
+
+    func cancel() { source.cancel() }
+}
