@@ -4,7 +4,7 @@ import LiveControlsRuntime
 /// Service thread only: reusable memory where several queued messages are framed back to back
 /// (RFC 6455 server frames: FIN + text opcode, unmasked; no extension is negotiated), so a client with
 /// a backlog gets them in one `lws_write(…, LWS_WRITE_RAW)` — one `send()` instead of one per message.
-final class BatchBuffer: @unchecked Sendable {
+final class BatchBuffer {
     private var storage: UnsafeMutableRawPointer
     private var capacity: Int
 

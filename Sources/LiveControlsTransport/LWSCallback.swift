@@ -32,6 +32,7 @@ extension LiveControlsServer {
         _ wsi: OpaquePointer, _ reason: lws_callback_reasons, _ user: UnsafeMutableRawPointer?,
         _ input: UnsafeMutableRawPointer?, _ length: Int
     ) -> Int32 {
+        serviceThread.assertOn()
         switch reason {
         case LWS_CALLBACK_EVENT_WAIT_CANCELLED:
             serviceWakeUps()
@@ -49,12 +50,11 @@ extension LiveControlsServer {
         case LWS_CALLBACK_ESTABLISHED:
             guard let user else { return -1 }
             guard !draining else { return -1 }
-            let connection = Connection(session: newSessionID(), wsi: WSI(raw: wsi),
-                                        limits: options.limits)
+            let connection = Connection(session: newSessionID(), wsi: WSI(raw: wsi), limits: options.limits, now: Transport.now())
             user.storeBytes(of: Unmanaged.passRetained(connection).toOpaque(), as: UnsafeMutableRawPointer.self)
             guard connections.count < options.limits.maxConnections else {
                 logger.warning("connection refused: limit reached", metadata: ["maxConnections": "\(options.limits.maxConnections)"])
-                if connection.requestClose(code: 1013, reason: "server full: too many connections") { lws_callback_on_writable(wsi) }
+                if connection.lifecycle.requestClose(code: 1013, reason: "server full: too many connections") { lws_callback_on_writable(wsi) }
                 return 0
             }
             connections[connection.session] = connection
@@ -73,15 +73,14 @@ extension LiveControlsServer {
 
         case LWS_CALLBACK_WS_PEER_INITIATED_CLOSE:
             // lws answers the close frame on the next writable; no direct write may come after it.
-            connection(user)?.peerClosing = true
+            connection(user)?.lifecycle.peerSentClose()
             return 0
 
         case LWS_CALLBACK_CLOSED:
             guard let user, let raw = user.load(as: UnsafeMutableRawPointer?.self) else { return 0 }
             let connection = Unmanaged<Connection>.fromOpaque(raw).takeRetainedValue()
             user.storeBytes(of: nil, as: UnsafeMutableRawPointer?.self)
-            connection.markClosed()
-            connection.socketGone = true  // its wsi is freed when this returns: `flushReady` must not touch it
+            connection.markClosed()  // its wsi is freed when this returns: `flushReady` must not touch it
             if connections[connection.session] === connection { connections[connection.session] = nil }
             for room in connection.joined.values { room.leave(connection, id: nil, reason: .disconnect) }
             connection.joined.removeAll()
@@ -160,7 +159,7 @@ extension LiveControlsServer {
             draining = true
             drainDeadline = .now() + .milliseconds(options.shutdownGraceMilliseconds)
             logger.info("shutting down", metadata: ["connections": "\(connections.count)"])
-            for connection in connections.values where connection.requestClose(code: 1001, reason: "server shutting down") {
+            for connection in connections.values where connection.lifecycle.requestClose(code: 1001, reason: "server shutting down") {
                 lws_callback_on_writable(connection.wsi.raw)
             }
         }
@@ -168,6 +167,7 @@ extension LiveControlsServer {
 
     /// Service thread: queue a message to one connection.
     func send(_ message: ServerMessage, to connection: Connection) {
+        serviceThread.assertOn()
         if connection.deliver(Frame(message)) { lws_callback_on_writable(connection.wsi.raw) }
     }
 
@@ -183,6 +183,7 @@ extension LiveControlsServer {
     /// stream), its peer has not sent a close, and no close or resync of ours is due; otherwise, and for
     /// what is left after one batch, the writable callback does it.
     func flushReady() {
+        serviceThread.assertOn()
         let sender = senderThisPass
         let messages = messagesThisPass
         senderThisPass = nil
@@ -190,7 +191,7 @@ extension LiveControlsServer {
         if messages > 1 {
             // Under load (several messages in one pass): the writable callbacks after the next poll() let
             // more patches gather per client, so they leave in fewer, larger writes.
-            hub.drainReady { if !$0.socketGone { lws_callback_on_writable($0.wsi.raw) } }
+            hub.drainReady { if $0.lifecycle != .closed { lws_callback_on_writable($0.wsi.raw) } }
             return
         }
         var senderReady = false
@@ -201,9 +202,15 @@ extension LiveControlsServer {
     }
 
     private func writeDirectly(_ connection: Connection) {
-        guard !connection.socketGone, !connection.closing else { return }
+        switch connection.lifecycle.direct {
+        case .skip: return  // closing, or gone (its wsi may not be touched)
+        case .deferToWritable:
+            lws_callback_on_writable(connection.wsi.raw)
+            return
+        case .write: break
+        }
         let wsi = connection.wsi.raw
-        guard !connection.peerClosing, lws_partial_buffered(wsi) == 0, lws_get_network_wsi(wsi) == wsi else {
+        guard lws_partial_buffered(wsi) == 0, lws_get_network_wsi(wsi) == wsi else {
             lws_callback_on_writable(wsi)
             return
         }
@@ -217,17 +224,23 @@ extension LiveControlsServer {
     }
 
     private func writeable(_ connection: Connection, _ wsi: OpaquePointer) -> Int32 {
-        // Our close frame is on its way (lws waits up to a few seconds for the client's answer): no more data.
-        guard !connection.closing else { return 0 }
+        switch connection.lifecycle.writable() {
+        case .nothing:
+            // Our close frame is on its way (lws waits up to a few seconds for the client's answer), or the peer's
+            // close is being answered: no more data.
+            return 0
+        case let .sendClose(code, reason):
+            connection.dropQueued()
+            var bytes = Array(reason.utf8.prefix(120))
+            lws_close_reason(wsi, lws_close_status(rawValue: UInt32(code)), &bytes, bytes.count)
+            return -1
+        case .write:
+            break
+        }
         let next = connection.next()
         switch next {
         case .idle:
             return 0
-        case let .close(code, reason):
-            connection.closing = true
-            var bytes = Array(reason.utf8.prefix(120))
-            lws_close_reason(wsi, lws_close_status(rawValue: UInt32(code)), &bytes, bytes.count)
-            return -1
         case let .resync(rooms):
             for name in rooms {
                 if let room = connection.joined[name] {
@@ -247,7 +260,7 @@ extension LiveControlsServer {
 
     /// Writes the frames `next` handed out (one `send()`), asking for another writable callback when more
     /// wait; false when lws could not take them (the connection must close).
-    private func write(_ next: Connection.Next, to wsi: OpaquePointer) -> Bool {
+    private func write(_ next: Outbox.Next, to wsi: OpaquePointer) -> Bool {
         switch next {
         case let .one(frame, more):
             guard frame.withLWSPayload({ lws_write(wsi, $0, frame.count, LWS_WRITE_TEXT) }) >= frame.count else { return false }
@@ -262,7 +275,7 @@ extension LiveControlsServer {
                 guard lws_write(wsi, buffer, count, LWS_WRITE_HTTP) >= count else { return false }
             }
             if more { lws_callback_on_writable(wsi) }
-        case .idle, .close, .resync, .deferred:
+        case .idle, .resync, .deferred:
             break
         }
         return true
@@ -270,11 +283,12 @@ extension LiveControlsServer {
 
     /// Service thread: slow consumers that have not caught up in time are closed with 1008.
     private func closeStuckConsumers() {
-        let now = DispatchTime.now()
+        let now = Transport.now()
         for connection in connections.values
         where connection.isStuck(now: now, timeoutMilliseconds: options.limits.slowConsumerTimeoutMilliseconds) {
+            guard connection.lifecycle.closeNow(code: 1008) else { continue }
             logger.info("closing slow consumer", metadata: ["session": "\(connection.session)"])
-            connection.closing = true
+            connection.dropQueued()
             var reason = Array("slow consumer: did not read its messages in time".utf8)
             lws_close_reason(connection.wsi.raw, LWS_CLOSE_STATUS_POLICY_VIOLATION, &reason, reason.count)
             lws_set_timeout(connection.wsi.raw, PENDING_TIMEOUT_USER_OK, LWS_TO_KILL_ASYNC)
@@ -283,12 +297,12 @@ extension LiveControlsServer {
 
     private func receive(_ connection: Connection, _ wsi: OpaquePointer, _ input: UnsafeMutableRawPointer?, _ length: Int) -> Int32 {
         if lws_frame_is_binary(wsi) != 0 {
-            connection.closing = true
+            _ = connection.lifecycle.closeNow(code: 1003)
             return close(wsi, 1003, "binary frames are not supported; send JSON text")
         }
         if connection.receiveBuffer.count + length > options.limits.maxMessageBytes {
             logger.info("message too large", metadata: ["session": "\(connection.session)"])
-            connection.closing = true
+            _ = connection.lifecycle.closeNow(code: 1009)
             return close(wsi, 1009, "message larger than \(options.limits.maxMessageBytes) bytes")
         }
         let final = lws_is_final_fragment(wsi) != 0 && lws_remaining_packet_payload(wsi) == 0

@@ -9,6 +9,7 @@ extension LiveControlsServer {
 
     /// Service thread: one complete text message from a client.
     func handleMessage(_ bytes: UnsafeBufferPointer<UInt8>, from connection: Connection) {
+        serviceThread.assertOn()
         let message: ClientMessage
         do {
             message = try ClientMessage.decode(bytes)
@@ -84,11 +85,13 @@ extension LiveControlsServer {
 extension LiveControlsServer {
     /// The rate limit: false when the message is refused (`rate_limited`, or a 1008 close on sustained abuse).
     func admit(_ connection: Connection, id: RequestID?) -> Bool {
-        if connection.rate.take() { return true }
-        if connection.rate.strikes >= options.limits.rateLimitStrikes {
+        switch connection.rate.admit(now: Transport.now()) {
+        case .accept:
+            return true
+        case .close:
             logger.info("closing connection that ignores the rate limit", metadata: ["session": "\(connection.session)"])
-            if connection.requestClose(code: 1008, reason: "rate limit exceeded") { lws_callback_on_writable(connection.wsi.raw) }
-        } else {
+            if connection.lifecycle.requestClose(code: 1008, reason: "rate limit exceeded") { lws_callback_on_writable(connection.wsi.raw) }
+        case .refuse:
             send(.error(ProtocolError(.rateLimited, "more than \(Int(options.limits.messagesPerSecond)) messages per second (burst \(Int(options.limits.messageBurst))); message dropped", id: id)),
                  to: connection)
         }
@@ -109,6 +112,7 @@ extension ClientMessage {
 extension LiveControlsServer {
     /// Service thread (sweep): sessions whose token expired leave those rooms and are told why.
     func expireGrants() {
+        serviceThread.assertOn()
         let now = options.auth.now()
         for connection in connections.values {
             for (roomName, grant) in connection.grants {

@@ -25,6 +25,7 @@ public final class LiveControlsServer: @unchecked Sendable {
     public let options: ServerOptions
     let logger: Logger
     let hub = Hub()
+    let serviceThread = ServiceThread()
     let registry: any RoomDirectory
     let startedAt = Date()
 
@@ -108,6 +109,7 @@ public final class LiveControlsServer: @unchecked Sendable {
     // MARK: Service thread
 
     private func serviceThreadMain() {
+        serviceThread.claim()
         let allocations = CAllocations()
         var info = makeContextInfo(allocations)
         lws_set_log_level(Int32(LLL_ERR) | (logger.logLevel <= .debug ? Int32(LLL_WARN) : 0), nil)

@@ -59,7 +59,9 @@ package final class ClusterDirectory: RoomDirectory, @unchecked Sendable {
     private let tokens = Mutex(0)
     private let subscriberUp = Mutex(false)
     private var subscriber: RedisSubscriber?
-    private var ticker: DispatchSourceTimer?
+    private var ticker: (any RoomTimer)?
+    /// Control link queue only: when the ticker fires next (deadlines on a fixed grid, so ticks do not drift).
+    private var nextTick = Instant(nanoseconds: 0)
 
     package init(options: ClusterOptions, config: ServerConfig, maxRooms: Int, waker: any SubscriberWaker,
          scheduler: any RoomScheduler = DispatchRoomScheduler(), logger: Logger) {
@@ -83,6 +85,16 @@ package final class ClusterDirectory: RoomDirectory, @unchecked Sendable {
 
     package var count: Int { rooms.withLock { Set($0.keys) }.union(owned.withLock { Set($0.keys) }).count }
 
+    /// Control link queue: the next tick, a period after the last deadline (or after now, when far behind).
+    private func armNextTick() {
+        assertOnQueue(control.queue)
+        let period = UInt64(max(50, options.leaseMilliseconds / 3)) * 1_000_000
+        let now = scheduler.now()
+        nextTick = Instant(nanoseconds: nextTick.nanoseconds + period)
+        if nextTick < now { nextTick = Instant(nanoseconds: now.nanoseconds + period) }
+        ticker?.schedule(at: nextTick)
+    }
+
     package func start() throws {
         RedisProcess.ignoreSIGPIPE()
         let subscriber = RedisSubscriber(
@@ -92,12 +104,16 @@ package final class ClusterDirectory: RoomDirectory, @unchecked Sendable {
             onConnection: { [unowned self] up in self.subscriberChanged(up: up) })
         self.subscriber = subscriber
         subscriber.start()
-        let ticker = DispatchSource.makeTimerSource(queue: control.queue)
-        let period = max(50, options.leaseMilliseconds / 3)
-        ticker.schedule(deadline: .now(), repeating: .milliseconds(period), leeway: .milliseconds(period / 10))
-        ticker.setEventHandler { [unowned self] in self.tick() }
+        // Every third of the lease, on the control link's queue, through the scheduler (a manual clock in tests).
+        let ticker = scheduler.makeTimer(on: control.queue) { [unowned self] in
+            self.tick()
+            self.armNextTick()
+        }
         self.ticker = ticker
-        ticker.resume()
+        control.queue.async { [self] in
+            nextTick = scheduler.now()
+            ticker.schedule(at: nextTick)
+        }
         logger.notice("cluster mode", metadata: ["redis": "\(options.redis)", "leaseMs": "\(options.leaseMilliseconds)"])
     }
 

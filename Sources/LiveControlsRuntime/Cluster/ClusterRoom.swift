@@ -39,7 +39,7 @@ final class ClusterRoom: @unchecked Sendable {
         var isJoin: Bool
         /// A snapshot this node asked for on the session's behalf (overflow, gap, new epoch).
         var isResync: Bool
-        var deadline: DispatchTime
+        var deadline: Instant
         /// The owner node it went to (once the link knows): if another owner publishes, it gets no answer.
         var owner: String? = nil
     }
@@ -49,7 +49,7 @@ final class ClusterRoom: @unchecked Sendable {
     private var pending: [Int: Pending] = [:]
     /// When the owner was last heard from (a patch or a reply): while it keeps answering, a backlog of
     /// requests is progress, not a lost owner, and nothing times out.
-    private var lastHeard: DispatchTime = .now()
+    private var lastHeard: Instant
     /// Set by `sweep` and by joins: whether any session here uses the room.
     private let inUseFlag = Mutex(false)
     /// Since when (`directory.scheduler`, nanoseconds) no session here has used the room, as `sweep` last saw;
@@ -62,6 +62,7 @@ final class ClusterRoom: @unchecked Sendable {
         self.name = name
         self.directory = directory
         self.queue = DispatchQueue(label: "livecontrols.cluster.\(name)", target: .global())
+        self.lastHeard = directory.scheduler.now()
     }
 
     // MARK: From the service thread
@@ -129,6 +130,7 @@ final class ClusterRoom: @unchecked Sendable {
     /// Queue only.
     private func forward(_ request: ClusterRequest, for connection: any RoomSubscriber, id: RequestID?, isJoin: Bool = false,
                          isResync: Bool = false, expectsReply: Bool = true, creation: ClusterDirectory.Creation? = nil) {
+        assertOnQueue(queue)
         guard !retired else {
             // Unreachable by design (a room a connection uses is never retired); answered rather than lost.
             if expectsReply, !isResync, connection.deliver(Frame(.error(ProtocolError(.unavailable, "room \(name) was unloaded on this node; join it again", id: id, room: name)))) {
@@ -139,7 +141,7 @@ final class ClusterRoom: @unchecked Sendable {
         let token = directory.nextToken()
         if expectsReply {
             pending[token] = Pending(connection: connection, id: id, isJoin: isJoin, isResync: isResync,
-                                     deadline: .now() + .milliseconds(directory.replyTimeoutMilliseconds))
+                                     deadline: directory.scheduler.now().adding(milliseconds: directory.replyTimeoutMilliseconds))
         }
         let tookFastPath = directory.forward(
             request, room: name, session: connection.session, token: token, creation: creation, fastPath: slowPathInFlight == 0,
@@ -154,7 +156,7 @@ final class ClusterRoom: @unchecked Sendable {
     /// A patch the owner published.
     func published(epoch: String, version: Int, owner: String, message: ArraySlice<UInt8>) {
         queue.async {
-            self.lastHeard = .now()
+            self.lastHeard = self.directory.scheduler.now()
             if owner != self.publisher {
                 self.publisher = owner
                 self.failRequests(sentToOtherThan: owner)
@@ -189,7 +191,7 @@ final class ClusterRoom: @unchecked Sendable {
     /// A reply the owner sent for one of this node's sessions.
     func replied(_ reply: ClusterEnvelope.Reply) {
         queue.async {
-            self.lastHeard = .now()
+            self.lastHeard = self.directory.scheduler.now()
             let request = self.pending.removeValue(forKey: reply.token)
             let session = reply.session
             guard let connection = self.members[session] ?? self.joining[session] ?? self.leaving[session] ?? request?.connection else { return }
@@ -224,6 +226,7 @@ final class ClusterRoom: @unchecked Sendable {
     /// A new owner published: intents and snapshots sent to the one it replaced will never be answered.
     /// (Joins wait for their timeout.)
     private func failRequests(sentToOtherThan owner: String) {
+        assertOnQueue(queue)
         for (token, request) in pending where request.owner != nil && request.owner != owner && !request.isJoin {
             pending[token] = nil
             answer(request, ProtocolError(.unavailable, "the room changed owner before answering; the request may or may not have taken effect"))
@@ -249,6 +252,7 @@ final class ClusterRoom: @unchecked Sendable {
     }
 
     private func answer(_ request: Pending, _ error: ProtocolError) {
+        assertOnQueue(queue)
         let session = request.connection.session
         if request.isJoin { joining[session] = nil }
         if leaving[session] === request.connection { leaving[session] = nil }
@@ -279,8 +283,8 @@ final class ClusterRoom: @unchecked Sendable {
     /// order with what it has heard, so a backlog here is never mistaken for a silent owner.
     func sweep() {
         queue.async {
-            let now = DispatchTime.now()
-            let silentSince = now.uptimeNanoseconds - min(now.uptimeNanoseconds, self.lastHeard.uptimeNanoseconds)
+            let now = self.directory.scheduler.now()
+            let silentSince = now.nanoseconds - min(now.nanoseconds, self.lastHeard.nanoseconds)
             let timeout = UInt64(self.directory.replyTimeoutMilliseconds) * 1_000_000
             for (token, request) in self.pending where request.deadline < now && silentSince > timeout {
                 self.pending[token] = nil
@@ -327,6 +331,7 @@ final class ClusterRoom: @unchecked Sendable {
     }
 
     private func resyncAll() {
+        assertOnQueue(queue)
         var toWake: [any RoomSubscriber] = []
         for connection in members.values where connection.requireResync(room: name) { toWake.append(connection) }
         if !toWake.isEmpty { directory.waker.wake(toWake) }
@@ -334,7 +339,7 @@ final class ClusterRoom: @unchecked Sendable {
 }
 
 /// The `RoomEndpoint` a subscriber gets in cluster mode: the node's room plus how this join may create it.
-final class ClusterRoomHandle: RoomEndpoint, @unchecked Sendable {
+final class ClusterRoomHandle: RoomEndpoint, Sendable {
     let room: ClusterRoom
     let creation: ClusterDirectory.Creation
 

@@ -3,7 +3,7 @@ import LiveControlsEngine
 /// Cluster mode: a member of an owned room whose connection is on some node (this one included).
 /// Frames sent to it are published to that node's inbox, after every write this ownership submitted before;
 /// none ever needs waking here.
-final class RemoteSession: RoomSubscriber, @unchecked Sendable {
+final class RemoteSession: RoomSubscriber, Sendable {
     let remoteNode: String
     let session: SessionID
     /// The forwarding node's request token, echoed in the reply so it can stop waiting.

@@ -1,0 +1,94 @@
+/// Where a connection is between open and gone, as a value: every transition is a method that says what
+/// the caller (the transport's service thread, which alone owns it) must do.
+///
+/// ```
+/// open ──requestClose──▶ closeRequested ──writable──▶ closing(code) ──socketClosed──▶ closed
+///   │                                                     ▲
+///   ├──closeNow(code) (1003, 1009, slow consumer) ────────┘
+///   └──peerSentClose──▶ peerClosing ──socketClosed──▶ closed
+/// ```
+/// Once our close frame is on its way (`closing`) or the peer's close is being answered (`peerClosing`),
+/// nothing more may be written.
+package enum ConnectionLifecycle: Equatable, Sendable {
+    case open
+    /// A close was asked for; the writable callback sends it.
+    case closeRequested(code: UInt16, reason: String)
+    /// Our close frame is sent, or on its way: nothing more is written.
+    case closing(code: UInt16)
+    /// The client sent a close frame; the library answers it: nothing more is written by us.
+    case peerClosing
+    /// The socket is gone.
+    case closed
+
+    /// Asks for a close with `code`; true when the caller must ask for a writable callback. Only an open
+    /// connection takes it (one already closing keeps its first code).
+    package mutating func requestClose(code: UInt16, reason: String) -> Bool {
+        guard self == .open else { return false }
+        self = .closeRequested(code: code, reason: reason)
+        return true
+    }
+
+    /// Closing at once, from inside a callback (a binary frame, a message too large, a slow consumer): true
+    /// when the caller must send the close now; false when it is already closing or gone.
+    package mutating func closeNow(code: UInt16) -> Bool {
+        switch self {
+        case .open, .closeRequested:
+            self = .closing(code: code)
+            return true
+        case .closing, .peerClosing, .closed:
+            return false
+        }
+    }
+
+    package enum Writable: Equatable {
+        /// Write queued frames.
+        case write
+        /// Send this close frame (the state is `closing` now) and drop what is queued.
+        case sendClose(code: UInt16, reason: String)
+        /// Write nothing.
+        case nothing
+    }
+
+    /// The connection's writable callback: what it does.
+    package mutating func writable() -> Writable {
+        switch self {
+        case .open:
+            return .write
+        case let .closeRequested(code, reason):
+            self = .closing(code: code)
+            return .sendClose(code: code, reason: reason)
+        case .closing, .peerClosing, .closed:
+            return .nothing
+        }
+    }
+
+    package enum Direct: Equatable {
+        /// Frames may be written now, outside the writable callback.
+        case write
+        /// Leave it to the writable callback (a close is due).
+        case deferToWritable
+        /// Write nothing (closing or gone; its socket may not be touched once `closed`).
+        case skip
+    }
+
+    /// After a service pass, writing a connection's frames outside its writable callback.
+    package var direct: Direct {
+        switch self {
+        case .open: return .write
+        case .closeRequested: return .deferToWritable
+        case .closing, .peerClosing, .closed: return .skip
+        }
+    }
+
+    /// The client sent a close frame.
+    package mutating func peerSentClose() {
+        if case .closed = self { return }
+        if case .closing = self { return }  // our close went first; this is its answer
+        self = .peerClosing
+    }
+
+    /// The socket is gone.
+    package mutating func socketClosed() {
+        self = .closed
+    }
+}

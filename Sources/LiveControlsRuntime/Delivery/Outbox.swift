@@ -1,0 +1,188 @@
+import LiveControlsEngine
+
+/// The bounded queue of frames waiting for one subscriber, as a value: callers pass `now` in and get told
+/// what to do. The transport's connection keeps one behind a mutex (rooms append from their queues, its
+/// service thread takes frames out).
+///
+/// Past `maxMessages` or `maxBytes`, every queued room-state frame is dropped (replies are kept) and those
+/// rooms are marked for a fresh snapshot, which the subscriber asks for once it has drained: never a gap,
+/// never unbounded memory. A subscriber that overflowed and then takes nothing for the slow-consumer
+/// timeout is stuck (`isStuck`).
+///
+/// `now` is an autoclosure wherever it is needed only on a rare path (an overflow, a write while behind), so
+/// the usual enqueue and write read no clock.
+package struct Outbox {
+    package let maxMessages: Int
+    package let maxBytes: Int
+
+    private var frames: [Frame] = []
+    private var head = 0
+    package private(set) var bytes = 0
+    /// A wake-up for the subscriber is pending (avoids waking it twice).
+    package private(set) var writeScheduled = false
+    /// Rooms whose state frames were dropped: their state frames are dropped too until a fresh snapshot is
+    /// queued. `true` once the snapshot has been asked of the room.
+    package private(set) var resync: [String: Bool] = [:]
+    /// When the outbox first overflowed, while it has not caught up.
+    package private(set) var overflowedAt: Instant? = nil
+    /// When a frame was last taken out while behind: a slow consumer that still makes progress is not stuck.
+    private var lastWrite: Instant? = nil
+    /// The subscriber is gone: everything is dropped.
+    package private(set) var isClosed = false
+
+    package init(maxMessages: Int, maxBytes: Int) {
+        self.maxMessages = maxMessages
+        self.maxBytes = maxBytes
+    }
+
+    /// Frames waiting.
+    package var queued: Int { frames.count - head }
+
+    /// What an enqueue asks of the caller.
+    package enum Enqueued: Equatable {
+        /// Queued; the subscriber must be woken (nothing was pending).
+        case wake
+        /// Queued; a wake-up is already pending.
+        case queued
+        /// Not queued: the subscriber is gone, or the frame is state of a room being resynced.
+        case dropped
+    }
+
+    /// Appends a frame; an overflow drops state frames and marks their rooms for a fresh snapshot.
+    package mutating func enqueue(_ frame: Frame, now: @autoclosure () -> Instant) -> Enqueued {
+        guard !isClosed else { return .dropped }
+        if !resync.isEmpty, let room = frame.stateOfRoom, resync[room] != nil { return .dropped }
+        frames.append(frame)
+        bytes += frame.count
+        if queued > maxMessages || bytes > maxBytes { overflow(now: now()) }
+        return schedule()
+    }
+
+    /// Queues the fresh snapshot of a room being resynced, ending its resync (dropped if it was not).
+    package mutating func enqueueResync(_ frame: Frame, room: String) -> Enqueued {
+        guard !isClosed, resync.removeValue(forKey: room) != nil else { return .dropped }
+        frames.append(frame)
+        bytes += frame.count
+        return schedule()
+    }
+
+    /// The subscriber missed state of `room` (cluster: a gap, a new epoch): drop its state frames until a
+    /// fresh snapshot is queued.
+    package mutating func requireResync(room: String) -> Enqueued {
+        guard !isClosed, resync[room] == nil else { return .dropped }
+        resync[room] = false
+        return schedule()
+    }
+
+    /// Forgets a pending resync (the room was left).
+    package mutating func cancelResync(room: String) {
+        resync.removeValue(forKey: room)
+    }
+
+    /// The subscriber is gone: drop what is queued and refuse more.
+    package mutating func close() {
+        isClosed = true
+        frames.removeAll()
+        head = 0
+        bytes = 0
+    }
+
+    private mutating func overflow(now: Instant) {
+        var kept: [Frame] = []
+        for frame in frames[head...] {
+            if let room = frame.stateOfRoom {
+                resync[room] = resync[room] ?? false
+            } else {
+                kept.append(frame)
+            }
+        }
+        frames = kept
+        head = 0
+        bytes = kept.reduce(0) { $0 + $1.count }
+        if overflowedAt == nil { overflowedAt = now }
+    }
+
+    private mutating func schedule() -> Enqueued {
+        if writeScheduled { return .queued }
+        writeScheduled = true
+        return .wake
+    }
+
+    /// What to write now.
+    package enum Next {
+        /// The one frame to write (the usual case: nothing else was queued), and whether more wait.
+        case one(Frame, more: Bool)
+        /// Frames to write now, in order (a backlog built up), and whether more wait.
+        case write(ArraySlice<Frame>, more: Bool)
+        /// Caught up, but these rooms need a fresh snapshot: ask them for one.
+        case resync([String])
+        /// Nothing to do.
+        case idle
+        /// Only for a direct write: a resync is due, which needs the writable callback (nothing was taken).
+        case deferred
+    }
+
+    /// Takes up to `maxFrames` queued frames of at most `maxBytes` together (always at least one), so a backlog
+    /// leaves in few writes. With `direct`, the caller writes outside its writable callback and can only write
+    /// frames: a due resync answers `.deferred` and is left for that callback.
+    package mutating func next(now: @autoclosure () -> Instant, direct: Bool = false, maxFrames: Int = 64,
+                               maxBytes batchBytes: Int = 128 * 1024) -> Next {
+        if direct && head == frames.count && resync.contains(where: { !$0.value }) { return .deferred }
+        guard head < frames.count else {
+            frames.removeAll(keepingCapacity: true)
+            head = 0
+            bytes = 0
+            writeScheduled = false
+            let toAsk = resync.filter { !$0.value }.map(\.key)
+            if resync.isEmpty { overflowedAt = nil }
+            guard !toAsk.isEmpty else { return .idle }
+            for room in toAsk { resync[room] = true }
+            return .resync(toAsk)
+        }
+        if head + 1 == frames.count {
+            // The usual case: exactly one frame waits. No slice, no batch.
+            let frame = frames[head]
+            if overflowedAt != nil { lastWrite = now() }
+            if resync.isEmpty {
+                drained()
+                return .one(frame, more: false)
+            }
+            head += 1
+            bytes -= frame.count
+            return .one(frame, more: true)
+        }
+        let first = head
+        var taken = 0
+        while head < frames.count, head - first < maxFrames, head == first || taken + frames[head].count <= batchBytes {
+            taken += frames[head].count
+            head += 1
+        }
+        let batch = frames[first..<head]
+        if overflowedAt != nil { lastWrite = now() }
+        bytes -= taken
+        if head >= 64 && head * 2 >= frames.count {
+            frames.removeFirst(head)
+            head = 0
+        }
+        let more = head < frames.count
+        if !more && resync.isEmpty { drained() }
+        return .write(batch, more: more || !resync.isEmpty)
+    }
+
+    /// Everything was taken: the next enqueue must wake the subscriber again. (A batch handed out is a slice
+    /// of the old storage, which it keeps alive; emptying `frames` here does not touch it.)
+    private mutating func drained() {
+        frames.removeAll(keepingCapacity: true)
+        head = 0
+        bytes = 0
+        writeScheduled = false
+        overflowedAt = nil
+    }
+
+    /// Whether the subscriber overflowed and then took nothing for longer than `timeoutNanoseconds`.
+    package func isStuck(now: Instant, timeoutNanoseconds: UInt64) -> Bool {
+        guard let overflowedAt else { return false }
+        let since = max(overflowedAt.nanoseconds, lastWrite?.nanoseconds ?? 0)
+        return now.nanoseconds > since + timeoutNanoseconds
+    }
+}

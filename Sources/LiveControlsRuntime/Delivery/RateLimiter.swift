@@ -1,0 +1,43 @@
+import LiveControlsEngine
+
+/// The per-connection message rate limit as a value: a token bucket of `burst` tokens refilled at `rate` per
+/// second (one message costs one token), and a count of refusals in a row. The caller passes `now`.
+package struct RateLimiter: Sendable {
+    package let rate: Double
+    package let burst: Double
+    /// Refusals in a row after which the connection is closed.
+    package let strikeLimit: Int
+    private var tokens: Double
+    private var last: Instant
+    /// Consecutive refusals.
+    package private(set) var strikes = 0
+
+    package init(rate: Double, burst: Double, strikeLimit: Int, now: Instant) {
+        self.rate = rate
+        self.burst = burst
+        self.strikeLimit = strikeLimit
+        self.tokens = burst
+        self.last = now
+    }
+
+    package enum Admission: Equatable {
+        case accept
+        /// Refused (`rate_limited`): the message is dropped.
+        case refuse
+        /// Refused `strikeLimit` times in a row: close the connection (1008).
+        case close
+    }
+
+    package mutating func admit(now: Instant) -> Admission {
+        let elapsed = now.nanoseconds >= last.nanoseconds ? now.nanoseconds - last.nanoseconds : 0
+        tokens = min(burst, tokens + Double(elapsed) / 1e9 * rate)
+        last = Instant(nanoseconds: max(last.nanoseconds, now.nanoseconds))
+        if tokens >= 1 {
+            tokens -= 1
+            strikes = 0
+            return .accept
+        }
+        strikes += 1
+        return strikes >= strikeLimit ? .close : .refuse
+    }
+}

@@ -1,0 +1,191 @@
+@testable import LiveControlsRuntime
+import LiveControlsEngine
+import XCTest
+
+/// The bounded outbox on a manual clock: exact instants, no sockets.
+final class OutboxTests: XCTestCase {
+    func at(_ ms: Int) -> Instant { .milliseconds(ms) }
+    func state(_ room: String, _ version: Int, bytes: Int = 10) -> Frame {
+        Frame(bytes: [UInt8](repeating: 0x20, count: bytes), stateOfRoom: room, stateVersion: ("e", version))
+    }
+    func reply(bytes: Int = 10) -> Frame { Frame(bytes: [UInt8](repeating: 0x20, count: bytes)) }
+
+    func testTheFirstFrameWakesLaterOnesWaitForTheSameWakeUp() {
+        var box = Outbox(maxMessages: 10, maxBytes: 1_000)
+        XCTAssertEqual(box.enqueue(reply(), now: self.at(0)), .wake)
+        XCTAssertEqual(box.enqueue(reply(), now: self.at(0)), .queued)
+        guard case let .write(batch, more) = box.next(now: at(1)) else { return XCTFail() }
+        XCTAssertEqual(batch.count, 2)
+        XCTAssertFalse(more)
+        XCTAssertEqual(box.enqueue(reply(), now: self.at(2)), .wake, "drained: the next frame wakes again")
+    }
+
+    func testOneFrameIsHandedOutAlone() {
+        var box = Outbox(maxMessages: 10, maxBytes: 1_000)
+        let frame = reply()
+        _ = box.enqueue(frame, now: self.at(0))
+        guard case let .one(taken, more) = box.next(now: at(0)) else { return XCTFail() }
+        XCTAssertTrue(taken === frame)
+        XCTAssertFalse(more)
+        XCTAssertEqual(box.next(now: at(0)).isIdle, true)
+    }
+
+    func testABatchStopsAtItsFrameAndByteLimitsButAlwaysTakesOne() {
+        var box = Outbox(maxMessages: 100, maxBytes: 100_000)
+        for _ in 0..<10 { _ = box.enqueue(reply(bytes: 100), now: self.at(0)) }
+        guard case let .write(first, more) = box.next(now: at(0), maxFrames: 4, maxBytes: 1_000) else { return XCTFail() }
+        XCTAssertEqual(first.count, 4)
+        XCTAssertTrue(more)
+        guard case let .write(second, _) = box.next(now: at(0), maxFrames: 64, maxBytes: 250) else { return XCTFail() }
+        XCTAssertEqual(second.count, 2, "250 bytes hold two frames of 100")
+        guard case let .write(third, _) = box.next(now: at(0), maxFrames: 64, maxBytes: 50) else { return XCTFail() }
+        XCTAssertEqual(third.count, 1, "a frame larger than the batch still leaves")
+        XCTAssertEqual(box.queued, 3)
+    }
+
+    func testOverflowDropsStateFramesKeepsRepliesAndAsksForAFreshSnapshotOnceDrained() {
+        var box = Outbox(maxMessages: 3, maxBytes: 1_000)
+        _ = box.enqueue(state("a", 1), now: self.at(0))
+        _ = box.enqueue(reply(), now: self.at(0))
+        _ = box.enqueue(state("a", 2), now: self.at(0))
+        _ = box.enqueue(state("b", 7), now: self.at(5))  // the 4th frame: overflow at 5 ms
+        XCTAssertEqual(box.queued, 1, "only the reply is kept")
+        XCTAssertEqual(box.resync, ["a": false, "b": false])
+        XCTAssertEqual(box.overflowedAt, at(5))
+        XCTAssertEqual(box.enqueue(state("a", 3), now: self.at(6)), .dropped, "state of a room being resynced is dropped")
+        XCTAssertEqual(box.enqueue(reply(), now: self.at(6)), .queued)
+        guard case let .write(replies, more) = box.next(now: at(7)) else { return XCTFail() }
+        XCTAssertEqual(replies.count, 2)
+        XCTAssertTrue(more, "the resync is still due")
+        guard case let .resync(rooms) = box.next(now: at(8)) else { return XCTFail() }
+        XCTAssertEqual(Set(rooms), ["a", "b"])
+        XCTAssertEqual(box.resync, ["a": true, "b": true], "asked once")
+        XCTAssertTrue(box.next(now: at(8)).isIdle)
+        XCTAssertEqual(box.enqueueResync(state("a", 4), room: "a"), .wake)
+        XCTAssertEqual(box.enqueueResync(state("a", 4), room: "a"), .dropped, "its resync is over")
+        XCTAssertEqual(box.enqueue(state("a", 5), now: self.at(9)), .queued, "patches after the snapshot flow again")
+    }
+
+    func testADirectWriteLeavesADueResyncToTheWritableCallback() {
+        var box = Outbox(maxMessages: 10, maxBytes: 1_000)
+        _ = box.requireResync(room: "a")
+        guard case .deferred = box.next(now: at(0), direct: true) else { return XCTFail() }
+        guard case .resync(["a"]) = box.next(now: at(0)) else { return XCTFail() }
+    }
+
+    func testASlowConsumerIsStuckOnlyAfterTheTimeoutWithoutProgress() {
+        var box = Outbox(maxMessages: 2, maxBytes: 1_000)
+        for _ in 0..<3 { _ = box.enqueue(reply(), now: self.at(1_000)) }  // overflow at 1 s (replies are kept)
+        XCTAssertEqual(box.overflowedAt, at(1_000))
+        XCTAssertFalse(box.isStuck(now: at(31_000), timeoutNanoseconds: 30_000_000_000), "exactly the timeout: not yet")
+        XCTAssertTrue(box.isStuck(now: Instant(nanoseconds: 31_000_000_001), timeoutNanoseconds: 30_000_000_000))
+        // Progress at 20 s restarts the wait.
+        guard case .write = box.next(now: at(20_000), maxFrames: 1) else { return XCTFail() }
+        XCTAssertFalse(box.isStuck(now: at(49_000), timeoutNanoseconds: 30_000_000_000))
+        XCTAssertTrue(box.isStuck(now: at(50_001), timeoutNanoseconds: 30_000_000_000))
+        // Caught up: no longer a slow consumer.
+        while case .one = box.next(now: at(50_002)) {}
+        while case .write = box.next(now: at(50_002)) {}
+        XCTAssertNil(box.overflowedAt)
+        XCTAssertFalse(box.isStuck(now: at(999_000), timeoutNanoseconds: 30_000_000_000))
+    }
+
+    func testTheByteLimitOverflowsToo() {
+        var box = Outbox(maxMessages: 100, maxBytes: 25)
+        _ = box.enqueue(state("a", 1, bytes: 20), now: self.at(0))
+        XCTAssertTrue(box.resync.isEmpty)
+        _ = box.enqueue(state("a", 2, bytes: 20), now: self.at(0))
+        XCTAssertEqual(box.resync, ["a": false])
+        XCTAssertEqual(box.bytes, 0)
+    }
+
+    func testAClosedOutboxDropsEverything() {
+        var box = Outbox(maxMessages: 10, maxBytes: 1_000)
+        _ = box.enqueue(reply(), now: self.at(0))
+        box.close()
+        XCTAssertEqual(box.queued, 0)
+        XCTAssertEqual(box.enqueue(reply(), now: self.at(0)), .dropped)
+        XCTAssertEqual(box.requireResync(room: "a"), .dropped)
+    }
+
+    func testTheClockIsReadOnlyWhenNeeded() {
+        var box = Outbox(maxMessages: 10, maxBytes: 1_000)
+        var reads = 0
+        func now() -> Instant { reads += 1; return .milliseconds(0) }
+        _ = box.enqueue(reply(), now: now())
+        _ = box.next(now: now())
+        XCTAssertEqual(reads, 0, "no overflow, nothing behind: the hot path reads no clock")
+    }
+}
+
+extension Outbox.Next {
+    var isIdle: Bool { if case .idle = self { return true } else { return false } }
+}
+
+final class ConnectionLifecycleTests: XCTestCase {
+    func testARequestedCloseIsSentByTheWritableCallbackThenNothingMore() {
+        var life = ConnectionLifecycle.open
+        XCTAssertEqual(life.direct, .write)
+        XCTAssertTrue(life.requestClose(code: 1001, reason: "server shutting down"))
+        XCTAssertFalse(life.requestClose(code: 1008, reason: "later"), "the first close wins")
+        XCTAssertEqual(life.direct, .deferToWritable)
+        XCTAssertEqual(life.writable(), .sendClose(code: 1001, reason: "server shutting down"))
+        XCTAssertEqual(life, .closing(code: 1001))
+        XCTAssertEqual(life.writable(), .nothing)
+        XCTAssertEqual(life.direct, .skip)
+        life.socketClosed()
+        XCTAssertEqual(life, .closed)
+    }
+
+    func testAnImmediateCloseHappensOnce() {
+        var life = ConnectionLifecycle.open
+        XCTAssertTrue(life.closeNow(code: 1009))
+        XCTAssertFalse(life.closeNow(code: 1008), "already closing")
+        XCTAssertFalse(life.requestClose(code: 1001, reason: ""))
+        XCTAssertEqual(life, .closing(code: 1009))
+    }
+
+    func testAClosingPeerGetsNoMoreData() {
+        var life = ConnectionLifecycle.open
+        life.peerSentClose()
+        XCTAssertEqual(life, .peerClosing)
+        XCTAssertEqual(life.direct, .skip)
+        XCTAssertEqual(life.writable(), .nothing)
+        XCTAssertFalse(life.requestClose(code: 1001, reason: ""))
+    }
+
+    func testThePeersAnswerToOurCloseKeepsOurCode() {
+        var life = ConnectionLifecycle.closing(code: 1008)
+        life.peerSentClose()
+        XCTAssertEqual(life, .closing(code: 1008))
+    }
+}
+
+final class RateLimiterTests: XCTestCase {
+    func testTheBurstThenTheRateAtExactInstants() {
+        var limiter = RateLimiter(rate: 10, burst: 3, strikeLimit: 5, now: .milliseconds(0))
+        for _ in 0..<3 { XCTAssertEqual(limiter.admit(now: .milliseconds(0)), .accept) }
+        XCTAssertEqual(limiter.admit(now: .milliseconds(0)), .refuse)
+        XCTAssertEqual(limiter.admit(now: .milliseconds(99)), .refuse, "0.99 of a token after 99 ms at 10/s")
+        XCTAssertEqual(limiter.admit(now: .milliseconds(100)), .accept, "one token per 100 ms")
+        XCTAssertEqual(limiter.strikes, 0, "an accepted message ends the run of refusals")
+        XCTAssertEqual(limiter.admit(now: .milliseconds(100_000)), .accept, "refilled to the burst, not beyond")
+        XCTAssertEqual(limiter.admit(now: .milliseconds(100_000)), .accept)
+        XCTAssertEqual(limiter.admit(now: .milliseconds(100_000)), .accept)
+        XCTAssertEqual(limiter.admit(now: .milliseconds(100_000)), .refuse)
+    }
+
+    func testRefusalsInARowCloseAtTheStrikeLimit() {
+        var limiter = RateLimiter(rate: 1, burst: 1, strikeLimit: 3, now: .milliseconds(0))
+        XCTAssertEqual(limiter.admit(now: .milliseconds(0)), .accept)
+        XCTAssertEqual(limiter.admit(now: .milliseconds(1)), .refuse)
+        XCTAssertEqual(limiter.admit(now: .milliseconds(2)), .refuse)
+        XCTAssertEqual(limiter.admit(now: .milliseconds(3)), .close)
+    }
+
+    func testAClockThatStepsBackNeverAddsTokens() {
+        var limiter = RateLimiter(rate: 1_000, burst: 1, strikeLimit: 10, now: .milliseconds(1_000))
+        XCTAssertEqual(limiter.admit(now: .milliseconds(1_000)), .accept)
+        XCTAssertEqual(limiter.admit(now: .milliseconds(500)), .refuse)
+    }
+}
