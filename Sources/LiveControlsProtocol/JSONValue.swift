@@ -1,6 +1,8 @@
 /// A JSON value as the protocol sees it.
 ///
-/// Integers and non-integral numbers are kept apart so that integer controls round-trip exactly.
+/// Integers and doubles are kept apart, and each keeps its type through `JSONWriter` and `JSONParser`:
+/// an integer is written without fraction or exponent, a double always with one (`1.0`), so `1` and `1.0`
+/// round-trip as themselves. `==` compares numbers by value (`1 == 1.0`); `JSONDiff` tells them apart.
 /// Objects keep the order their keys were first inserted in, so documents render in a stable,
 /// meaningful order (controls in template order) and encode deterministically.
 public enum JSONValue: Sendable, Equatable {
@@ -8,9 +10,10 @@ public enum JSONValue: Sendable, Equatable {
     case null
     /// `true` or `false`
     case bool(Bool)
-    /// A number written without fraction or exponent that fits in `Int`.
+    /// A number written without fraction or exponent that fits in `Int`. Written as plain digits.
     case int(Int)
-    /// Any other number.
+    /// Any other number. Written with a fraction or exponent (`1.0`, `0.1`, `1e+300`); NaN and
+    /// infinities, which JSON cannot express, are written as `null`.
     case double(Double)
     /// A string.
     case string(String)
