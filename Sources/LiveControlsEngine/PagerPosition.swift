@@ -6,7 +6,7 @@ import Darwin
 import LiveControlsProtocol
 
 /// What a pager pages through (the seed's `ChangeIndex`).
-public enum PagerDomain: String, Sendable, Codable, CaseIterable {
+public enum PagerDomain: String, Sendable, CaseIterable {
     /// Integers, shown as JSON integers.
     case integer
     /// Calendar months, shown as `"YYYY-MM"`.

@@ -23,18 +23,42 @@ enum LegacyStoredStates {
 }
 
 final class LegacyStoredStateTests: XCTestCase {
-    /// Every legacy text restores to a control that renders, holds and wakes exactly like the original
-    /// (numbers compared with their type: 1 is not 1.0).
+    /// Every legacy text restores to a control that renders, holds and wakes exactly like the original, with the
+    /// same complete state (numbers compared with their type: 1 is not 1.0).
     func testLegacyStatesRestoreExactly() throws {
         let fixtures = try StoredStateFixtures.all()
         XCTAssertEqual(Set(fixtures.map(\.name)), Set(LegacyStoredStates.byName.keys))
         for (name, original) in fixtures {
             let legacy = try XCTUnwrap(LegacyStoredStates.byName[name], name)
             XCTAssertEqual(legacy.kind, ControlCoding.kind(of: original), name)
-            let restored = try XCTUnwrap(ControlCoding.decode(kind: legacy.kind, state: legacy.state), "\(name) does not decode")
+            let restored = try ControlCoding.restore(kind: legacy.kind, state: legacy.state)
             XCTAssertEqual(JSONDiff.diff(from: original.render(), to: restored.render()), [], name)
             XCTAssertEqual(restored.holder, original.holder, name)
             XCTAssertEqual(restored.wakeDeadline, original.wakeDeadline, name)
+            let state = try XCTUnwrap(ControlCoding.storedState(of: original))
+            XCTAssertEqual(JSONDiff.diff(from: state, to: try XCTUnwrap(ControlCoding.storedState(of: restored))), [], name)
         }
+    }
+
+    /// The new stored form is the legacy one: the same members with the same values and number types, in
+    /// another key order (legacy keys came in hash order). So stored data needs no migration either way.
+    func testNewStatesHaveTheLegacyShape() throws {
+        for (name, original) in try StoredStateFixtures.all() {
+            let legacy = try JSONParser.parse(try XCTUnwrap(LegacyStoredStates.byName[name]).state)
+            XCTAssertEqual(JSONDiff.diff(from: legacy, to: try XCTUnwrap(ControlCoding.storedState(of: original))), [], name)
+        }
+    }
+
+    /// A legacy room restores through `Room(restoring:)` as a data directory of the earlier release would.
+    func testLegacyRoomRestores() throws {
+        let fixtures = try StoredStateFixtures.all()
+        let template = RoomTemplate(name: "t", controls: fixtures.map { (ControlID($0.name), $0.control) })
+        var original = Room(name: "r", template: template, epoch: "e", historyLimit: 8)
+        _ = original.join(SessionID("ann"), name: "Ann")
+        let stored = StoredRoom(name: "r", template: "t", epoch: "e", version: original.version,
+                                controls: Dictionary(uniqueKeysWithValues: fixtures.map { (ControlID($0.name), LegacyStoredStates.byName[$0.name]!.state) }),
+                                members: [(SessionID("ann"), "Ann")], history: [])
+        let restored = try XCTUnwrap(Room(restoring: stored, template: template, historyLimit: 8))
+        XCTAssertEqual(JSONDiff.diff(from: original.render(), to: restored.render()), [])
     }
 }

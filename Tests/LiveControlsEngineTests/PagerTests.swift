@@ -1,4 +1,3 @@
-import Foundation
 import LiveControlsProtocol
 import XCTest
 
@@ -211,10 +210,10 @@ final class PagerTests: XCTestCase {
         XCTAssertEqual(room.render()["controls"]?["month"]?["window"], ["1999-11", "1999-12", "2000-01", "2000-02", "2000-03"])
     }
 
-    func testCodableRoundTrip() throws {
+    func testStoredStateRoundTrip() throws {
         var p = try pager(["domain": "day", "start": "2024-02-28", "min": "2024-01-01"])
         try H.apply(&p, "press", ["direction": "next"])
-        let copy = try JSONDecoder().decode(Pager.self, from: JSONEncoder().encode(p))
+        let copy = try H.storedRoundTrip(p)
         XCTAssertEqual(copy.render(), p.render())
         XCTAssertEqual(copy.hold, p.hold)
         XCTAssertEqual(copy.wakeDeadline, p.wakeDeadline)
