@@ -41,7 +41,7 @@ final class StoredStateTests: XCTestCase {
     }
 
     func testListValuesKeepOneApartFromOnePointZero() throws {
-        let values: [JSONValue] = [1, 1.0, 2.5, -0.0, 0, ["n": 1.0, "m": 1, "deep": [[2.0]]], 1e300, 9_007_199_254_740_993.0]
+        let values: [JSONValue] = [1, 1.0, 2.5, -0.0, 0, ["n": 1.0, "m": 1, "deep": [[2.0]]], 1e300, 0x1p53]
         let list = ListStepper(label: "n", values: values)
         let restored = try XCTUnwrap(try roundTrip(list) as? ListStepper)
         XCTAssertEqual(restored.items.count, values.count)

@@ -55,7 +55,7 @@ final class JSONCodecTests: XCTestCase {
             (.int(1), "1"), (.double(1.0), "1.0"), (.int(0), "0"), (.double(0), "0.0"), (.double(-0.0), "-0.0"),
             (.int(-7), "-7"), (.double(-7), "-7.0"), (.double(0.1), "0.1"), (.double(1.5), "1.5"),
             (.double(1e15), "1000000000000000.0"), (.double(1e16), "1e+16"), (.double(1e300), "1e+300"),
-            (.double(9_007_199_254_740_993), "9007199254740992.0"), (.double(-2.5e-7), "-2.5e-07"), (.double(5e-324), "5e-324"),
+            (.double(0x1p53), "9007199254740992.0"), (.double(-2.5e-7), "-2.5e-07"), (.double(.leastNonzeroMagnitude), "5e-324"),
             (.double(.greatestFiniteMagnitude), "1.7976931348623157e+308"),
             (.int(.max), "9223372036854775807"), (.int(.min), "-9223372036854775808"),
         ]
