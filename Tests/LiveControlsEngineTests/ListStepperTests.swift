@@ -27,6 +27,8 @@ enum SeedHarness {
     static let ann = SessionID("ann")
     static let bob = SessionID("bob")
     static let noRoom = RoomView(controls: [:])
+    /// The date configs are read on in tests: the engine takes "today" from its caller.
+    static let today = CivilDate(year: 2026, month: 2, day: 28)
 
     /// A config node placed where a template's control `c` would be, so error paths are realistic.
     static func node(_ json: JSONValue) -> ConfigNode {
@@ -61,7 +63,7 @@ enum SeedHarness {
     /// The config error a whole server config with one template control gives, or nil.
     static func configError(_ control: JSONValue) -> ConfigError? {
         let json: JSONValue = ["templates": ["t": ["controls": ["c": control]]]]
-        do { _ = try ServerConfig(json: json, file: "test.json"); return nil } catch { return error }
+        do { _ = try ServerConfig(json: json, file: "test.json", today: today); return nil } catch { return error }
     }
 
     /// A room made from `controls`, with `ann` and `bob` joined.

@@ -22,7 +22,7 @@ final class RoomUnloadingTests: XCTestCase {
 
     func makeRegistry(store: any RoomStore = MemoryRoomStore(), maxRooms: Int = 10) throws -> RoomRegistry {
         let clock = self.clock
-        let registry = RoomRegistry(config: .builtin(), maxRooms: maxRooms, store: store, hub: hub,
+        let registry = RoomRegistry(config: .builtin(today: CivilDate(year: 2026, month: 2, day: 28)), maxRooms: maxRooms, store: store, hub: hub,
                                     clock: { clock.now }, logger: Logger(label: "test"))
         try registry.start()
         return registry
