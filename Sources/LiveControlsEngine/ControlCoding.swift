@@ -1,28 +1,44 @@
-import Foundation
 import LiveControlsProtocol
 
-/// Encodes controls for the store, and decodes them by kind. A kind without coding cannot be restored
-/// exactly; its room then starts a new epoch after a restart.
+/// Stores controls by kind: each `StorableControl` converts itself to and from a `JSONValue`, kept as
+/// JSON text (`JSONWriter`, read back with `JSONParser`) in the store. A kind that is not storable cannot be
+/// restored exactly; its room then starts a new epoch after a restart.
 public enum ControlCoding {
-    private static let decoders: [String: @Sendable (Data) throws -> any Control] = [
-        Stepper.kind: { try JSONDecoder().decode(Stepper.self, from: $0) },
-        ListStepper.kind: { try JSONDecoder().decode(ListStepper.self, from: $0) },
-        Wizard.kind: { try JSONDecoder().decode(Wizard.self, from: $0) },
-        Form.kind: { try JSONDecoder().decode(Form.self, from: $0) },
-        Pager.kind: { try JSONDecoder().decode(Pager.self, from: $0) },
-    ]
+    /// Every storable kind, by its `kind` string.
+    public static let storableKinds: [String: any StorableControl.Type] = Dictionary(
+        uniqueKeysWithValues: ([Stepper.self, ListStepper.self, Wizard.self, Form.self, Pager.self] as [any StorableControl.Type])
+            .map { ($0.kind, $0) })
 
     public static func kind(of control: any Control) -> String { type(of: control).kind }
 
-    /// The control's exact state as JSON text, or nil when its kind is not `Codable`.
-    public static func encode(_ control: any Control) -> String? {
-        guard let encodable = control as? any Encodable, decoders[kind(of: control)] != nil else { return nil }
-        guard let data = try? JSONEncoder().encode(encodable) else { return nil }
-        return String(decoding: data, as: UTF8.self)
+    /// The control's exact state, or nil when its kind is not storable.
+    public static func storedState(of control: any Control) -> JSONValue? {
+        guard let storable = control as? any StorableControl, storableKinds[kind(of: control)] != nil else { return nil }
+        return storable.storedState
     }
 
+    /// The control's exact state as JSON text, or nil when its kind is not storable.
+    public static func encode(_ control: any Control) -> String? {
+        storedState(of: control).map(JSONWriter.string)
+    }
+
+    /// Rebuilds a control of `kind` from its stored state; throws when the kind is not storable or the state
+    /// does not fit it.
+    public static func restore(kind: String, storedState: JSONValue) throws(StoredStateError) -> any Control {
+        guard let type = storableKinds[kind] else { throw StoredStateError(path: "", message: "controls of kind \"\(kind)\" are not stored") }
+        return try type.init(storedState: storedState)
+    }
+
+    /// Rebuilds a control of `kind` from the JSON text `encode` wrote (or an earlier release's `JSONEncoder`
+    /// wrote: the shapes are the same).
+    public static func restore(kind: String, state: String) throws(StoredStateError) -> any Control {
+        let json: JSONValue
+        do { json = try JSONParser.parse(state) } catch { throw StoredStateError(path: "", message: "not JSON: \(error)") }
+        return try restore(kind: kind, storedState: json)
+    }
+
+    /// `restore(kind:state:)`, nil when it fails.
     public static func decode(kind: String, state: String) -> (any Control)? {
-        guard let decoder = decoders[kind] else { return nil }
-        return try? decoder(Data(state.utf8))
+        try? restore(kind: kind, state: state)
     }
 }

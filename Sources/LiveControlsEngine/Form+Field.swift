@@ -5,8 +5,8 @@ import LiveControlsProtocol
 /// A value of the wrong JSON type for the field is refused (`invalid_args`); a value of the right type
 /// that breaks a rule is stored anyway (typing is never lost) and shows as the field's `error`.
 /// `null` clears any field.
-public struct FormField: Sendable, Equatable, Codable {
-    public enum FieldType: String, Sendable, Codable, CaseIterable {
+public struct FormField: Sendable, Equatable {
+    public enum FieldType: String, Sendable, CaseIterable {
         /// A string.
         case text
         /// A JSON number.
@@ -71,6 +71,13 @@ public struct FormField: Sendable, Equatable, Codable {
         error = ruleError(newValue)
     }
 
+    /// Puts back a stored value with the error stored beside it (`Form+Storage.swift`): the state as it was,
+    /// without running the rules again.
+    mutating func restore(value: JSONValue, error: String?) {
+        self.value = value
+        self.error = error
+    }
+
     public func ruleError(_ v: JSONValue) -> String? {
         switch type {
         case .text:
@@ -126,7 +133,7 @@ public struct FormField: Sendable, Equatable, Codable {
 }
 
 /// One step of a stacked form: its fields, its call to action and its collapsed summary.
-public struct FormElement: Sendable, Equatable, Codable {
+public struct FormElement: Sendable, Equatable {
     public var id: String
     public var title: String
     /// The call-to-action text; `nil` hides the button (`finish` still works).

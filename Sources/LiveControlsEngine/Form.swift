@@ -8,7 +8,7 @@ import LiveControlsProtocol
 /// but its own field, so concurrent sets on different fields both land. `finish` (the seed's CTA /
 /// `didFinishInput`) collapses a valid element and expands the next; after the last one the form is
 /// `completed` and carries its `data`. `expand` goes back to an earlier element; `reset` starts over.
-public struct Form: Control, Codable {
+public struct Form: Control {
     public static let kind = "form"
     public static let intents = ["set", "finish", "expand", "reset"]
 
@@ -25,6 +25,14 @@ public struct Form: Control, Codable {
         self.elements = elements
         self.initialElements = elements
         self.current = 0
+    }
+
+    /// A form exactly as stored (`Form+Storage.swift`); the caller has checked `current`.
+    init(label: String, elements: [FormElement], current: Int?, initialElements: [FormElement]) {
+        self.label = label
+        self.elements = elements
+        self.current = current
+        self.initialElements = initialElements
     }
 
     public var completed: Bool { current == nil }

@@ -5,7 +5,7 @@ import LiveControlsProtocol
 /// A press steps at once; the first repeat comes `delayMs` after the press, then repeats come every
 /// `intervalMs`, each gap shortened by `accelerationMs` down to `minIntervalMs`. Every deadline is
 /// computed from the press instant, so late timer firings never make the sequence drift.
-public struct HoldTiming: Sendable, Equatable, Codable {
+public struct HoldTiming: Sendable, Equatable {
     public var delayMs: Int
     public var intervalMs: Int
     public var minIntervalMs: Int
@@ -28,7 +28,7 @@ public struct HoldTiming: Sendable, Equatable, Codable {
 }
 
 /// A running hold on a sequential control.
-public struct Hold: Sendable, Equatable, Codable {
+public struct Hold: Sendable, Equatable {
     public var session: SessionID
     public var direction: Direction
     public var pressedAt: Instant

@@ -114,21 +114,6 @@ public struct DisplayTemplate: Sendable, Equatable {
     }
 }
 
-/// Stored (for the room store) as its source text, parsed again when decoded.
-extension DisplayTemplate: Codable {
-    public init(from decoder: any Decoder) throws {
-        let source = try decoder.singleValueContainer().decode(String.self)
-        do { try self.init(source) } catch {
-            throw DecodingError.dataCorrupted(DecodingError.Context(codingPath: decoder.codingPath, debugDescription: error.message))
-        }
-    }
-
-    public func encode(to encoder: any Encoder) throws {
-        var container = encoder.singleValueContainer()
-        try container.encode(source)
-    }
-}
-
 /// A template that does not parse.
 public struct TemplateSyntaxError: Error, Sendable, Equatable {
     public var message: String

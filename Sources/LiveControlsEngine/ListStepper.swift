@@ -10,12 +10,12 @@ import LiveControlsProtocol
 ///
 /// The selection is `null` only when the list is empty. Removing the selected item selects the item
 /// that followed it in flattened order, else the one before it, else nothing.
-public struct ListStepper: HoldableControl, Codable {
+public struct ListStepper: HoldableControl {
     public static let kind = "list"
     public static let intents = ["next", "prev", "press", "release", "select", "append", "remove"]
 
     /// One value with its id.
-    public struct Item: Sendable, Equatable, Codable {
+    public struct Item: Sendable, Equatable {
         public var id: String
         public var value: JSONValue
 
@@ -23,29 +23,10 @@ public struct ListStepper: HoldableControl, Codable {
             self.id = id
             self.value = value
         }
-
-        private enum CodingKeys: String, CodingKey { case id, value }
-
-        // The value is stored as its JSON text: `JSONValue`'s own Codable form writes objects as arrays of
-        // pairs, which read back as arrays, and this keeps objects, key order and 1 vs 1.0 exact.
-        public init(from decoder: any Decoder) throws {
-            let c = try decoder.container(keyedBy: CodingKeys.self)
-            id = try c.decode(String.self, forKey: .id)
-            let text = try c.decode(String.self, forKey: .value)
-            do { value = try JSONParser.parse(text) } catch {
-                throw DecodingError.dataCorruptedError(forKey: .value, in: c, debugDescription: "not JSON: \(error)")
-            }
-        }
-
-        public func encode(to encoder: any Encoder) throws {
-            var c = encoder.container(keyedBy: CodingKeys.self)
-            try c.encode(id, forKey: .id)
-            try c.encode(JSONWriter.string(value), forKey: .value)
-        }
     }
 
     /// A group of items with an optional header.
-    public struct Section: Sendable, Equatable, Codable {
+    public struct Section: Sendable, Equatable {
         public var id: String
         public var header: String?
         public var items: [Item]
@@ -86,6 +67,21 @@ public struct ListStepper: HoldableControl, Codable {
         let flat = self.items
         precondition(flat.isEmpty || flat.indices.contains(selectedIndex), "selectedIndex \(selectedIndex) outside the list")
         self.selected = flat.isEmpty ? nil : flat[selectedIndex].id
+    }
+
+    /// A list exactly as stored (`ListStepper+Storage.swift`); the caller has checked that `selected` is an
+    /// item's id, nil only when there is none.
+    init(label: String, display: DisplayTemplate?, wrap: Bool, maxItems: Int, sections: [Section], selected: String?,
+         nextItemNumber: Int, timing: HoldTiming, hold: Hold?) {
+        self.label = label
+        self.display = display
+        self.wrap = wrap
+        self.maxItems = maxItems
+        self.sections = sections
+        self.selected = selected
+        self.nextItemNumber = nextItemNumber
+        self.timing = timing
+        self.hold = hold
     }
 
     /// A plain list: one section without a header.

@@ -2,11 +2,11 @@ import LiveControlsProtocol
 
 extension Pager {
     /// Reads a pager from its template entry: `domain` (`integer`, `month`, `day`; default `integer`),
-    /// `start` (a position, or `"current"` for today's month or day in UTC), `min`, `max`, `step`,
-    /// `radius`, `hold`.
+    /// `start` (a position, or `"current"` for today's month or day), `min`, `max`, `step`, `radius`, `hold`.
     ///
-    /// `today` is read once here, so tests can parse `"current"` with a fixed date.
-    public init(config node: ConfigNode, id: ControlID, today: CivilDate = PagerPosition.today()) throws(ConfigError) {
+    /// `today` comes from whoever reads the config (the server: the UTC date when it loads it); `"current"`
+    /// and the default start of calendar domains are its month or day.
+    public init(config node: ConfigNode, id: ControlID, today: CivilDate) throws(ConfigError) {
         _ = try node.object(allowed: ["kind", "label", "domain", "start", "min", "max", "step", "radius", "hold"])
         let domainName = try node.string("domain", default: PagerDomain.integer.rawValue)
         guard let domain = PagerDomain(rawValue: domainName) else {

@@ -6,7 +6,7 @@ import LiveControlsProtocol
 /// `max` is refused, like the seed's `nil` (no clamping: positions stay on the step grid). Without bounds
 /// a domain still ends where it can be shown (years 0001–9999, integers within ±(2^53 − 1)). The state
 /// carries a `window` of up to `radius` positions on each side, within bounds, so clients can pre-render.
-public struct Pager: HoldableControl, Codable {
+public struct Pager: HoldableControl {
     public static let kind = "pager"
     public static let intents = ["next", "prev", "goto", "press", "release"]
 

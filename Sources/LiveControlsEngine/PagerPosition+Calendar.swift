@@ -12,6 +12,13 @@ public struct CivilDate: Sendable, Equatable, Hashable, CustomStringConvertible 
 
     /// `YYYY-MM-DD`.
     public var description: String { Gregorian.format(year: year, month: month, day: day) }
+
+    /// The UTC date `seconds` after 1970-01-01T00:00:00Z (before it when negative). The engine reads no clock:
+    /// whoever parses a config passes the current time, e.g. `CivilDate.today(fromUnixSeconds: Int(time(nil)))`.
+    public static func today(fromUnixSeconds seconds: Int) -> CivilDate {
+        let days = seconds >= 0 ? seconds / 86_400 : -((-seconds + 86_399) / 86_400)
+        return Gregorian.date(days: days)
+    }
 }
 
 /// Pure Gregorian arithmetic: leap years, month lengths, and days counted from 1970-01-01.

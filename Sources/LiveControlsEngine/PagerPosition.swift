@@ -1,12 +1,7 @@
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Darwin)
-import Darwin
-#endif
 import LiveControlsProtocol
 
 /// What a pager pages through (the seed's `ChangeIndex`).
-public enum PagerDomain: String, Sendable, Codable, CaseIterable {
+public enum PagerDomain: String, Sendable, CaseIterable {
     /// Integers, shown as JSON integers.
     case integer
     /// Calendar months, shown as `"YYYY-MM"`.
@@ -20,13 +15,6 @@ public enum PagerDomain: String, Sendable, Codable, CaseIterable {
 /// `integer` positions are themselves; a month is `year * 12 + (month - 1)`; a day counts days from
 /// 1970-01-01. The JSON form (`json(_:)`, `parse(_:)`) is what clients see and send.
 public enum PagerPosition {
-    /// Today in UTC from the system clock. Read once, when a pager's config is parsed.
-    public static func today() -> CivilDate {
-        let seconds = Int(time(nil))
-        let days = seconds >= 0 ? seconds / 86_400 : -((-seconds + 86_399) / 86_400)
-        return Gregorian.date(days: days)
-    }
-
     /// Largest integer position: 2^53 − 1, exact in every JSON client.
     public static let maxSafeInteger = 9_007_199_254_740_991
 

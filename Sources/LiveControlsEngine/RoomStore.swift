@@ -6,7 +6,7 @@ public struct StoredRoom: Sendable {
     public var template: String
     public var epoch: String
     public var version: Int
-    /// Each control's encoded state (`ControlCoding`), by id.
+    /// Each control's stored state (`StorableControl.storedState`) as JSON text (`ControlCoding.encode`), by id.
     public var controls: [ControlID: String]
     /// Members in join order, with their names.
     public var members: [(session: SessionID, name: String?)]
@@ -38,7 +38,7 @@ public struct StoreWrite: Sendable {
     public var epoch: String
     public var version: Int
     public var kind: Kind
-    /// Controls whose state changed (all of them for `.reset`): id, kind, encoded state.
+    /// Controls whose state changed (all of them for `.reset`): id, kind, stored state as JSON text (`ControlCoding.encode`).
     public var controls: [(id: ControlID, kind: String, state: String)]
     public var joined: [(session: SessionID, name: String?)]
     public var left: [SessionID]

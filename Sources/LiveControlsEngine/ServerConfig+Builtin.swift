@@ -57,7 +57,7 @@ extension ServerConfig {
                             ],
                         ],
                     ],
-                    // InfiniteScrollViews' calendar: months around the server's current month (UTC).
+                    // InfiniteScrollViews' calendar: months around the current month (`today` of `builtin`).
                     "month": [
                         "kind": "pager", "label": "Month", "domain": "month", "start": "current", "radius": 2,
                         "hold": ["delayMs": 500, "intervalMs": 250, "maxHoldMs": 30000],
@@ -67,8 +67,9 @@ extension ServerConfig {
         ],
     ]
 
-    public static func builtin() -> ServerConfig {
-        do { return try ServerConfig(json: builtinJSON, file: "<built-in>") } catch {
+    /// The built-in config read on `today` (its month pager starts at today's month).
+    public static func builtin(today: CivilDate) -> ServerConfig {
+        do { return try ServerConfig(json: builtinJSON, file: "<built-in>", today: today) } catch {
             preconditionFailure("the built-in config is invalid: \(error)")
         }
     }

@@ -29,8 +29,9 @@ public struct ServerConfig: Sendable {
 
     public static let defaultHistoryLimit = 256
 
-    /// Parses a config document; `file` names it in errors.
-    public init(json: JSONValue, file: String) throws(ConfigError) {
+    /// Parses a config document; `file` names it in errors. `today` is the date the config is read on: pagers
+    /// starting at `"current"` start there (the engine reads no clock; see `CivilDate.today(fromUnixSeconds:)`).
+    public init(json: JSONValue, file: String, today: CivilDate) throws(ConfigError) {
         let root = ConfigNode(json, file: file)
         _ = try root.object(allowed: ["templates", "defaultTemplate", "rooms", "createRoomsOnJoin", "historyLimit"])
         guard let templatesNode = root["templates"] else { throw root.error(at: "templates", "required object is missing") }
@@ -42,7 +43,7 @@ public struct ServerConfig: Sendable {
             var controls: [(ControlID, any Control)] = []
             for (id, controlNode) in try controlsNode.members() {
                 guard ClientMessage.isValidName(id) else { throw controlNode.error("control id must be 1–64 characters of A–Z a–z 0–9 _ - . :") }
-                controls.append((ControlID(id), try ControlKinds.make(controlNode, id: ControlID(id))))
+                controls.append((ControlID(id), try ControlKinds.make(controlNode, id: ControlID(id), today: today)))
             }
             templates[name] = RoomTemplate(name: name, controls: controls, presence: try node.bool("presence", default: true))
         }
@@ -71,11 +72,11 @@ public struct ServerConfig: Sendable {
     }
 
     /// Parses config text; JSON syntax errors name the byte offset.
-    public init(text: String, file: String) throws(ConfigError) {
+    public init(text: String, file: String, today: CivilDate) throws(ConfigError) {
         let json: JSONValue
         do { json = try JSONParser.parse(text) } catch {
             throw ConfigError(file: file, path: "", message: "not valid JSON: \(error)")
         }
-        try self.init(json: json, file: file)
+        try self.init(json: json, file: file, today: today)
     }
 }

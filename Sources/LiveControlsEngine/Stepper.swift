@@ -4,7 +4,7 @@ import LiveControlsProtocol
 ///
 /// State: `value` in `min…max`, moved by `step` (clamped to the bound it would pass); with `wrap`,
 /// stepping past a bound lands on the other one. `next`/`prev`, `set {value}`, and hold-to-repeat.
-public struct Stepper: HoldableControl, Codable {
+public struct Stepper: HoldableControl {
     public static let kind = "stepper"
     public static let intents = ["next", "prev", "set", "press", "release"]
 

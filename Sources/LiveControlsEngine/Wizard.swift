@@ -7,18 +7,18 @@ import LiveControlsProtocol
 /// `exit` when `prev` is asked on the first step. `complete` and `exit` are final: `next`/`prev` are then
 /// refused with `finished` until `reset`; `append` still works. A step may be guarded by a `form`
 /// control (or one of its elements): `next` from it is refused with `guard_failed` until that is valid.
-public struct Wizard: Control, Codable {
+public struct Wizard: Control {
     public static let kind = "wizard"
     public static let intents = ["next", "prev", "append", "reset"]
     /// Most steps a wizard may hold; `append` beyond it is `out_of_range`.
     public static let maxSteps = 200
 
-    public enum Phase: String, Sendable, Codable, CaseIterable {
+    public enum Phase: String, Sendable, CaseIterable {
         case start, inProgress, complete, exit
         public var isFinal: Bool { self == .complete || self == .exit }
     }
 
-    public struct Step: Sendable, Equatable, Codable {
+    public struct Step: Sendable, Equatable {
         public var id: String
         public var title: String
         /// A form control that must be valid before `next` leaves this step.
@@ -57,6 +57,17 @@ public struct Wizard: Control, Codable {
         self.cycle = cycle
         self.initialSteps = steps
         self.initialIndex = index
+    }
+
+    /// A wizard exactly as stored (`Wizard+Storage.swift`); the caller has checked both indices.
+    init(label: String, steps: [Step], index: Int, phase: Phase, cycle: Bool, initialSteps: [Step], initialIndex: Int) {
+        self.label = label
+        self.steps = steps
+        self.index = index
+        self.phase = phase
+        self.cycle = cycle
+        self.initialSteps = initialSteps
+        self.initialIndex = initialIndex
     }
 
     public func render() -> JSONValue {

@@ -1,6 +1,8 @@
 /// A JSON value as the protocol sees it.
 ///
-/// Integers and non-integral numbers are kept apart so that integer controls round-trip exactly.
+/// Integers and doubles are kept apart, and each keeps its type through `JSONWriter` and `JSONParser`:
+/// an integer is written without fraction or exponent, a double always with one (`1.0`), so `1` and `1.0`
+/// round-trip as themselves. `==` compares numbers by value (`1 == 1.0`); `JSONDiff` tells them apart.
 /// Objects keep the order their keys were first inserted in, so documents render in a stable,
 /// meaningful order (controls in template order) and encode deterministically.
 public enum JSONValue: Sendable, Equatable {
@@ -8,9 +10,10 @@ public enum JSONValue: Sendable, Equatable {
     case null
     /// `true` or `false`
     case bool(Bool)
-    /// A number written without fraction or exponent that fits in `Int`.
+    /// A number written without fraction or exponent that fits in `Int`. Written as plain digits.
     case int(Int)
-    /// Any other number.
+    /// Any other number. Written with a fraction or exponent (`1.0`, `0.1`, `1e+300`); NaN and
+    /// infinities, which JSON cannot express, are written as `null`.
     case double(Double)
     /// A string.
     case string(String)
@@ -143,53 +146,5 @@ extension JSONValue: ExpressibleByNilLiteral, ExpressibleByBooleanLiteral, Expre
 extension JSONObject: ExpressibleByDictionaryLiteral {
     public init(dictionaryLiteral elements: (String, JSONValue)...) {
         self.init(pairs: elements)
-    }
-}
-
-extension JSONValue: Codable {
-    public init(from decoder: any Decoder) throws {
-        let c = try decoder.singleValueContainer()
-        if c.decodeNil() { self = .null }
-        else if let b = try? c.decode(Bool.self) { self = .bool(b) }
-        else if let i = try? c.decode(Int.self) { self = .int(i) }
-        else if let d = try? c.decode(Double.self) { self = .double(d) }
-        else if let s = try? c.decode(String.self) { self = .string(s) }
-        else if let a = try? c.decode([JSONValue].self) { self = .array(a) }
-        else { self = .object(try c.decode(JSONObject.self)) }
-    }
-
-    public func encode(to encoder: any Encoder) throws {
-        var c = encoder.singleValueContainer()
-        switch self {
-        case .null: try c.encodeNil()
-        case let .bool(b): try c.encode(b)
-        case let .int(i): try c.encode(i)
-        case let .double(d): try c.encode(d)
-        case let .string(s): try c.encode(s)
-        case let .array(a): try c.encode(a)
-        case let .object(o): try c.encode(o)
-        }
-    }
-}
-
-/// Encoded as `[[key, value], …]` so the key order survives a round trip through any encoder.
-extension JSONObject: Codable {
-    public init(from decoder: any Decoder) throws {
-        var c = try decoder.unkeyedContainer()
-        self.init()
-        while !c.isAtEnd {
-            var pair = try c.nestedUnkeyedContainer()
-            let key = try pair.decode(String.self)
-            self[key] = try pair.decode(JSONValue.self)
-        }
-    }
-
-    public func encode(to encoder: any Encoder) throws {
-        var c = encoder.unkeyedContainer()
-        for (key, value) in self {
-            var pair = c.nestedUnkeyedContainer()
-            try pair.encode(key)
-            try pair.encode(value)
-        }
     }
 }

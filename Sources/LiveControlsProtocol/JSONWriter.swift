@@ -61,16 +61,12 @@ public struct JSONWriter {
         bytes.append(contentsOf: raw)
     }
 
+    /// A double keeps a fraction or an exponent, so it reads back as a double (`1.0`, not `1`): Swift's
+    /// `description` is the shortest text that reads back as the same `Double`, and it always has a `.` or
+    /// an `e` (`1.0`, `0.1`, `1e+300`, `-2.5e-07`, `-0.0`). JSON has no NaN or infinity: those are written
+    /// as `null` (the parser never makes them, it refuses numbers beyond `Double`'s range).
     private mutating func writeDouble(_ d: Double) {
-        if d.isFinite {
-            if d.rounded() == d && abs(d) < 1e15 {
-                writeRaw(String(Int(d)))
-            } else {
-                writeRaw(String(d))
-            }
-        } else {
-            writeRaw("null")  // JSON has no NaN or infinity
-        }
+        writeRaw(d.isFinite ? d.description : "null")
     }
 
     public mutating func writeString(_ s: String) {

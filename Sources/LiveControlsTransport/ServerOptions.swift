@@ -1,3 +1,4 @@
+import Foundation
 import LiveControlsEngine
 import LiveControlsRuntime
 
@@ -10,7 +11,7 @@ public struct ServerOptions: Sendable {
     /// Directory served at `/`; nil serves no static files.
     public var webRoot: String? = "web"
     /// Rooms, templates and history size.
-    public var config: ServerConfig = .builtin()
+    public var config: ServerConfig = .builtin(today: .today(fromUnixSeconds: Int(time(nil))))
     /// Where rooms persist; nil keeps them in memory only.
     public var dataDirectory: String? = nil
     /// How long a graceful shutdown waits for clients to take their close frames.

@@ -100,7 +100,8 @@ struct Serve: ParsableCommand {
     }
 
     private func loadConfig() throws -> ServerConfig {
-        guard let config else { return .builtin() }
+        let today = CivilDate.today(fromUnixSeconds: Int(time(nil)))
+        guard let config else { return .builtin(today: today) }
         let text: String
         do {
             text = try String(contentsOfFile: config, encoding: .utf8)
@@ -108,7 +109,7 @@ struct Serve: ParsableCommand {
             throw ConfigFailure(message: "\(config): cannot read: \(error.localizedDescription)")
         }
         do {
-            return try ServerConfig(text: text, file: config)
+            return try ServerConfig(text: text, file: config, today: today)
         } catch {
             throw ConfigFailure(message: error.description)
         }

@@ -1,4 +1,3 @@
-import Foundation
 import LiveControlsProtocol
 import XCTest
 
@@ -224,12 +223,12 @@ final class FormTests: XCTestCase {
         }
     }
 
-    func testCodableRoundTripKeepsValuesRulesAndTheResetPoint() throws {
+    func testStoredStateRoundTripKeepsValuesRulesAndTheResetPoint() throws {
         var f = try form()
         try fillAccount(&f)
         try H.apply(&f, "finish")
         try H.apply(&f, "set", ["element": "profile", "field": "height", "value": 1.75])
-        var copy = try JSONDecoder().decode(Form.self, from: JSONEncoder().encode(f))
+        var copy = try H.storedRoundTrip(f)
         XCTAssertEqual(copy.render(), f.render())
         try H.apply(&copy, "set", ["element": "profile", "field": "age", "value": 9])
         XCTAssertEqual(field(copy, 1, 0)?["error"], "must be ≥ 13", "rules survive")

@@ -33,7 +33,7 @@ final class IntentFuzzTests: XCTestCase {
     }
 
     func testRandomIntentsAreAppliedOrRefusedAndPatchesStayExact() throws {
-        let config = ServerConfig.builtin()
+        let config = ServerConfig.builtin(today: SeedHarness.today)
         let template = try XCTUnwrap(config.templates["demo"])
         var room = Room(name: "fuzz", template: template, epoch: "e", historyLimit: 8)
         let sessions = (0..<3).map { SessionID("s\($0)") }

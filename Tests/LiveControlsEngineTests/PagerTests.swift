@@ -1,4 +1,3 @@
-import Foundation
 import LiveControlsProtocol
 import XCTest
 
@@ -142,8 +141,43 @@ final class PagerTests: XCTestCase {
         try H.apply(&future, "next")
         XCTAssertEqual(future.render()["canNext"], false)
         H.refuse(.outOfRange, &future, "goto", ["position": "2024-01"])
-        let real = PagerPosition.today()
-        XCTAssertTrue(real.year >= 2024 && (1...12).contains(real.month), "the system clock reads as a date: \(real)")
+    }
+
+    func testTodayFromUnixSecondsIsTheUTCDate() {
+        XCTAssertEqual(CivilDate.today(fromUnixSeconds: 0), CivilDate(year: 1970, month: 1, day: 1))
+        XCTAssertEqual(CivilDate.today(fromUnixSeconds: 86_399), CivilDate(year: 1970, month: 1, day: 1))
+        XCTAssertEqual(CivilDate.today(fromUnixSeconds: 86_400), CivilDate(year: 1970, month: 1, day: 2))
+        XCTAssertEqual(CivilDate.today(fromUnixSeconds: -1), CivilDate(year: 1969, month: 12, day: 31))
+        XCTAssertEqual(CivilDate.today(fromUnixSeconds: -86_400), CivilDate(year: 1969, month: 12, day: 31))
+        XCTAssertEqual(CivilDate.today(fromUnixSeconds: -86_401), CivilDate(year: 1969, month: 12, day: 30))
+        XCTAssertEqual(CivilDate.today(fromUnixSeconds: 1_772_236_800 - 1), CivilDate(year: 2026, month: 2, day: 27))
+        XCTAssertEqual(CivilDate.today(fromUnixSeconds: 1_772_236_800), CivilDate(year: 2026, month: 2, day: 28))
+        XCTAssertEqual(CivilDate.today(fromUnixSeconds: 1_772_323_199), CivilDate(year: 2026, month: 2, day: 28))
+        XCTAssertEqual(CivilDate.today(fromUnixSeconds: 1_772_323_200), CivilDate(year: 2026, month: 3, day: 1))
+    }
+
+    /// A config read on 2026-02-28 (the caller says so; nothing reads a clock) starts its "current" pagers there.
+    func testConfigStartsCurrentPagersOnTheGivenToday() throws {
+        let json: JSONValue = ["templates": ["t": ["controls": [
+            "month": ["kind": "pager", "domain": "month", "start": "current"],
+            "day": ["kind": "pager", "domain": "day", "start": "current", "radius": 1],
+            "from": ["kind": "pager", "domain": "day", "min": "current"],
+        ]]]]
+        let today = CivilDate.today(fromUnixSeconds: 1_772_236_800 + 12 * 3600)
+        XCTAssertEqual(today, CivilDate(year: 2026, month: 2, day: 28))
+        let room = Room(name: "r", template: try XCTUnwrap(try ServerConfig(json: json, file: "t.json", today: today).templates["t"]),
+                        epoch: "e", historyLimit: 1)
+        let controls = room.render()["controls"]
+        XCTAssertEqual(controls?["month"]?["position"], "2026-02")
+        XCTAssertEqual(controls?["day"]?["position"], "2026-02-28")
+        XCTAssertEqual(controls?["day"]?["window"], ["2026-02-27", "2026-02-28", "2026-03-01"])
+        XCTAssertEqual(controls?["from"]?["position"], "2026-02-28", "the default start moved into min")
+        XCTAssertEqual(controls?["from"]?["min"], "2026-02-28")
+
+        let leap = try ServerConfig(json: json, file: "t.json", today: CivilDate(year: 2028, month: 2, day: 29))
+        XCTAssertEqual((leap.templates["t"]?.controls[1].control as? Pager)?.render()["position"], "2028-02-29")
+        let builtin = ServerConfig.builtin(today: today)
+        XCTAssertEqual((builtin.templates["demo"]?.controls.first { $0.id == ControlID("month") }?.control as? Pager)?.render()["position"], "2026-02")
     }
 
     func testConfigErrors() {
@@ -211,10 +245,10 @@ final class PagerTests: XCTestCase {
         XCTAssertEqual(room.render()["controls"]?["month"]?["window"], ["1999-11", "1999-12", "2000-01", "2000-02", "2000-03"])
     }
 
-    func testCodableRoundTrip() throws {
+    func testStoredStateRoundTrip() throws {
         var p = try pager(["domain": "day", "start": "2024-02-28", "min": "2024-01-01"])
         try H.apply(&p, "press", ["direction": "next"])
-        let copy = try JSONDecoder().decode(Pager.self, from: JSONEncoder().encode(p))
+        let copy = try H.storedRoundTrip(p)
         XCTAssertEqual(copy.render(), p.render())
         XCTAssertEqual(copy.hold, p.hold)
         XCTAssertEqual(copy.wakeDeadline, p.wakeDeadline)

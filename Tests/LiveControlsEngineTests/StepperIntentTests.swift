@@ -64,7 +64,7 @@ final class StepperIntentTests: XCTestCase {
         ]
         for (control, path, message) in bad {
             let json: JSONValue = ["templates": ["t": ["controls": ["q": control]]]]
-            XCTAssertThrowsError(try ServerConfig(json: json, file: "rooms.json")) { error in
+            XCTAssertThrowsError(try ServerConfig(json: json, file: "rooms.json", today: SeedHarness.today)) { error in
                 let text = "\(error)"
                 XCTAssertTrue(text.hasPrefix("rooms.json: at \(path): "), text)
                 XCTAssertTrue(text.contains(message), text)
@@ -73,7 +73,7 @@ final class StepperIntentTests: XCTestCase {
     }
 
     func testBuiltinConfigHasTheDemoRoomAndStepper() throws {
-        let config = ServerConfig.builtin()
+        let config = ServerConfig.builtin(today: SeedHarness.today)
         XCTAssertEqual(config.defaultTemplate, "demo")
         XCTAssertEqual(config.rooms.map(\.name), ["demo"])
         let stepper = try XCTUnwrap(config.templates["demo"]?.controls.first { $0.id == ControlID("quantity") }?.control as? Stepper)

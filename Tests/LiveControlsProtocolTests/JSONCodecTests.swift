@@ -35,6 +35,79 @@ final class JSONCodecTests: XCTestCase {
         XCTAssertEqual(JSONWriter.string(["b": 1, "a": 2]), #"{"b":1,"a":2}"#, "keys in insertion order")
     }
 
+    /// Same case and, for doubles, the same bits (so `-0.0` stays `-0.0`): stricter than `==`, which takes `1 == 1.0`.
+    func assertIdentical(_ a: JSONValue, _ b: JSONValue, _ message: String = "", file: StaticString = #filePath, line: UInt = #line) {
+        switch (a, b) {
+        case let (.int(x), .int(y)): XCTAssertEqual(x, y, message, file: file, line: line)
+        case let (.double(x), .double(y)): XCTAssertEqual(x.bitPattern, y.bitPattern, "\(x) vs \(y) \(message)", file: file, line: line)
+        case let (.array(x), .array(y)):
+            XCTAssertEqual(x.count, y.count, message, file: file, line: line)
+            for (u, v) in zip(x, y) { assertIdentical(u, v, message, file: file, line: line) }
+        case let (.object(x), .object(y)):
+            XCTAssertEqual(x.keys, y.keys, message, file: file, line: line)
+            for key in x.keys { assertIdentical(x[key]!, y[key] ?? .null, "\(key) \(message)", file: file, line: line) }
+        default: XCTAssertEqual(a, b, message, file: file, line: line)
+        }
+    }
+
+    func testWriterKeepsIntegersAndDoublesApart() throws {
+        let cases: [(JSONValue, String)] = [
+            (.int(1), "1"), (.double(1.0), "1.0"), (.int(0), "0"), (.double(0), "0.0"), (.double(-0.0), "-0.0"),
+            (.int(-7), "-7"), (.double(-7), "-7.0"), (.double(0.1), "0.1"), (.double(1.5), "1.5"),
+            (.double(1e15), "1000000000000000.0"), (.double(1e16), "1e+16"), (.double(1e300), "1e+300"),
+            (.double(0x1p53), "9007199254740992.0"), (.double(-2.5e-7), "-2.5e-07"), (.double(.leastNonzeroMagnitude), "5e-324"),
+            (.double(.greatestFiniteMagnitude), "1.7976931348623157e+308"),
+            (.int(.max), "9223372036854775807"), (.int(.min), "-9223372036854775808"),
+        ]
+        for (value, text) in cases {
+            XCTAssertEqual(JSONWriter.string(value), text)
+            assertIdentical(try parse(text), value, text)
+        }
+    }
+
+    func testEveryFiniteDoubleReadsBackAsTheSameDouble() throws {
+        var rng = JSONPatchTests.LCG(state: 11)
+        var checked = 0
+        while checked < 20_000 {
+            let d = Double(bitPattern: rng.next())
+            guard d.isFinite else { continue }
+            checked += 1
+            assertIdentical(try parse(JSONWriter.string(.double(d))), .double(d))
+        }
+        for d in [1.0, 2.0, 100.0, 123_456_789.0, 0x1p52, 0x1p53, 0x1p63, 0x1p64, 1e22, -1e22] {
+            assertIdentical(try parse(JSONWriter.string(.double(d))), .double(d), "integral \(d)")
+        }
+    }
+
+    func testNonFiniteDoublesAreWrittenAsNull() throws {
+        for d in [Double.nan, .infinity, -.infinity] {
+            XCTAssertEqual(JSONWriter.string(["v": .double(d)]), #"{"v":null}"#)
+        }
+    }
+
+    func testPatchesAndSnapshotsKeepOneApartFromOnePointZero() throws {
+        let value: JSONValue = ["i": 1, "d": 1.0, "list": [1, 1.0, -0.0, 2.5], "deep": ["x": 3.0]]
+        let ops: [PatchOp] = [.replace(path: JSONPointer(["controls", "q", "value"]), value: 1.0),
+                              .add(path: JSONPointer(["controls", "q", "n"]), value: 1), .add(path: JSONPointer(["v"]), value: value)]
+        let patch = ServerMessage.patch(room: "r", epoch: "e", version: 3, ops: ops, cause: ["kind": "intent", "arg": 2.0])
+        XCTAssertEqual(patch.encoded(), JSONWriter.encode(patch.json), "the fast path writes the same bytes")
+        let text = String(decoding: patch.encoded(), as: UTF8.self)
+        XCTAssertTrue(text.contains(#""value":1.0}"#) && text.contains(#""value":1}"#), text)
+        let parsed = try JSONParser.parse(patch.encoded())
+        let readOps = try XCTUnwrap(parsed["ops"]?.arrayValue).map { try PatchOp(json: $0) }
+        XCTAssertEqual(readOps.count, 3)
+        for (read, written) in zip(readOps, ops) {
+            assertIdentical(read.json, written.json)
+        }
+        assertIdentical(parsed["cause"]!, ["kind": "intent", "arg": 2.0])
+
+        let snapshot = ServerMessage.snapshot(room: "r", epoch: "e", version: 3, state: value, id: nil, resumed: nil)
+        assertIdentical(try JSONParser.parse(snapshot.encoded())["state"]!, value)
+        // A client that applies the patch to the snapshot ends with the same types the server has.
+        let before: JSONValue = ["controls": ["q": ["value": 1]]]
+        assertIdentical(try before.applying(readOps), try before.applying(ops))
+    }
+
     func testPointerEscapesSlashAndTilde() {
         let pointer = JSONPointer(["a/b", "c~d", ""])
         XCTAssertEqual(pointer.description, "/a~1b/c~0d/")

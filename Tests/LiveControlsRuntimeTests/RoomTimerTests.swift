@@ -11,7 +11,7 @@ final class RoomTimerTests: XCTestCase {
     let waker = CountingWaker()
 
     func makeDemo() throws -> (RoomRegistry, RoomRuntime) {
-        let registry = RoomRegistry(config: .builtin(), maxRooms: 10, store: MemoryRoomStore(), waker: waker,
+        let registry = RoomRegistry(config: .builtin(today: CivilDate(year: 2026, month: 2, day: 28)), maxRooms: 10, store: MemoryRoomStore(), waker: waker,
                                     scheduler: clock, logger: Logger(label: "test"))
         try registry.start()
         let runtime = try registry.room(named: "demo", template: nil, force: false)

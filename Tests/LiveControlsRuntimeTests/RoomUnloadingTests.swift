@@ -14,7 +14,7 @@ final class RoomUnloadingTests: XCTestCase {
     let waker = CountingWaker()
 
     func makeRegistry(store: any RoomStore = MemoryRoomStore(), maxRooms: Int = 10) throws -> RoomRegistry {
-        let registry = RoomRegistry(config: .builtin(), maxRooms: maxRooms, store: store, waker: waker,
+        let registry = RoomRegistry(config: .builtin(today: CivilDate(year: 2026, month: 2, day: 28)), maxRooms: maxRooms, store: store, waker: waker,
                                     scheduler: clock, logger: Logger(label: "test"))
         try registry.start()
         return registry

@@ -1,0 +1,58 @@
+import LiveControlsProtocol
+
+extension ListStepper: StorableControl {
+    /// `{label, display?, wrap, maxItems, sections, selected?, nextItemNumber, timing, hold?}`; each section
+    /// `{id, header?, items}`, each item `{id, value}` with the value as its own JSON text (`JSONWriter`).
+    ///
+    /// The text keeps the value exact (objects, key order, `1` vs `1.0`), keeps the shape earlier releases
+    /// stored, and lets a value nest as deep as the protocol allows without counting the state's own depth.
+    public var storedState: JSONValue {
+        var o: JSONObject = ["label": .string(label)]
+        o.setIfPresent("display", display.map { .string($0.source) })
+        o["wrap"] = .bool(wrap)
+        o["maxItems"] = .int(maxItems)
+        o["sections"] = .array(sections.map { section in
+            var s: JSONObject = ["id": .string(section.id)]
+            s.setIfPresent("header", section.header.map { .string($0) })
+            s["items"] = .array(section.items.map { ["id": .string($0.id), "value": .string(JSONWriter.string($0.value))] })
+            return .object(s)
+        })
+        o.setIfPresent("selected", selected.map { .string($0) })
+        o["nextItemNumber"] = .int(nextItemNumber)
+        storeHold(into: &o)
+        return .object(o)
+    }
+
+    public init(storedState: JSONValue) throws(StoredStateError) {
+        let s = StoredValue(storedState)
+        var display: DisplayTemplate? = nil
+        if let d = s["display"] {
+            let source = try d.string()
+            do { display = try DisplayTemplate(source) } catch { throw d.error(error.message) }
+        }
+        var sections: [Section] = []
+        var ids: Set<String> = []
+        for section in try s.array("sections") {
+            var items: [Item] = []
+            for item in try section.array("items") {
+                let id = try item.string("id")
+                guard ids.insert(id).inserted else { throw item.error("duplicate item id \"\(id)\"") }
+                let text = try item.required("value")
+                let source = try text.string()
+                let value: JSONValue
+                do { value = try JSONParser.parse(source) } catch { throw text.error("not JSON: \(error)") }
+                items.append(Item(id: id, value: value))
+            }
+            sections.append(Section(id: try section.string("id"), header: try section.optionalString("header"), items: items))
+        }
+        let selected = try s.optionalString("selected")
+        if let selected {
+            guard ids.contains(selected) else { throw s.error("selected item \"\(selected)\" is not in the list") }
+        } else if !ids.isEmpty {
+            throw s.error("nothing is selected in a list of \(ids.count) items")
+        }
+        self.init(label: try s.string("label"), display: display, wrap: try s.bool("wrap"), maxItems: try s.int("maxItems"),
+                  sections: sections, selected: selected, nextItemNumber: try s.int("nextItemNumber"),
+                  timing: try HoldTiming(stored: try s.required("timing")), hold: try Self.storedHold(s))
+    }
+}

@@ -1,0 +1,30 @@
+import LiveControlsProtocol
+
+extension Pager: StorableControl {
+    /// `{label, domain, position, min?, max?, step, radius, timing, hold?}`; positions and bounds as ordinals
+    /// (`PagerPosition`), not in the domain's JSON form.
+    public var storedState: JSONValue {
+        var o: JSONObject = ["label": .string(label), "domain": .string(domain.rawValue), "position": .int(position)]
+        o.setIfPresent("min", min.map { .int($0) })
+        o.setIfPresent("max", max.map { .int($0) })
+        o["step"] = .int(step)
+        o["radius"] = .int(radius)
+        storeHold(into: &o)
+        return .object(o)
+    }
+
+    public init(storedState: JSONValue) throws(StoredStateError) {
+        let s = StoredValue(storedState)
+        let domain = try s.required("domain").raw(PagerDomain.self)
+        let position = try s.int("position"), min = try s.optionalInt("min"), max = try s.optionalInt("max")
+        let step = try s.int("step"), radius = try s.int("radius")
+        guard step >= 1 else { throw s.error("step \(step) is below 1") }
+        guard radius >= 0 else { throw s.error("radius \(radius) is below 0") }
+        let natural = PagerPosition.naturalBounds(domain)
+        let lower = Swift.max(min ?? natural.lowerBound, natural.lowerBound), upper = Swift.min(max ?? natural.upperBound, natural.upperBound)
+        guard lower <= position, position <= upper else { throw s.error("position \(position) is outside its bounds") }
+        self.init(label: try s.string("label"), domain: domain, position: position, min: min, max: max, step: step,
+                  radius: radius, timing: try HoldTiming(stored: try s.required("timing")))
+        hold = try Self.storedHold(s)
+    }
+}

@@ -1,0 +1,106 @@
+import LiveControlsProtocol
+
+/// A control whose exact state the store keeps, as a `JSONValue`.
+///
+/// `storedState` holds everything needed to rebuild the control as it is (not what clients see: that is
+/// `render()`), and `init(storedState:)` rebuilds it. The shape of each kind is fixed: it is the shape the
+/// synthesized `Codable` of earlier releases wrote (absent optionals left out, `SessionID` as
+/// `{"rawValue": …}`, `Instant` as `{"nanoseconds": …}`), so data directories written by those releases
+/// restore as they are. Numbers keep their type: a double stays a double (`JSONWriter` writes `1.0`).
+public protocol StorableControl: Control {
+    /// The control's exact state.
+    var storedState: JSONValue { get }
+    /// Rebuilds the control from `storedState`, or says what is missing or malformed, and where.
+    init(storedState: JSONValue) throws(StoredStateError)
+}
+
+/// Why a stored state cannot be restored: where inside it (a JSON Pointer) and what is wrong.
+public struct StoredStateError: Error, Equatable, Sendable, CustomStringConvertible {
+    public var path: String
+    public var message: String
+
+    public init(path: String, message: String) {
+        self.path = path
+        self.message = message
+    }
+
+    public var description: String { "stored state at \(path.isEmpty ? "/" : path): \(message)" }
+}
+
+/// A value inside a stored state that knows where it is, so every error names its place.
+///
+/// Members that are absent or `null` read as missing: optionals are left out when `nil`.
+public struct StoredValue: Sendable {
+    public var value: JSONValue
+    public var pointer: JSONPointer
+
+    public init(_ value: JSONValue, pointer: JSONPointer = .root) {
+        self.value = value
+        self.pointer = pointer
+    }
+
+    public func error(_ message: String) -> StoredStateError {
+        StoredStateError(path: pointer.description, message: message)
+    }
+
+    /// The member `key`, or nil when it is absent or `null`.
+    public subscript(key: String) -> StoredValue? {
+        guard let v = value.objectValue?[key], v != .null else { return nil }
+        return StoredValue(v, pointer: pointer.appending(key))
+    }
+
+    /// The member `key`; absent or `null` is an error.
+    public func required(_ key: String) throws(StoredStateError) -> StoredValue {
+        guard value.objectValue != nil else { throw error("expected an object, got \(value.typeName)") }
+        guard let member = self[key] else { throw StoredStateError(path: pointer.appending(key).description, message: "missing") }
+        return member
+    }
+
+    /// The member `key` as it is, `null` included; only an absent key is an error.
+    public func json(_ key: String) throws(StoredStateError) -> JSONValue {
+        guard let o = value.objectValue else { throw error("expected an object, got \(value.typeName)") }
+        guard let v = o[key] else { throw StoredStateError(path: pointer.appending(key).description, message: "missing") }
+        return v
+    }
+
+    public func int() throws(StoredStateError) -> Int {
+        guard case let .int(i) = value else { throw error("expected an integer, got \(value.typeName)") }
+        return i
+    }
+
+    public func string() throws(StoredStateError) -> String {
+        guard let s = value.stringValue else { throw error("expected a string, got \(value.typeName)") }
+        return s
+    }
+
+    public func bool() throws(StoredStateError) -> Bool {
+        guard let b = value.boolValue else { throw error("expected true or false, got \(value.typeName)") }
+        return b
+    }
+
+    public func array() throws(StoredStateError) -> [StoredValue] {
+        guard let a = value.arrayValue else { throw error("expected an array, got \(value.typeName)") }
+        return a.indices.map { StoredValue(a[$0], pointer: pointer.appending(String($0))) }
+    }
+
+    /// A string that must be one of an enum's raw values.
+    public func raw<T: RawRepresentable>(_ type: T.Type) throws(StoredStateError) -> T where T.RawValue == String {
+        let s = try string()
+        guard let v = T(rawValue: s) else { throw error("unknown \(T.self) \"\(s)\"") }
+        return v
+    }
+
+    public func int(_ key: String) throws(StoredStateError) -> Int { try required(key).int() }
+    public func string(_ key: String) throws(StoredStateError) -> String { try required(key).string() }
+    public func bool(_ key: String) throws(StoredStateError) -> Bool { try required(key).bool() }
+    public func array(_ key: String) throws(StoredStateError) -> [StoredValue] { try required(key).array() }
+    public func optionalInt(_ key: String) throws(StoredStateError) -> Int? { try self[key]?.int() }
+    public func optionalString(_ key: String) throws(StoredStateError) -> String? { try self[key]?.string() }
+}
+
+extension JSONObject {
+    /// Sets `key` only when `value` is not nil: a stored state leaves absent optionals out.
+    mutating func setIfPresent(_ key: String, _ value: JSONValue?) {
+        if let value { self[key] = value }
+    }
+}
