@@ -53,16 +53,33 @@ final class Hub: SubscriberWaker, Sendable {
     }
 
     /// `SubscriberWaker`: rooms wake the subscribers their fan-out asked for. Only this transport's
-    /// connections ever ask (a cluster's remote sessions publish through Redis themselves).
+    /// connections ever ask (a cluster's remote sessions publish through Redis themselves); anything else is
+    /// ignored.
     func wake(_ subscriber: any RoomSubscriber) {
-        if let connection = subscriber as? Connection { wake(connection) }
+        if let connection = Self.connection(subscriber) { wake(connection) }
     }
 
     func wake(_ subscribers: [any RoomSubscriber]) {
-        var connections: [Connection] = []
-        connections.reserveCapacity(subscribers.count)
-        for subscriber in subscribers { if let connection = subscriber as? Connection { connections.append(connection) } }
-        wake(connections)
+        guard !subscribers.isEmpty else { return }
+        if onServiceThread {
+            for subscriber in subscribers { if let connection = Self.connection(subscriber) { ready.append(connection) } }
+            return
+        }
+        state.withLock { s in
+            s.dirty.reserveCapacity(s.dirty.count + subscribers.count)
+            for subscriber in subscribers { if let connection = Self.connection(subscriber) { s.dirty.append(connection) } }
+            guard !s.wakePending, let context = s.context else { return }
+            s.wakePending = true
+            lws_cancel_service(context.raw)
+        }
+    }
+
+    /// The subscriber as this transport's `Connection` (a final class: one metadata compare, no runtime cast
+    /// call — this runs once per delivery of every fan-out).
+    @inline(__always)
+    private static func connection(_ subscriber: any RoomSubscriber) -> Connection? {
+        let object = subscriber as AnyObject
+        return ObjectIdentifier(type(of: object)) == ObjectIdentifier(Connection.self) ? unsafeDowncast(object, to: Connection.self) : nil
     }
 
     func wake<C: Collection>(_ connections: C) where C.Element == Connection {
