@@ -33,9 +33,13 @@ public enum ControlCoding {
     /// wrote: the shapes are the same).
     public static func restore(kind: String, state: String) throws(StoredStateError) -> any Control {
         let json: JSONValue
-        do { json = try JSONParser.parse(state) } catch { throw StoredStateError(path: "", message: "not JSON: \(error)") }
+        do { json = try JSONParser.parse(state, maxDepth: storedStateMaxDepth) } catch { throw StoredStateError(path: "", message: "not JSON: \(error)") }
         return try restore(kind: kind, storedState: json)
     }
+
+    /// How deep a stored state may nest: a value as deep as any message may carry, inside the state's own
+    /// levels (a list item's value sits six levels down).
+    public static let storedStateMaxDepth = JSONParser.defaultMaxDepth + 16
 
     /// `restore(kind:state:)`, nil when it fails.
     public static func decode(kind: String, state: String) -> (any Control)? {

@@ -2,10 +2,10 @@ import LiveControlsProtocol
 
 extension ListStepper: StorableControl {
     /// `{label, display?, wrap, maxItems, sections, selected?, nextItemNumber, timing, hold?}`; each section
-    /// `{id, header?, items}`, each item `{id, value}` with the value as its own JSON text (`JSONWriter`).
-    ///
-    /// The text keeps the value exact (objects, key order, `1` vs `1.0`), keeps the shape earlier releases
-    /// stored, and lets a value nest as deep as the protocol allows without counting the state's own depth.
+    /// `{id, header?, items}`, each item `{id, json}` with the value itself, nested (exact: objects keep their
+    /// key order, `1` stays apart from `1.0`). Earlier releases stored `{id, value}` with the value as JSON
+    /// text inside a string; that shape is still read. `ControlCoding` parses stored states with room for
+    /// the state's own nesting above the deepest value a client may send.
     public var storedState: JSONValue {
         var o: JSONObject = ["label": .string(label)]
         o.setIfPresent("display", display.map { .string($0.source) })
@@ -14,7 +14,7 @@ extension ListStepper: StorableControl {
         o["sections"] = .array(sections.map { section in
             var s: JSONObject = ["id": .string(section.id)]
             s.setIfPresent("header", section.header.map { .string($0) })
-            s["items"] = .array(section.items.map { ["id": .string($0.id), "value": .string(JSONWriter.string($0.value))] })
+            s["items"] = .array(section.items.map { ["id": .string($0.id), "json": $0.value] })
             return .object(s)
         })
         o.setIfPresent("selected", selected.map { .string($0) })
@@ -37,10 +37,15 @@ extension ListStepper: StorableControl {
             for item in try section.array("items") {
                 let id = try item.string("id")
                 guard ids.insert(id).inserted else { throw item.error("duplicate item id \"\(id)\"") }
-                let text = try item.required("value")
-                let source = try text.string()
                 let value: JSONValue
-                do { value = try JSONParser.parse(source) } catch { throw text.error("not JSON: \(error)") }
+                if let nested = item.value.objectValue?["json"] {
+                    value = nested  // `null` included: a list item's value may be null
+                } else {
+                    // The shape of earlier releases: the value as JSON text.
+                    let text = try item.required("value")
+                    let source = try text.string()
+                    do { value = try JSONParser.parse(source) } catch { throw text.error("not JSON: \(error)") }
+                }
                 items.append(Item(id: id, value: value))
             }
             sections.append(Section(id: try section.string("id"), header: try section.optionalString("header"), items: items))

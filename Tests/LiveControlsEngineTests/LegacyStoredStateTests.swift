@@ -40,13 +40,28 @@ final class LegacyStoredStateTests: XCTestCase {
         }
     }
 
-    /// The new stored form is the legacy one: the same members with the same values and number types, in
-    /// another key order (legacy keys came in hash order). So stored data needs no migration either way.
-    func testNewStatesHaveTheLegacyShape() throws {
+    /// The new stored form is the legacy one — the same members with the same values and number types, in
+    /// another key order (legacy keys came in hash order) — except a list item, whose value is now nested
+    /// (`json`) instead of JSON text in a string (`value`). So stored data needs no migration.
+    func testNewStatesHaveTheLegacyShapeWithListValuesNested() throws {
         for (name, original) in try StoredStateFixtures.all() {
-            let legacy = try JSONParser.parse(try XCTUnwrap(LegacyStoredStates.byName[name]).state)
+            let legacy = Self.nestingListValues(try JSONParser.parse(try XCTUnwrap(LegacyStoredStates.byName[name]).state))
             XCTAssertEqual(JSONDiff.diff(from: legacy, to: try XCTUnwrap(ControlCoding.storedState(of: original))), [], name)
         }
+    }
+
+    /// A legacy list state with each item's `value` text turned into the nested `json` of the new shape.
+    static func nestingListValues(_ state: JSONValue) -> JSONValue {
+        guard var o = state.objectValue, let sections = o["sections"]?.arrayValue else { return state }
+        o["sections"] = .array(sections.map { section in
+            guard var s = section.objectValue, let items = s["items"]?.arrayValue else { return section }
+            s["items"] = .array(items.map { item in
+                guard let id = item["id"], let text = item["value"]?.stringValue, let value = try? JSONParser.parse(text) else { return item }
+                return ["id": id, "json": value]
+            })
+            return .object(s)
+        })
+        return .object(o)
     }
 
     /// A legacy room restores through `Room(restoring:)` as a data directory of the earlier release would.

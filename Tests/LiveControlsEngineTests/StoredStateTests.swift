@@ -51,6 +51,20 @@ final class StoredStateTests: XCTestCase {
                        "a double shows as a double")
     }
 
+    func testListValuesAreNestedNotJSONTextAndMayNestAsDeepAsAMessage() throws {
+        var deep: JSONValue = 1.0
+        for _ in 0..<(JSONParser.defaultMaxDepth - 3) { deep = ["d": deep] }  // as deep as an `append` may carry
+        let list = ListStepper(label: "n", values: [deep, "plain \"text\"", .null])
+        let text = try XCTUnwrap(ControlCoding.encode(list))
+        let state = try JSONParser.parse(text, maxDepth: ControlCoding.storedStateMaxDepth)
+        let items = try XCTUnwrap(state["sections"]?.arrayValue?[0]["items"]?.arrayValue)
+        XCTAssertEqual(items[1]["json"], "plain \"text\"", "the value itself, not JSON text in a string")
+        XCTAssertNil(items[1]["value"])
+        XCTAssertEqual(items[2].objectValue?["json"], .null)
+        let restored = try XCTUnwrap(try ControlCoding.restore(kind: "list", state: text) as? ListStepper)
+        for (item, value) in zip(restored.items, [deep, "plain \"text\"", .null] as [JSONValue]) { assertIdentical(item.value, value, item.id) }
+    }
+
     func testFormNumbersKeepTheirType() throws {
         var form = try Form(config: H.node([
             "kind": "form",
