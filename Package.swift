@@ -14,6 +14,9 @@ let package = Package(
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
         .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
+        // GET /metrics: counters, gauges and a histogram in a per-server registry, rendered by the package
+        // (brings swift-metrics' CoreMetrics and swift-atomics; no NIO).
+        .package(url: "https://github.com/swift-server/swift-prometheus", from: "2.4.1"),
     ],
     targets: [
         .systemLibrary(
@@ -41,6 +44,7 @@ let package = Package(
                 "LiveControlsRedis",
                 "CLibWebSockets",
                 .product(name: "Logging", package: "swift-log"),
+                .product(name: "Prometheus", package: "swift-prometheus"),
             ]
         ),
         .executableTarget(
