@@ -4,9 +4,13 @@ repetitions, and prints a Markdown report with medians (paste it into docs/BENCH
 
 Usage: python3 Benchmarks/compare.py [--repetitions 3] [--seconds 5] [--quick] [--only SCENARIO ...]
                                      [--json Benchmarks/results.json] [--svg docs/benchmarks.svg]
+                                     [--baseline PATH/TO/older/livecontrols]
        python3 Benchmarks/compare.py --plot-from results.json [--svg docs/benchmarks.svg]
 Needs: `libwebsockets-test-server` (Debian package libwebsockets-test-server, found on PATH), release builds of
 `livecontrols` and of the tool (`swift build -c release --package-path Benchmarks`).
+
+With --baseline, an older `livecontrols` binary (built from an earlier commit, e.g. in a `git worktree`) runs as a
+third server, "baseline", interleaved with the others in every scenario: a before/after check of a change in one run.
 
 Before every run the script waits until both servers are quiet (their CPU time stops growing), so a
 scenario never pays for the teardown of the previous one (10,000 closes take the server a while).
@@ -44,8 +48,8 @@ def start(cmd, ready):
     raise RuntimeError(f"{cmd[0]} did not start")
 
 
-def start_livecontrols():
-    proc, port = start([str(SERVER), "--port", "0", "--log-level", "error", "--rate", "1000000", "--burst", "1000000",
+def start_livecontrols(binary=SERVER):
+    proc, port = start([str(binary), "--port", "0", "--log-level", "error", "--rate", "1000000", "--burst", "1000000",
                         "--max-connections", "20000", "--config", str(REPO / "Benchmarks" / "bench-config.json")],
                        lambda line: (m := re.search(r"127\.0\.0\.1:(\d+)/", line)) and int(m.group(1)))
     return proc, port
@@ -74,10 +78,41 @@ def settle(*pids, quiet_ticks=2, window=0.3, timeout=30):
                 break
 
 
+def histogram_quantiles(text, name, qs):
+    """Quantiles (seconds) of the Prometheus histogram `name` in `text`, interpolated in their bucket as
+    PromQL's histogram_quantile does; q = 1 gives the upper bound of the highest bucket in use (the max is at
+    most that). A quantile past the last finite bound gives that bound."""
+    buckets = sorted((float(m.group(1)), int(m.group(2)))
+                     for m in re.finditer(rf'^{name}_bucket{{le="([^"]+)"}} (\d+)$', text, re.M))
+    count = buckets[-1][1]
+
+    def quantile(q):
+        rank, lower, below = q * count, 0.0, 0
+        for upper, cumulative in buckets:
+            if cumulative >= rank and cumulative > below:
+                if upper == float("inf"):
+                    return lower
+                return upper if q == 1 else lower + (upper - lower) * (rank - below) / (cumulative - below)
+            lower, below = upper, cumulative
+        return lower
+
+    return {q: quantile(float(q)) for q in qs}
+
+
 def run_tool(scenario, port, pid, mirror, extra):
     cmd = [str(TOOL), scenario, "--port", str(port), "--server-pid", str(pid), *extra] + (["--mirror"] if mirror else [])
     out = subprocess.run(cmd, capture_output=True, text=True, timeout=600).stdout.strip().splitlines()
     return json.loads(out[-1])
+
+
+def server_lateness(text):
+    """Hold-tick lateness quantiles (µs) from /metrics: the histogram's (`histogram_quantiles`), or the quantiles
+    of the summary that releases before the histogram exported (a `--baseline` binary may be one)."""
+    name = "livecontrols_hold_tick_lateness_seconds"
+    metrics = dict(line.rsplit(" ", 1) for line in text.splitlines() if line and not line.startswith("#"))
+    if f'{name}{{quantile="0.5"}}' in metrics:
+        return {q: float(metrics[f'{name}{{quantile="{q}"}}']) * 1e6 for q in ("0.5", "0.99", "1")}
+    return {q: v * 1e6 for q, v in histogram_quantiles(text, name, ("0.5", "0.99", "1")).items()}
 
 
 def main():
@@ -90,6 +125,7 @@ def main():
     ap.add_argument("--svg", type=pathlib.Path, help="where to write the plot (default: docs/benchmarks.svg after a full run; "
                     "--quick and --only runs write none unless asked)")
     ap.add_argument("--plot-from", type=pathlib.Path, help="no runs: plot the results a previous --json wrote")
+    ap.add_argument("--baseline", type=pathlib.Path, help="an older livecontrols binary, run as a third server ('baseline')")
     args = ap.parse_args()
     if args.svg is None and not (args.quick or args.only):
         args.svg = REPO / "docs" / "benchmarks.svg"
@@ -112,28 +148,34 @@ def main():
     results = {}
     lc, lc_port = start_livecontrols()
     mirror, mirror_port = start_mirror()
+    servers = [("livecontrols", lc, lc_port), ("mirror", mirror, mirror_port)]
+    if args.baseline:
+        base, base_port = start_livecontrols(args.baseline)
+        servers.append(("baseline", base, base_port))
+    pids = [proc.pid for _, proc, _ in servers]
     try:
         for rep in range(args.repetitions):
             for scenario, extra in runs:
-                for name, proc, port in (("livecontrols", lc, lc_port), ("mirror", mirror, mirror_port)):
-                    settle(lc.pid, mirror.pid)
+                for name, proc, port in servers:
+                    settle(*pids)
                     r = run_tool(scenario, port, proc.pid, name == "mirror", extra + ["--seconds", str(args.seconds)])
                     key = (scenario, " ".join(extra), name)
                     results.setdefault(key, []).append(r)
                     print(f"rep {rep + 1} {scenario} {' '.join(extra)} {name}: {r['deliveriesPerSecond']} /s, p99 {r['latencyMicros']['p99']} µs, lost {r['lost']}", file=sys.stderr)
             for scenario, extra in solo:
-                settle(lc.pid, mirror.pid)
-                r = run_tool(scenario, lc_port, lc.pid, False, extra + ["--template", "bench"])
-                if scenario == "hold":  # the server's own record of how late its timers fired
-                    text = urllib.request.urlopen(f"http://127.0.0.1:{lc_port}/metrics", timeout=5).read().decode()
-                    metrics = dict(line.rsplit(" ", 1) for line in text.splitlines() if line and not line.startswith("#"))
-                    r["serverLatenessMicros"] = {q: float(metrics[f'livecontrols_hold_tick_lateness_seconds{{quantile="{q}"}}']) * 1e6
-                                                 for q in ("0.5", "0.99", "1")}
-                results.setdefault((scenario, " ".join(extra), "livecontrols"), []).append(r)
-                print(f"rep {rep + 1} {scenario}: {r}", file=sys.stderr)
+                for name, proc, port in servers:
+                    if name == "mirror":
+                        continue
+                    settle(*pids)
+                    r = run_tool(scenario, port, proc.pid, False, extra + ["--template", "bench"])
+                    if scenario == "hold":  # the server's own record of how late its timers fired
+                        text = urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics", timeout=5).read().decode()
+                        r["serverLatenessMicros"] = server_lateness(text)
+                    results.setdefault((scenario, " ".join(extra), name), []).append(r)
+                    print(f"rep {rep + 1} {scenario} {name}: {r}", file=sys.stderr)
     finally:
-        lc.terminate()
-        mirror.terminate()
+        for _, proc, _ in servers:
+            proc.terminate()
     med = lambda rs, f: statistics.median(f(r) for r in rs)
     note = (f"Machine: {os.cpu_count()} CPUs, {platform.platform()}; load tool on the same machine; "
             f"medians of {args.repetitions} interleaved repetitions of {args.seconds:g} s.")
@@ -155,16 +197,17 @@ def main():
               f"{max(r.get('serverPeakRSSKiB', 0) for r in rs):,} |")
     for (scenario, extra, name), rs in results.items():
         if scenario == "idle":
-            print(f"\nidle ({extra}, template without presence): connected in {med(rs, lambda r: r['seconds']):.2f} s (median), "
+            print(f"\nidle ({extra}, template without presence, {name}): connected in {med(rs, lambda r: r['seconds']):.2f} s (median), "
                   f"{med(rs, lambda r: r['rssKiBPerConnection']):.2f} KiB server RSS per connection")
         elif scenario == "hold":
-            print(f"\nhold ({extra}, 100 ms interval): {med(rs, lambda r: r['ticks']):.0f} ticks, identical everywhere: "
+            print(f"\nhold ({extra}, 100 ms interval, {name}): {med(rs, lambda r: r['ticks']):.0f} ticks, identical everywhere: "
                   f"{all(r['identical'] for r in rs)}; tick lateness at the clients p50 {med(rs, lambda r: r['latenessMicros']['p50']):,.0f} µs, "
                   f"p99 {med(rs, lambda r: r['latenessMicros']['p99']):,.0f} µs, max {med(rs, lambda r: r['latenessMicros']['max']):,.0f} µs; "
-                  f"timer lateness in the server (/metrics) p50 {med(rs, lambda r: r['serverLatenessMicros']['0.5']):,.0f} µs, "
-                  f"p99 {med(rs, lambda r: r['serverLatenessMicros']['0.99']):,.0f} µs, max {med(rs, lambda r: r['serverLatenessMicros']['1']):,.0f} µs")
+                  f"timer lateness in the server (/metrics histogram, interpolated in its buckets) p50 "
+                  f"{med(rs, lambda r: r['serverLatenessMicros']['0.5']):,.0f} µs, p99 {med(rs, lambda r: r['serverLatenessMicros']['0.99']):,.0f} µs, "
+                  f"max ≤ {med(rs, lambda r: r['serverLatenessMicros']['1']):,.0f} µs")
         elif scenario == "churn":
-            print(f"\nchurn ({extra}): RSS growth {med(rs, lambda r: r['rssGrowthKiB']):,.0f} KiB (median), "
+            print(f"\nchurn ({extra}, {name}): RSS growth {med(rs, lambda r: r['rssGrowthKiB']):,.0f} KiB (median), "
                   f"holds left running: {any(r['leakedHold'] for r in rs)}")
     if any(r.get("lost", 0) for rs in results.values() for r in rs):
         sys.exit(1)

@@ -1,77 +1,103 @@
-import Synchronization
+import Prometheus
 
-/// Counters and the hold-tick lateness record behind `GET /metrics`. Safe from any thread.
+/// Counters, gauges and the hold-tick lateness histogram behind `GET /metrics`. Safe from any thread.
+///
+/// Each instance has its own `PrometheusCollectorRegistry` (one per directory, so one per server): never the
+/// process-wide `MetricsSystem.bootstrap`, which can run once per process while tests start several servers
+/// in one. swift-prometheus renders the text (`PrometheusCollectorRegistry.emit(into:)`).
+///
+/// Cost on the hot paths (swift-prometheus 2.4.1): `Counter.increment()` is one relaxed
+/// `wrappingIncrement` on the counter's own `ManagedAtomic<Int64>` — no lock, nothing shared between
+/// counters — so `intent(refused:)` and `patch()` never wait for each other or for a scrape. The histogram
+/// takes its own lock (`NIOLockedValueBox`) per `record`, which only `tick(lateNanoseconds:)` calls: a few
+/// ticks per second per held control. Gauges are set at scrape time only.
 package final class ServerMetrics: Sendable {
-    private struct State {
-        var intents = 0
-        var refusedIntents = 0
-        var patches = 0
-        var ticks = 0
-        var roomsUnloaded = 0
-        var roomsLoaded = 0
-        /// The lateness (µs) of the most recent hold ticks: how long after its deadline each tick ran.
-        var lateness = [Int32](repeating: 0, count: 8_192)
-        var latenessCount = 0
+    /// The `Content-Type` of `exposition`: Prometheus' text format 0.0.4, which `emit(into:)` writes.
+    package static let contentType = "text/plain; version=0.0.4; charset=utf-8"
+
+    /// Upper bounds of `livecontrols_hold_tick_lateness_seconds`' buckets: fine from 50 µs to 1 ms, where an
+    /// idle server's timers land (docs/BENCHMARKS.md: p50 ≈ 140 µs, p99 ≈ 0.3–0.6 ms), coarse up to 1 s
+    /// for a starved machine; anything later counts in `+Inf` only.
+    static let latenessBuckets: [Duration] = [
+        .microseconds(50), .microseconds(100), .microseconds(150), .microseconds(200), .microseconds(300),
+        .microseconds(500), .microseconds(750), .milliseconds(1), .microseconds(2_500), .milliseconds(5),
+        .milliseconds(10), .milliseconds(25), .milliseconds(50), .milliseconds(100), .milliseconds(250),
+        .milliseconds(500), .seconds(1),
+    ]
+
+    private let registry = PrometheusCollectorRegistry()
+    private let intents: Counter
+    private let refusedIntents: Counter
+    private let patches: Counter
+    private let ticks: Counter
+    private let roomsUnloaded: Counter
+    private let roomsLoaded: Counter
+    /// How long after its deadline each hold tick ran, since start.
+    private let lateness: DurationHistogram
+    /// Set by `exposition` from what the server knows at scrape time.
+    private let connections: Gauge
+    private let rooms: Gauge
+    private let uptime: Gauge
+
+    init() {
+        connections = registry.gauge("livecontrols_connections", "Open WebSocket connections.")
+        rooms = registry.gauge("livecontrols_rooms", "Live rooms.")
+        roomsUnloaded = registry.counter("livecontrols_rooms_unloaded_total",
+                                         "Rooms unloaded after nobody was in them for the idle time.")
+        roomsLoaded = registry.counter("livecontrols_rooms_loaded_total",
+                                       "Stored rooms loaded from the store (the config's at start, others by a join).")
+        intents = registry.counter("livecontrols_intents_total", "Intents received.")
+        refusedIntents = registry.counter("livecontrols_intents_refused_total", "Intents refused with an error.")
+        patches = registry.counter("livecontrols_patches_total", "Patches (room versions) produced.")
+        ticks = registry.counter("livecontrols_hold_ticks_total", "Hold-to-repeat ticks applied.")
+        lateness = registry.makeDurationHistogram(
+            descriptor: MetricNameDescriptor(metricName: "livecontrols_hold_tick_lateness_seconds", unitName: "",
+                                             helpText: "How long after its deadline each hold tick ran, since start."),
+            buckets: Self.latenessBuckets)
+        uptime = registry.gauge("livecontrols_uptime_seconds", "Seconds since start.")
     }
-    private let state = Mutex(State())
 
     func intent(refused: Bool) {
-        state.withLock { s in
-            s.intents += 1
-            if refused { s.refusedIntents += 1 }
-        }
+        intents.increment()
+        if refused { refusedIntents.increment() }
     }
 
-    func patch() { state.withLock { $0.patches += 1 } }
+    func patch() { patches.increment() }
 
     /// An idle room left memory.
-    func roomUnloaded() { state.withLock { $0.roomsUnloaded += 1 } }
+    func roomUnloaded() { roomsUnloaded.increment() }
 
     /// A stored room was loaded from the store.
-    func roomLoaded() { state.withLock { $0.roomsLoaded += 1 } }
+    func roomLoaded() { roomsLoaded.increment() }
 
     /// A hold tick ran `nanoseconds` after its deadline.
     func tick(lateNanoseconds nanoseconds: UInt64) {
-        state.withLock { s in
-            s.lateness[s.latenessCount % s.lateness.count] = Int32(clamping: nanoseconds / 1_000)
-            s.latenessCount += 1
-            s.ticks += 1
-        }
+        ticks.increment()
+        lateness.record(.nanoseconds(nanoseconds))
     }
 
-    /// Prometheus text exposition (version 0.0.4).
+    /// Prometheus text exposition (version 0.0.4, `contentType`), with the scrape-time gauges set first.
+    ///
+    /// Families come in the registry's order, which is not fixed. Two calls at once (the server makes one at a
+    /// time, on its service thread) may each show the gauges the other set.
     package func exposition(connections: Int, rooms: Int, uptimeSeconds: Int) -> String {
-        let s = state.withLock { $0 }
-        let held = Array(s.lateness.prefix(min(s.latenessCount, s.lateness.count))).sorted()
-        func quantile(_ q: Double) -> Double {
-            guard !held.isEmpty else { return 0 }
-            return Double(held[min(held.count - 1, Int((Double(held.count) * q).rounded(.up)) - 1)]) / 1e6
-        }
-        var lines = [
-            "# HELP livecontrols_connections Open WebSocket connections.", "# TYPE livecontrols_connections gauge",
-            "livecontrols_connections \(connections)",
-            "# HELP livecontrols_rooms Live rooms.", "# TYPE livecontrols_rooms gauge", "livecontrols_rooms \(rooms)",
-            "# HELP livecontrols_rooms_unloaded_total Rooms unloaded after nobody was in them for the idle time.",
-            "# TYPE livecontrols_rooms_unloaded_total counter", "livecontrols_rooms_unloaded_total \(s.roomsUnloaded)",
-            "# HELP livecontrols_rooms_loaded_total Stored rooms loaded from the store (the config's at start, others by a join).",
-            "# TYPE livecontrols_rooms_loaded_total counter", "livecontrols_rooms_loaded_total \(s.roomsLoaded)",
-            "# HELP livecontrols_intents_total Intents received.", "# TYPE livecontrols_intents_total counter",
-            "livecontrols_intents_total \(s.intents)",
-            "# HELP livecontrols_intents_refused_total Intents refused with an error.", "# TYPE livecontrols_intents_refused_total counter",
-            "livecontrols_intents_refused_total \(s.refusedIntents)",
-            "# HELP livecontrols_patches_total Patches (room versions) produced.", "# TYPE livecontrols_patches_total counter",
-            "livecontrols_patches_total \(s.patches)",
-            "# HELP livecontrols_hold_ticks_total Hold-to-repeat ticks applied.", "# TYPE livecontrols_hold_ticks_total counter",
-            "livecontrols_hold_ticks_total \(s.ticks)",
-            "# HELP livecontrols_hold_tick_lateness_seconds How long after its deadline a tick ran (last \(s.lateness.count) ticks).",
-            "# TYPE livecontrols_hold_tick_lateness_seconds summary",
-        ]
-        for q in [0.5, 0.9, 0.99, 1.0] {
-            lines.append("livecontrols_hold_tick_lateness_seconds{quantile=\"\(q == 1.0 ? "1" : String(q))\"} \(quantile(q))")
-        }
-        lines.append("livecontrols_hold_tick_lateness_seconds_count \(held.count)")
-        lines += ["# HELP livecontrols_uptime_seconds Seconds since start.", "# TYPE livecontrols_uptime_seconds gauge",
-                  "livecontrols_uptime_seconds \(uptimeSeconds)"]
-        return lines.joined(separator: "\n") + "\n"
+        self.connections.set(to: Double(connections))
+        self.rooms.set(to: Double(rooms))
+        uptime.set(to: Double(uptimeSeconds))
+        var text: [UInt8] = []
+        registry.emit(into: &text)
+        return String(decoding: text, as: UTF8.self)
+    }
+}
+
+extension PrometheusCollectorRegistry {
+    /// The counter `name` (complete, `_total` included) with `# HELP` `help`.
+    func counter(_ name: String, _ help: String) -> Counter {
+        makeCounter(descriptor: MetricNameDescriptor(metricName: name, unitName: "", helpText: help))
+    }
+
+    /// The gauge `name` with `# HELP` `help`.
+    func gauge(_ name: String, _ help: String) -> Gauge {
+        makeGauge(descriptor: MetricNameDescriptor(metricName: name, unitName: "", helpText: help))
     }
 }

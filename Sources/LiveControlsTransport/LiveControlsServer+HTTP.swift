@@ -16,7 +16,7 @@ extension LiveControlsServer {
             var text = registry.metrics.exposition(connections: connections.count, rooms: registry.count,
                                                    uptimeSeconds: Int(Date().timeIntervalSince(startedAt)))
             for line in registry.metricLines() { text += line + "\n" }
-            return respond(wsi, status: 200, contentType: "text/plain; version=0.0.4", body: Array(text.utf8))
+            return respond(wsi, status: 200, contentType: ServerMetrics.contentType, body: Array(text.utf8))
         default:
             if lws_return_http_status(wsi, UInt32(HTTP_STATUS_NOT_FOUND.rawValue), nil) != 0 { return -1 }
             return lws_http_transaction_completed(wsi) != 0 ? -1 : 0

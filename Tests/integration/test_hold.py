@@ -79,12 +79,21 @@ def test_metrics_report_ticks_and_their_lateness(clients, server):
     a.intent("quantity", "set", {"value": 0})
     a.intent("quantity", "press", {"direction": "next"})
     a.wait_state(lambda s: s["controls"]["quantity"]["value"] >= 4)
-    a.intent("quantity", "release")
+    a.intent("quantity", "release")  # its ack comes after every tick's patch
     with server.get("/metrics") as r:
-        assert r.headers["Content-Type"].startswith("text/plain")
+        assert r.headers["Content-Type"] == "text/plain; version=0.0.4; charset=utf-8"
         text = r.read().decode()
     values = dict(line.rsplit(" ", 1) for line in text.splitlines() if line and not line.startswith("#"))
-    assert int(values["livecontrols_hold_ticks_total"]) >= 3
+    ticked = len(ticks(a))
+    assert ticked >= 3
+    assert int(values["livecontrols_hold_ticks_total"]) == ticked
     assert int(values["livecontrols_intents_total"]) >= 3
-    assert int(values["livecontrols_hold_tick_lateness_seconds_count"]) >= 3
-    assert 0 <= float(values['livecontrols_hold_tick_lateness_seconds{quantile="0.99"}']) < 1
+    # The lateness is a histogram of every tick since start: cumulative buckets up to +Inf, which is the count.
+    name = "livecontrols_hold_tick_lateness_seconds"
+    assert f"# TYPE {name} histogram" in text.splitlines()
+    assert int(values[f"{name}_count"]) == ticked
+    buckets = sorted((float(key[len(name) + 12:-2]), int(value)) for key, value in values.items() if key.startswith(f"{name}_bucket{{le=\""))
+    assert buckets[0][0] == 0.00005 and buckets[-2][0] == 1 and buckets[-1][0] == float("inf")
+    assert [count for _, count in buckets] == sorted(count for _, count in buckets)
+    assert buckets[-1][1] == ticked
+    assert 0 <= float(values[f"{name}_sum"]) < ticked  # each tick less than a second late
