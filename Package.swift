@@ -46,10 +46,7 @@ let package = Package(
                 "LiveControlsRedis",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Prometheus", package: "swift-prometheus"),
-            ],
-            // The transport calls the outbox and the room's fan-out once per delivery: let it inline them across
-            // the module boundary (docs/BENCHMARKS.md, "Runtime and transport apart").
-            swiftSettings: [.unsafeFlags(["-cross-module-optimization"], .when(configuration: .release))]
+            ]
         ),
         // libwebsockets: connections, framing, HTTP; the service thread.
         .target(
@@ -76,6 +73,7 @@ let package = Package(
         .testTarget(name: "LiveControlsProtocolTests", dependencies: ["LiveControlsProtocol", "LiveControlsTestSupport"]),
         .testTarget(name: "LiveControlsEngineTests", dependencies: ["LiveControlsEngine", "LiveControlsTestSupport"]),
         .testTarget(name: "LiveControlsRedisTests", dependencies: ["LiveControlsRedis"]),
+        .testTarget(name: "LiveControlsTransportTests", dependencies: ["LiveControlsTransport", "LiveControlsRuntime", "LiveControlsEngine"]),
         .testTarget(name: "LiveControlsRuntimeTests", dependencies: ["LiveControlsRuntime", "LiveControlsEngine", "LiveControlsProtocol", "LiveControlsSQLite",
                                                                    .product(name: "Logging", package: "swift-log")]),
     ],

@@ -2,17 +2,22 @@ import LiveControlsProtocol
 
 /// One encoded text message, with headroom in front of it for a transport's frame header.
 ///
-/// Encoded once and shared by every subscriber it goes to. After `init` the payload is never written
+/// Encoded once and shared by every subscriber it goes to. After `make` the payload is never written
 /// again. The `headroom` bytes in front of it belong to the transport: libwebsockets writes the WebSocket
-/// frame header there (`LWS_PRE`, which the transport checks is no larger), only on its service thread
-/// and one write at a time — so sharing one `Frame` between connections is safe. Nothing in Swift reads
-/// the headroom.
-public final class Frame: Sendable {
+/// frame header there (`LWS_PRE`, which the transport checks is no larger), only on its service thread and
+/// one write at a time — so sharing one `Frame` between connections is safe. Nothing in Swift reads the
+/// headroom.
+///
+/// The bytes are one plain allocation owned by the frame (the runtime's only pointer code, all of it in this
+/// file): a transport reads them once per delivery, and through a stored pointer that costs no reference
+/// counting, where an array's storage cost a retain and a release per delivery (docs/BENCHMARKS.md,
+/// "Runtime and transport apart").
+public final class Frame: @unchecked Sendable {
     /// Bytes reserved in front of the payload (libwebsockets' `LWS_PRE` is 16 on 64-bit systems).
     public static let headroom = 16
 
-    /// `headroom` zero bytes, then the payload.
-    public let storage: ContiguousArray<UInt8>
+    /// `headroom` zero bytes, then the payload; written only by `init` (and the headroom by the transport).
+    @usableFromInline let storage: UnsafeMutablePointer<UInt8>
     public let count: Int
     /// Set for room state (`snapshot`, `resumed`, `patch`): a slow consumer may drop these and get a
     /// fresh snapshot of this room instead. Replies (`ack`, `error`, …) are never dropped.
@@ -20,28 +25,44 @@ public final class Frame: Sendable {
     /// For room state: the epoch and version it shows (cluster replies carry them in their envelope).
     public let stateVersion: (epoch: String, version: Int)?
 
-    public init<Bytes: Collection<UInt8>>(bytes: Bytes, stateOfRoom: String? = nil, stateVersion: (epoch: String, version: Int)? = nil) {
-        var storage = ContiguousArray<UInt8>()
-        storage.reserveCapacity(Self.headroom + bytes.count)
-        storage.append(contentsOf: repeatElement(0, count: Self.headroom))
-        storage.append(contentsOf: bytes)
-        self.storage = storage
-        self.count = storage.count - Self.headroom
+    private init<Bytes: Collection<UInt8>>(bytes: Bytes, stateOfRoom: String?, stateVersion: (epoch: String, version: Int)?) {
+        let count = bytes.count
+        self.count = count
         self.stateOfRoom = stateOfRoom
         self.stateVersion = stateVersion
-    }
-
-    public convenience init(_ message: ServerMessage) {
-        switch message {
-        case let .snapshot(room, epoch, version, _, _, _), let .resumed(room, epoch, _, version, _), let .patch(room, epoch, version, _, _):
-            self.init(bytes: message.encoded(), stateOfRoom: room, stateVersion: (epoch, version))
-        default:
-            self.init(bytes: message.encoded())
+        storage = .allocate(capacity: Self.headroom + max(count, 1))
+        storage.initialize(repeating: 0, count: Self.headroom)
+        let payload = UnsafeMutableBufferPointer(start: storage + Self.headroom, count: count)
+        if bytes.withContiguousStorageIfAvailable({ payload.baseAddress!.initialize(from: $0.baseAddress!, count: $0.count) }) == nil {
+            _ = payload.initialize(from: bytes)
         }
     }
 
-    /// The payload.
-    public var bytes: ArraySlice<UInt8> { storage[Self.headroom...] }
+    deinit { storage.deallocate() }
 
-    public var text: String { String(decoding: bytes, as: UTF8.self) }
+    /// A frame of `bytes` (room state when `stateOfRoom` is set).
+    public static func make<Bytes: Collection<UInt8>>(bytes: Bytes, stateOfRoom: String? = nil,
+                                                      stateVersion: (epoch: String, version: Int)? = nil) -> Frame {
+        Frame(bytes: bytes, stateOfRoom: stateOfRoom, stateVersion: stateVersion)
+    }
+
+    /// The message, encoded once.
+    public static func make(_ message: ServerMessage) -> Frame {
+        switch message {
+        case let .snapshot(room, epoch, version, _, _, _), let .resumed(room, epoch, _, version, _), let .patch(room, epoch, version, _, _):
+            return make(bytes: message.encoded(), stateOfRoom: room, stateVersion: (epoch, version))
+        default:
+            return make(bytes: message.encoded())
+        }
+    }
+
+    /// For a transport, on the one thread that writes frames out: the payload's first byte. The `headroom`
+    /// bytes before it may be written (a frame header); nothing else may be, and the pointer is valid only
+    /// while the frame is.
+    @inlinable public var unsafePayload: UnsafeMutablePointer<UInt8> { storage + Frame.headroom }
+
+    /// A copy of the payload.
+    public var bytes: [UInt8] { Array(UnsafeBufferPointer(start: storage + Self.headroom, count: count)) }
+
+    public var text: String { String(decoding: UnsafeBufferPointer(start: storage + Self.headroom, count: count), as: UTF8.self) }
 }

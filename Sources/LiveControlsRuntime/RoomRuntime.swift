@@ -122,7 +122,7 @@ final class RoomRuntime: RoomEndpoint, @unchecked Sendable {
                 subscriber.cancelResync(room: self.name)
                 return
             }
-            let frame = Frame(self.snapshot(id: nil, resumed: nil))
+            let frame = Frame.make(self.snapshot(id: nil, resumed: nil))
             self.deliver(after: self.room.version) {
                 if subscriber.deliverResync(frame, room: self.name) { self.waker.wake(subscriber) }
             }
@@ -216,13 +216,13 @@ final class RoomRuntime: RoomEndpoint, @unchecked Sendable {
         if retired, !localDelivery {
             // Cluster: handed back (idle) just after this request was dispatched here. Its node forgets this owner
             // and asks Redis again.
-            let frame = Frame(.error(ProtocolError(.unavailable, "room \(name) is changing owner; retry in a moment", id: id, room: name)))
+            let frame = Frame.make(.error(ProtocolError(.unavailable, "room \(name) is changing owner; retry in a moment", id: id, room: name)))
             if subscriber.deliverNotOwner(frame) { waker.wake(subscriber) }
             return true
         }
         let why = retired ? "room \(name) was unloaded; join it again" : "room \(name) is changing owner; retry in a moment"
         if retired { logger.warning("request reached an unloaded room") }
-        if subscriber.deliver(Frame(.error(ProtocolError(.unavailable, why, id: id, room: name)))) { waker.wake(subscriber) }
+        if subscriber.deliver(Frame.make(.error(ProtocolError(.unavailable, why, id: id, room: name)))) { waker.wake(subscriber) }
         return true
     }
 
@@ -246,7 +246,7 @@ final class RoomRuntime: RoomEndpoint, @unchecked Sendable {
                 persist(room.storeWrite(for: patch, keepHistory: historyLimit))
             }
             guard localDelivery else { return carryOutTimers(update) }
-            let frame = Frame(patchMessage(patch))
+            let frame = Frame.make(patchMessage(patch))
             if heldHead == held.count && patch.version <= durable {
                 // Deliverable now (always, with a synchronous store): no copy of the subscriber list.
                 var toWake: [any RoomSubscriber] = []
@@ -272,7 +272,7 @@ final class RoomRuntime: RoomEndpoint, @unchecked Sendable {
 
     /// Sends a reply once the room's current version is durable (and after everything held before it).
     private func send(_ message: ServerMessage, to subscriber: any RoomSubscriber) {
-        let frame = Frame(message)
+        let frame = Frame.make(message)
         let version = room.version
         deliver(after: version) {
             if subscriber.deliver(frame, showing: version) { self.waker.wake(subscriber) }

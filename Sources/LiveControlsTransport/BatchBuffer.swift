@@ -40,7 +40,7 @@ final class BatchBuffer {
                 for i in 0..<8 { p[1 + i] = UInt8(truncatingIfNeeded: n >> ((7 - i) * 8)) }
                 p += 9
             }
-            frame.storage.withUnsafeBufferPointer { p.update(from: $0.baseAddress! + Frame.headroom, count: n) }
+            p.update(from: frame.unsafePayload, count: n)
             p += n
         }
         return (start, p - start)

@@ -9,8 +9,6 @@ extension Frame {
     /// Service thread: `body` gets the payload's first byte, for `lws_write`, which writes the frame header
     /// into the headroom in front of it (nothing else reads those bytes; one write at a time, on this thread).
     func withLWSPayload<R>(_ body: (UnsafeMutablePointer<UInt8>) -> R) -> R {
-        storage.withUnsafeBufferPointer { buffer in
-            body(UnsafeMutablePointer(mutating: buffer.baseAddress! + Frame.headroom))
-        }
+        body(unsafePayload)
     }
 }

@@ -25,6 +25,9 @@ final class Hub: SubscriberWaker, Sendable {
     private struct State {
         var context: ContextRef? = nil
         var dirty: [Connection] = []
+        /// Whole fan-outs a room woke, as it handed them over: one append per fan-out under the lock; the
+        /// service thread picks the connections out.
+        var dirtyBatches: [[any RoomSubscriber]] = []
         var wakePending = false
         var shutdownRequested = false
         var sweepRequested = false
@@ -66,8 +69,7 @@ final class Hub: SubscriberWaker, Sendable {
             return
         }
         state.withLock { s in
-            s.dirty.reserveCapacity(s.dirty.count + subscribers.count)
-            for subscriber in subscribers { if let connection = Self.connection(subscriber) { s.dirty.append(connection) } }
+            s.dirtyBatches.append(subscribers)
             guard !s.wakePending, let context = s.context else { return }
             s.wakePending = true
             lws_cancel_service(context.raw)
@@ -77,7 +79,7 @@ final class Hub: SubscriberWaker, Sendable {
     /// The subscriber as this transport's `Connection` (a final class: one metadata compare, no runtime cast
     /// call — this runs once per delivery of every fan-out).
     @inline(__always)
-    private static func connection(_ subscriber: any RoomSubscriber) -> Connection? {
+    static func connection(_ subscriber: any RoomSubscriber) -> Connection? {
         let object = subscriber as AnyObject
         return ObjectIdentifier(type(of: object)) == ObjectIdentifier(Connection.self) ? unsafeDowncast(object, to: Connection.self) : nil
     }
@@ -127,14 +129,16 @@ final class Hub: SubscriberWaker, Sendable {
     }
 
     /// Service thread: the connections to make writable, and whether shutdown or a sweep was asked for.
-    func drain() -> (connections: [Connection], shutdown: Bool, sweep: Bool) {
+    func drain() -> (connections: [Connection], batches: [[any RoomSubscriber]], shutdown: Bool, sweep: Bool) {
         state.withLock { s in
             let taken = s.dirty
-            s.dirty.removeAll(keepingCapacity: true)
+            let batches = s.dirtyBatches
+            s.dirty = []
+            s.dirtyBatches = []
             s.wakePending = false
             let sweep = s.sweepRequested
             s.sweepRequested = false
-            return (taken, s.shutdownRequested, sweep)
+            return (taken, batches, s.shutdownRequested, sweep)
         }
     }
 }

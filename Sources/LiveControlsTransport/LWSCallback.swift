@@ -146,9 +146,17 @@ extension LiveControlsServer {
 
     /// `EVENT_WAIT_CANCELLED`: ask for writable callbacks where frames were queued; start draining.
     private func serviceWakeUps() {
-        let (dirty, shutdown, sweep) = hub.drain()
-        for connection in dirty where connections[connection.session] === connection {
+        let (dirty, batches, shutdown, sweep) = hub.drain()
+        // A connection lws has closed meanwhile (`CLOSED`: its wsi is gone) is skipped.
+        for connection in dirty where connection.lifecycle != .closed {
             lws_callback_on_writable(connection.wsi.raw)
+        }
+        for batch in batches {
+            for subscriber in batch {
+                if let connection = Hub.connection(subscriber), connection.lifecycle != .closed {
+                    lws_callback_on_writable(connection.wsi.raw)
+                }
+            }
         }
         if sweep {
             closeStuckConsumers()
@@ -168,7 +176,7 @@ extension LiveControlsServer {
     /// Service thread: queue a message to one connection.
     func send(_ message: ServerMessage, to connection: Connection) {
         serviceThread.assertOn()
-        if connection.deliver(Frame(message)) { lws_callback_on_writable(connection.wsi.raw) }
+        if connection.deliver(Frame.make(message)) { lws_callback_on_writable(connection.wsi.raw) }
     }
 
     /// Service thread, after each `lws_service` pass (every callback of the pass has returned). When the pass

@@ -133,7 +133,7 @@ final class ClusterRoom: @unchecked Sendable {
         assertOnQueue(queue)
         guard !retired else {
             // Unreachable by design (a room a connection uses is never retired); answered rather than lost.
-            if expectsReply, !isResync, connection.deliver(Frame(.error(ProtocolError(.unavailable, "room \(name) was unloaded on this node; join it again", id: id, room: name)))) {
+            if expectsReply, !isResync, connection.deliver(Frame.make(.error(ProtocolError(.unavailable, "room \(name) was unloaded on this node; join it again", id: id, room: name)))) {
                 directory.waker.wake(connection)
             }
             return
@@ -181,7 +181,7 @@ final class ClusterRoom: @unchecked Sendable {
             self.epoch = epoch
             self.version = version
             guard !self.members.isEmpty else { return }
-            let frame = Frame(bytes: message, stateOfRoom: self.name, stateVersion: (epoch, version))
+            let frame = Frame.make(bytes: message, stateOfRoom: self.name, stateVersion: (epoch, version))
             var toWake: [any RoomSubscriber] = []
             for connection in self.members.values where connection.deliver(frame) { toWake.append(connection) }
             if !toWake.isEmpty { self.directory.waker.wake(toWake) }
@@ -197,7 +197,7 @@ final class ClusterRoom: @unchecked Sendable {
             guard let connection = self.members[session] ?? self.joining[session] ?? self.leaving[session] ?? request?.connection else { return }
             var frame: Frame
             if let epoch = reply.epoch, let version = reply.version {
-                frame = Frame(bytes: reply.message, stateOfRoom: self.name, stateVersion: (epoch, version))
+                frame = Frame.make(bytes: reply.message, stateOfRoom: self.name, stateVersion: (epoch, version))
                 let startsSubscription = self.joining.removeValue(forKey: session) != nil || request?.isJoin == true
                 let isSnapshot = startsSubscription || self.resyncing.contains(session) || request != nil
                 if isSnapshot {
@@ -215,7 +215,7 @@ final class ClusterRoom: @unchecked Sendable {
                     // The owner could not give the snapshot (it is changing hands): ask again in a moment.
                     return self.answer(request, ProtocolError(.unavailable, "no snapshot"))
                 }
-                frame = Frame(bytes: reply.message)
+                frame = Frame.make(bytes: reply.message)
                 if request?.isJoin == true { self.joining[session] = nil }
                 if self.leaving[session] != nil, request != nil, self.members[session] == nil { self.leaving[session] = nil }
             }
@@ -271,7 +271,7 @@ final class ClusterRoom: @unchecked Sendable {
         var error = error
         error.id = request.id
         error.room = name
-        if request.connection.deliver(Frame(.error(error))) { directory.waker.wake(request.connection) }
+        if request.connection.deliver(Frame.make(.error(error))) { directory.waker.wake(request.connection) }
     }
 
     // MARK: Link queue (ticker)

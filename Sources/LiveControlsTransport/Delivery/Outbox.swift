@@ -1,4 +1,5 @@
 import LiveControlsEngine
+import LiveControlsRuntime
 
 /// The bounded queue of frames waiting for one subscriber, as a value: callers pass `now` in and get told
 /// what to do. The transport's connection keeps one behind a mutex (rooms append from their queues, its
@@ -11,35 +12,35 @@ import LiveControlsEngine
 ///
 /// `now` is an autoclosure wherever it is needed only on a rare path (an overflow, a write while behind), so
 /// the usual enqueue and write read no clock.
-package struct Outbox {
-    package let maxMessages: Int
-    package let maxBytes: Int
+struct Outbox {
+    let maxMessages: Int
+    let maxBytes: Int
 
     private var frames: [Frame] = []
     private var head = 0
-    package private(set) var bytes = 0
+    private(set) var bytes = 0
     /// A wake-up for the subscriber is pending (avoids waking it twice).
-    package private(set) var writeScheduled = false
+    private(set) var writeScheduled = false
     /// Rooms whose state frames were dropped: their state frames are dropped too until a fresh snapshot is
     /// queued. `true` once the snapshot has been asked of the room.
-    package private(set) var resync: [String: Bool] = [:]
+    private(set) var resync: [String: Bool] = [:]
     /// When the outbox first overflowed, while it has not caught up.
-    package private(set) var overflowedAt: Instant? = nil
+    private(set) var overflowedAt: Instant? = nil
     /// When a frame was last taken out while behind: a slow consumer that still makes progress is not stuck.
     private var lastWrite: Instant? = nil
     /// The subscriber is gone: everything is dropped.
-    package private(set) var isClosed = false
+    private(set) var isClosed = false
 
-    package init(maxMessages: Int, maxBytes: Int) {
+    init(maxMessages: Int, maxBytes: Int) {
         self.maxMessages = maxMessages
         self.maxBytes = maxBytes
     }
 
     /// Frames waiting.
-    package var queued: Int { frames.count - head }
+    var queued: Int { frames.count - head }
 
     /// What an enqueue asks of the caller.
-    package enum Enqueued: Equatable {
+    enum Enqueued: Equatable {
         /// Queued; the subscriber must be woken (nothing was pending).
         case wake
         /// Queued; a wake-up is already pending.
@@ -49,7 +50,7 @@ package struct Outbox {
     }
 
     /// Appends a frame; an overflow drops state frames and marks their rooms for a fresh snapshot.
-    package mutating func enqueue(_ frame: Frame, now: @autoclosure () -> Instant) -> Enqueued {
+    mutating func enqueue(_ frame: Frame, now: @autoclosure () -> Instant) -> Enqueued {
         guard !isClosed else { return .dropped }
         if !resync.isEmpty, let room = frame.stateOfRoom, resync[room] != nil { return .dropped }
         frames.append(frame)
@@ -59,7 +60,7 @@ package struct Outbox {
     }
 
     /// Queues the fresh snapshot of a room being resynced, ending its resync (dropped if it was not).
-    package mutating func enqueueResync(_ frame: Frame, room: String) -> Enqueued {
+    mutating func enqueueResync(_ frame: Frame, room: String) -> Enqueued {
         guard !isClosed, resync.removeValue(forKey: room) != nil else { return .dropped }
         frames.append(frame)
         bytes += frame.count
@@ -68,19 +69,19 @@ package struct Outbox {
 
     /// The subscriber missed state of `room` (cluster: a gap, a new epoch): drop its state frames until a
     /// fresh snapshot is queued.
-    package mutating func requireResync(room: String) -> Enqueued {
+    mutating func requireResync(room: String) -> Enqueued {
         guard !isClosed, resync[room] == nil else { return .dropped }
         resync[room] = false
         return schedule()
     }
 
     /// Forgets a pending resync (the room was left).
-    package mutating func cancelResync(room: String) {
+    mutating func cancelResync(room: String) {
         resync.removeValue(forKey: room)
     }
 
     /// The subscriber is gone: drop what is queued and refuse more.
-    package mutating func close() {
+    mutating func close() {
         isClosed = true
         frames.removeAll()
         head = 0
@@ -109,7 +110,7 @@ package struct Outbox {
     }
 
     /// What to write now.
-    package enum Next {
+    enum Next {
         /// The one frame to write (the usual case: nothing else was queued), and whether more wait.
         case one(Frame, more: Bool)
         /// Frames to write now, in order (a backlog built up), and whether more wait.
@@ -125,7 +126,7 @@ package struct Outbox {
     /// Takes up to `maxFrames` queued frames of at most `maxBytes` together (always at least one), so a backlog
     /// leaves in few writes. With `direct`, the caller writes outside its writable callback and can only write
     /// frames: a due resync answers `.deferred` and is left for that callback.
-    package mutating func next(now: @autoclosure () -> Instant, direct: Bool = false, maxFrames: Int = 64,
+    mutating func next(now: @autoclosure () -> Instant, direct: Bool = false, maxFrames: Int = 64,
                                maxBytes batchBytes: Int = 128 * 1024) -> Next {
         if direct && head == frames.count && resync.contains(where: { !$0.value }) { return .deferred }
         guard head < frames.count else {
@@ -180,7 +181,7 @@ package struct Outbox {
     }
 
     /// Whether the subscriber overflowed and then took nothing for longer than `timeoutNanoseconds`.
-    package func isStuck(now: Instant, timeoutNanoseconds: UInt64) -> Bool {
+    func isStuck(now: Instant, timeoutNanoseconds: UInt64) -> Bool {
         guard let overflowedAt else { return false }
         let since = max(overflowedAt.nanoseconds, lastWrite?.nanoseconds ?? 0)
         return now.nanoseconds > since + timeoutNanoseconds

@@ -2,17 +2,17 @@ import LiveControlsEngine
 
 /// The per-connection message rate limit as a value: a token bucket of `burst` tokens refilled at `rate` per
 /// second (one message costs one token), and a count of refusals in a row. The caller passes `now`.
-package struct RateLimiter: Sendable {
-    package let rate: Double
-    package let burst: Double
+struct RateLimiter: Sendable {
+    let rate: Double
+    let burst: Double
     /// Refusals in a row after which the connection is closed.
-    package let strikeLimit: Int
+    let strikeLimit: Int
     private var tokens: Double
     private var last: Instant
     /// Consecutive refusals.
-    package private(set) var strikes = 0
+    private(set) var strikes = 0
 
-    package init(rate: Double, burst: Double, strikeLimit: Int, now: Instant) {
+    init(rate: Double, burst: Double, strikeLimit: Int, now: Instant) {
         self.rate = rate
         self.burst = burst
         self.strikeLimit = strikeLimit
@@ -20,7 +20,7 @@ package struct RateLimiter: Sendable {
         self.last = now
     }
 
-    package enum Admission: Equatable {
+    enum Admission: Equatable {
         case accept
         /// Refused (`rate_limited`): the message is dropped.
         case refuse
@@ -28,7 +28,7 @@ package struct RateLimiter: Sendable {
         case close
     }
 
-    package mutating func admit(now: Instant) -> Admission {
+    mutating func admit(now: Instant) -> Admission {
         let elapsed = now.nanoseconds >= last.nanoseconds ? now.nanoseconds - last.nanoseconds : 0
         tokens = min(burst, tokens + Double(elapsed) / 1e9 * rate)
         last = Instant(nanoseconds: max(last.nanoseconds, now.nanoseconds))

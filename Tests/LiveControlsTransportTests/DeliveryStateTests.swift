@@ -1,4 +1,5 @@
-@testable import LiveControlsRuntime
+@testable import LiveControlsTransport
+import LiveControlsRuntime
 import LiveControlsEngine
 import XCTest
 
@@ -6,9 +7,9 @@ import XCTest
 final class OutboxTests: XCTestCase {
     func at(_ ms: Int) -> Instant { .milliseconds(ms) }
     func state(_ room: String, _ version: Int, bytes: Int = 10) -> Frame {
-        Frame(bytes: [UInt8](repeating: 0x20, count: bytes), stateOfRoom: room, stateVersion: ("e", version))
+        Frame.make(bytes: [UInt8](repeating: 0x20, count: bytes), stateOfRoom: room, stateVersion: ("e", version))
     }
-    func reply(bytes: Int = 10) -> Frame { Frame(bytes: [UInt8](repeating: 0x20, count: bytes)) }
+    func reply(bytes: Int = 10) -> Frame { Frame.make(bytes: [UInt8](repeating: 0x20, count: bytes)) }
 
     func testTheFirstFrameWakesLaterOnesWaitForTheSameWakeUp() {
         var box = Outbox(maxMessages: 10, maxBytes: 1_000)

@@ -9,7 +9,7 @@
 /// ```
 /// Once our close frame is on its way (`closing`) or the peer's close is being answered (`peerClosing`),
 /// nothing more may be written.
-package enum ConnectionLifecycle: Equatable, Sendable {
+enum ConnectionLifecycle: Equatable, Sendable {
     case open
     /// A close was asked for; the writable callback sends it.
     case closeRequested(code: UInt16, reason: String)
@@ -22,7 +22,7 @@ package enum ConnectionLifecycle: Equatable, Sendable {
 
     /// Asks for a close with `code`; true when the caller must ask for a writable callback. Only an open
     /// connection takes it (one already closing keeps its first code).
-    package mutating func requestClose(code: UInt16, reason: String) -> Bool {
+    mutating func requestClose(code: UInt16, reason: String) -> Bool {
         guard self == .open else { return false }
         self = .closeRequested(code: code, reason: reason)
         return true
@@ -30,7 +30,7 @@ package enum ConnectionLifecycle: Equatable, Sendable {
 
     /// Closing at once, from inside a callback (a binary frame, a message too large, a slow consumer): true
     /// when the caller must send the close now; false when it is already closing or gone.
-    package mutating func closeNow(code: UInt16) -> Bool {
+    mutating func closeNow(code: UInt16) -> Bool {
         switch self {
         case .open, .closeRequested:
             self = .closing(code: code)
@@ -40,7 +40,7 @@ package enum ConnectionLifecycle: Equatable, Sendable {
         }
     }
 
-    package enum Writable: Equatable {
+    enum Writable: Equatable {
         /// Write queued frames.
         case write
         /// Send this close frame (the state is `closing` now) and drop what is queued.
@@ -50,7 +50,7 @@ package enum ConnectionLifecycle: Equatable, Sendable {
     }
 
     /// The connection's writable callback: what it does.
-    package mutating func writable() -> Writable {
+    mutating func writable() -> Writable {
         switch self {
         case .open:
             return .write
@@ -62,7 +62,7 @@ package enum ConnectionLifecycle: Equatable, Sendable {
         }
     }
 
-    package enum Direct: Equatable {
+    enum Direct: Equatable {
         /// Frames may be written now, outside the writable callback.
         case write
         /// Leave it to the writable callback (a close is due).
@@ -72,7 +72,7 @@ package enum ConnectionLifecycle: Equatable, Sendable {
     }
 
     /// After a service pass, writing a connection's frames outside its writable callback.
-    package var direct: Direct {
+    var direct: Direct {
         switch self {
         case .open: return .write
         case .closeRequested: return .deferToWritable
@@ -81,14 +81,14 @@ package enum ConnectionLifecycle: Equatable, Sendable {
     }
 
     /// The client sent a close frame.
-    package mutating func peerSentClose() {
+    mutating func peerSentClose() {
         if case .closed = self { return }
         if case .closing = self { return }  // our close went first; this is its answer
         self = .peerClosing
     }
 
     /// The socket is gone.
-    package mutating func socketClosed() {
+    mutating func socketClosed() {
         self = .closed
     }
 }
