@@ -3,8 +3,9 @@ import PackageDescription
 
 // Layers point one way: LiveControlsProtocol ← LiveControlsEngine ← LiveControlsRuntime (+ the SQLite and Redis
 // adapters) ← LiveControlsTransport ← livecontrols. Only LiveControlsTransport imports the libwebsockets system
-// library (and holds the only unsafe code besides the C adapters); only LiveControlsSQLite imports SQLite; only
-// LiveControlsRedis imports hiredis. LiveControlsRuntime runs rooms and knows no transport.
+// library (and holds the unsafe code besides the C adapters and the encoded message buffer, Runtime's Frame.swift);
+// only LiveControlsSQLite imports SQLite; only LiveControlsRedis imports hiredis. LiveControlsRuntime runs rooms
+// and knows no transport.
 let package = Package(
     name: "LiveControls",
     platforms: [.macOS(.v14)],

@@ -155,15 +155,18 @@ def main():
     pids = [proc.pid for _, proc, _ in servers]
     try:
         for rep in range(args.repetitions):
+            # Every other repetition runs the servers in the opposite order, so no server always goes first
+            # (right after the previous scenario's teardown) or last.
+            order = servers if rep % 2 == 0 else servers[::-1]
             for scenario, extra in runs:
-                for name, proc, port in servers:
+                for name, proc, port in order:
                     settle(*pids)
                     r = run_tool(scenario, port, proc.pid, name == "mirror", extra + ["--seconds", str(args.seconds)])
                     key = (scenario, " ".join(extra), name)
                     results.setdefault(key, []).append(r)
                     print(f"rep {rep + 1} {scenario} {' '.join(extra)} {name}: {r['deliveriesPerSecond']} /s, p99 {r['latencyMicros']['p99']} µs, lost {r['lost']}", file=sys.stderr)
             for scenario, extra in solo:
-                for name, proc, port in servers:
+                for name, proc, port in order:
                     if name == "mirror":
                         continue
                     settle(*pids)

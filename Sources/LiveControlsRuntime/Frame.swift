@@ -33,9 +33,12 @@ public final class Frame: @unchecked Sendable {
         storage = .allocate(capacity: Self.headroom + max(count, 1))
         storage.initialize(repeating: 0, count: Self.headroom)
         let payload = UnsafeMutableBufferPointer(start: storage + Self.headroom, count: count)
-        if bytes.withContiguousStorageIfAvailable({ payload.baseAddress!.initialize(from: $0.baseAddress!, count: $0.count) }) == nil {
-            _ = payload.initialize(from: bytes)
+        let copied = bytes.withContiguousStorageIfAvailable { source -> Bool in
+            guard let from = source.baseAddress, let to = payload.baseAddress else { return true }  // nothing to copy
+            to.initialize(from: from, count: source.count)
+            return true
         }
+        if copied == nil { _ = payload.initialize(from: bytes) }
     }
 
     deinit { storage.deallocate() }
@@ -60,6 +63,11 @@ public final class Frame: @unchecked Sendable {
     /// bytes before it may be written (a frame header); nothing else may be, and the pointer is valid only
     /// while the frame is.
     @inlinable public var unsafePayload: UnsafeMutablePointer<UInt8> { storage + Frame.headroom }
+
+    /// The payload, for as long as `body` runs.
+    public func withBytes<R>(_ body: (UnsafeBufferPointer<UInt8>) throws -> R) rethrows -> R {
+        try body(UnsafeBufferPointer(start: storage + Self.headroom, count: count))
+    }
 
     /// A copy of the payload.
     public var bytes: [UInt8] { Array(UnsafeBufferPointer(start: storage + Self.headroom, count: count)) }

@@ -10,7 +10,8 @@ package protocol RoomScheduler: Sendable {
     func makeTimer(on queue: DispatchQueue, _ handler: @escaping @Sendable () -> Void) -> any RoomTimer
 }
 
-/// One timer of a room. Armed, re-armed and cancelled only on the queue it runs its handler on.
+/// One timer of a room. Armed and re-armed only on the queue it runs its handler on; cancelled from there or
+/// once nothing else uses it (at shutdown). Any thread may hold it.
 package protocol RoomTimer: AnyObject, Sendable {
     /// Fires once at `deadline` (re-arming replaces the previous deadline); nil parks it.
     func schedule(at deadline: Instant?)

@@ -83,7 +83,7 @@ final class Connection: RoomSubscriber, @unchecked Sendable {
     /// The socket is gone: drop what is queued and refuse more.
     func markClosed() {
         lifecycle.socketClosed()
-        outbox.withLock { $0.close() }
+        dropQueued()
     }
 
     /// Our close frame goes out now: what is queued will never be written.

@@ -16,7 +16,7 @@ import Glibc
 /// On the service thread itself (an intent the room ran synchronously) there is nothing to wake:
 /// `wake` remembers the connections in `ready`, and when the current `lws_service` pass returns the server
 /// writes their frames straight away (`LiveControlsServer.flushReady`), without asking lws for writable
-/// callbacks and a further `poll()`. A connection lws closed during the pass is marked (`socketGone`) and
+/// callbacks and a further `poll()`. A connection lws closed during the pass (its lifecycle `closed`) is
 /// skipped.
 final class Hub: SubscriberWaker, Sendable {
     /// `struct lws_context *`; only passed to `lws_cancel_service`, which is thread-safe.
@@ -70,10 +70,15 @@ final class Hub: SubscriberWaker, Sendable {
         }
         state.withLock { s in
             s.dirtyBatches.append(subscribers)
-            guard !s.wakePending, let context = s.context else { return }
-            s.wakePending = true
-            lws_cancel_service(context.raw)
+            Self.signal(&s)
         }
+    }
+
+    /// Under the lock: wakes the service thread unless a wake-up is already on its way.
+    private static func signal(_ s: inout State) {
+        guard !s.wakePending, let context = s.context else { return }
+        s.wakePending = true
+        lws_cancel_service(context.raw)
     }
 
     /// The subscriber as this transport's `Connection` (a final class: one metadata compare, no runtime cast
@@ -92,9 +97,7 @@ final class Hub: SubscriberWaker, Sendable {
         }
         state.withLock { s in
             s.dirty.append(contentsOf: connections)
-            guard !s.wakePending, let context = s.context else { return }
-            s.wakePending = true
-            lws_cancel_service(context.raw)
+            Self.signal(&s)
         }
     }
 

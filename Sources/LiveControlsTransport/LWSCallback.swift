@@ -271,11 +271,11 @@ extension LiveControlsServer {
     private func write(_ next: Outbox.Next, to wsi: OpaquePointer) -> Bool {
         switch next {
         case let .one(frame, more):
-            guard frame.withLWSPayload({ lws_write(wsi, $0, frame.count, LWS_WRITE_TEXT) }) >= frame.count else { return false }
+            guard lws_write(wsi, frame.unsafePayload, frame.count, LWS_WRITE_TEXT) >= frame.count else { return false }
             if more { lws_callback_on_writable(wsi) }
         case let .write(frames, more):
             if frames.count == 1, let frame = frames.first {
-                guard frame.withLWSPayload({ lws_write(wsi, $0, frame.count, LWS_WRITE_TEXT) }) >= frame.count else { return false }
+                guard lws_write(wsi, frame.unsafePayload, frame.count, LWS_WRITE_TEXT) >= frame.count else { return false }
             } else {
                 // A backlog: frame each message ourselves and hand them to lws as one write (one send()).
                 let (buffer, count) = writeBatch.frame(frames)
@@ -294,11 +294,14 @@ extension LiveControlsServer {
         let now = Transport.now()
         for connection in connections.values
         where connection.isStuck(now: now, timeoutMilliseconds: options.limits.slowConsumerTimeoutMilliseconds) {
-            guard connection.lifecycle.closeNow(code: 1008) else { continue }
-            logger.info("closing slow consumer", metadata: ["session": "\(connection.session)"])
-            connection.dropQueued()
-            var reason = Array("slow consumer: did not read its messages in time".utf8)
-            lws_close_reason(connection.wsi.raw, LWS_CLOSE_STATUS_POLICY_VIOLATION, &reason, reason.count)
+            // A stuck connection is dropped whatever else is under way; the close reason is ours to give only if
+            // no close (ours or the peer's) has begun.
+            if connection.lifecycle.closeNow(code: 1008) {
+                logger.info("closing slow consumer", metadata: ["session": "\(connection.session)"])
+                connection.dropQueued()
+                var reason = Array("slow consumer: did not read its messages in time".utf8)
+                lws_close_reason(connection.wsi.raw, LWS_CLOSE_STATUS_POLICY_VIOLATION, &reason, reason.count)
+            }
             lws_set_timeout(connection.wsi.raw, PENDING_TIMEOUT_USER_OK, LWS_TO_KILL_ASYNC)
         }
     }

@@ -317,7 +317,8 @@ final class ClusterRoom: @unchecked Sendable {
     /// Retires this view of the room if still unused (waits for its queue, so requests sent before are handled
     /// first); the directory then drops it. A later join makes a new one.
     func retireIfUnused(idleSince cutoff: UInt64) -> Bool {
-        queue.sync {
+        assertNotOnQueue(queue)
+        return queue.sync {
             let since = idleSinceNanos.load(ordering: .relaxed)
             guard !retired, isUnused, since != 0, since <= cutoff else { return false }
             retired = true

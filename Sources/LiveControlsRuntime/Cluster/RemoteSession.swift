@@ -34,12 +34,14 @@ final class RemoteSession: RoomSubscriber, Sendable {
     /// An error telling the session's node that this node no longer owns the room (it was handed back after
     /// the request was dispatched): that node forgets the owner (`notOwner`).
     func deliverNotOwner(_ frame: Frame) -> Bool {
-        outlet.replyUnfenced(ClusterEnvelope.reply(room: outlet.room, session: session, token: token, state: nil, message: frame.bytes,
-                                                   notOwner: true), to: remoteNode)
+        let envelope = frame.withBytes {
+            ClusterEnvelope.reply(room: outlet.room, session: session, token: token, state: nil, message: $0, notOwner: true)
+        }
+        outlet.replyUnfenced(envelope, to: remoteNode)
         return false
     }
 
     private func envelope(_ frame: Frame) -> [UInt8] {
-        ClusterEnvelope.reply(room: outlet.room, session: session, token: token, state: frame.stateVersion, message: frame.bytes)
+        frame.withBytes { ClusterEnvelope.reply(room: outlet.room, session: session, token: token, state: frame.stateVersion, message: $0) }
     }
 }
