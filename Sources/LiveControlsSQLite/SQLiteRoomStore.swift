@@ -29,8 +29,13 @@ public final class SQLiteRoomStore: RoomStore, @unchecked Sendable {
 
     public var isSynchronous: Bool { false }
 
+    /// Held for the store's life (so for the server's): no second server touches this data directory.
+    private let lock: DataDirectoryLock
+
+    /// Locks the directory (`DataDirectoryLock`: refused at once, before anything is read, when another
+    /// process has it), then opens or creates the database in it.
     public init(directory: String) throws {
-        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        lock = try DataDirectoryLock(directory: directory)
         path = (directory as NSString).appendingPathComponent("livecontrols.sqlite3")
         db = try SQLiteDatabase(path: path)
         guard try db.text("PRAGMA journal_mode=WAL")?.lowercased() == "wal" else {

@@ -123,3 +123,46 @@ def test_every_control_kind_is_restored_exactly(start_server, tmp_path):
     s2 = start_server("--data-dir", str(tmp_path))
     after = s2.client().join()["state"]["controls"]
     assert after == before
+
+
+def test_a_second_server_on_the_same_data_dir_is_refused_before_it_touches_the_store(start_server, tmp_path):
+    """Issue 17: a second server started by mistake on a running server's --data-dir loaded the store and wrote
+    to it before failing on the port; the first then logged UNIQUE-constraint failures and acked changes it had
+    not stored. The data directory is locked first: the second is refused and changes nothing."""
+    import subprocess
+    from livecontrols_server import BINARY
+
+    first = start_server("--data-dir", str(tmp_path))
+    c = first.client()
+    c.join(name="Ann")
+    c.intent("quantity", "set", {"value": 7})
+    db = tmp_path / "livecontrols.sqlite3"
+    before = db.read_bytes()
+    # Same directory, another (free) port: nothing but the lock can stop it.
+    second = subprocess.run([BINARY, "--port", "0", "--data-dir", str(tmp_path)], capture_output=True, text=True, timeout=30)
+    assert second.returncode != 0
+    assert "data directory" in second.stderr and "in use by process" in second.stderr, second.stderr
+    assert str(first.proc.pid) in second.stderr, "names the server that holds it"
+    assert "LiveControls listening" not in second.stdout
+    assert db.read_bytes() == before, "the second server wrote nothing"
+
+    # The first goes on serving and storing, with no store errors.
+    for value in range(8, 20):
+        c.intent("quantity", "set", {"value": value})
+    version = c.version()
+    c.close()
+    assert first.stop() == 0
+    assert "store write failed" not in first.stderr()
+    restarted = start_server("--data-dir", str(tmp_path))
+    snap = restarted.client().join()
+    assert snap["version"] >= version
+    assert snap["state"]["controls"]["quantity"]["value"] == 19
+
+
+def test_the_data_dir_lock_is_released_when_the_server_is_killed(start_server, tmp_path):
+    s = start_server("--data-dir", str(tmp_path))
+    s.client().join()
+    s.proc.send_signal(signal.SIGKILL)
+    s.proc.wait()
+    again = start_server("--data-dir", str(tmp_path))  # the kernel dropped the lock with the process
+    assert again.client().join()["state"]["controls"]["quantity"]["value"] == 1
