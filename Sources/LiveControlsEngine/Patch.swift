@@ -55,8 +55,10 @@ public struct ChangeHistory: Sendable {
         }
     }
 
-    /// Every change after `version`, in order, when all of them are still held; `nil` otherwise.
+    /// Every change after `version`, in order, when all of them are still held; `nil` otherwise — always `nil`
+    /// with a limit of 0, which disables resuming (even from the current version).
     public func changes(after version: Int, current: Int) -> [Patch]? {
+        guard limit > 0 else { return nil }
         if version == current { return [] }
         guard version < current, !buffer.isEmpty else { return nil }
         let oldest = buffer[start].version

@@ -149,3 +149,22 @@ def test_rooms_are_independent(clients):
     assert a.state("other")["controls"]["quantity"]["value"] == 77
     fresh = clients()
     assert fresh.join("demo")["state"]["controls"]["quantity"]["value"] != 77
+
+
+def test_history_limit_zero_disables_resume_even_from_the_current_version(start_server, tmp_path):
+    """Issue 17: with `historyLimit: 0` a `since` at the current version still got `resumed`."""
+    import json
+    path = tmp_path / "rooms.json"
+    path.write_text(json.dumps({"historyLimit": 0, "templates": {"t": {"controls": {"quantity": {"kind": "stepper"}}}},
+                                "defaultTemplate": "t", "rooms": {"demo": {}}}))
+    s = start_server("--config", str(path))
+    a = s.client()
+    snap = a.join()
+    current = {"epoch": snap["epoch"], "version": snap["version"]}
+    b = s.client()
+    again = b.join(since=current)
+    assert again["type"] == "snapshot" and again["resumed"] is False
+    a.intent("quantity", "next")
+    c = s.client()
+    later = c.join(since=current)
+    assert later["type"] == "snapshot" and later["resumed"] is False
