@@ -87,8 +87,10 @@ public enum ClientMessage: Sendable, Equatable {
         guard let object = json.objectValue else {
             throw ProtocolError(.invalidMessage, "a message must be a JSON object, got \(json.typeName)")
         }
+        // An optional member whose value is `null` counts as absent, for every optional field alike (`id` of
+        // join and leave, `template`, `name`, `token`, `since`, `args`); required ones must be present and not null.
         var id: RequestID? = nil
-        if let rawID = object["id"] {
+        if let rawID = object["id"], rawID != .null {
             guard let parsed = RequestID(json: rawID) else {
                 throw ProtocolError(.invalidMessage, "id must be a non-empty string (at most 128 characters) or an integer")
             }
@@ -105,7 +107,8 @@ public enum ClientMessage: Sendable, Equatable {
             request.name = try fields.optionalString("name", maxLength: 64)
             request.token = try fields.optionalString("token", maxLength: 4096)
             if let since = object["since"], since != .null {
-                guard let s = since.objectValue, let epoch = s["epoch"]?.stringValue, let version = s["version"]?.intValue, version >= 0 else {
+                // An integer is an integer: `4.0` is not one (as for intent arguments).
+                guard let s = since.objectValue, let epoch = s["epoch"]?.stringValue, case let .int(version)? = s["version"], version >= 0 else {
                     throw fields.error(.invalidMessage, "since must be {\"epoch\": string, \"version\": integer ≥ 0}", room: room)
                 }
                 request.since = ResumePoint(epoch: epoch, version: version)

@@ -26,6 +26,28 @@ final class ClientMessageTests: XCTestCase {
         XCTAssertEqual(try decode(#"{"type":"leave","room":"demo"}"#), .leave(room: "demo", id: nil))
     }
 
+    /// One rule for `null`: an optional field set to null is absent, everywhere; a required one is missing.
+    /// And an integer field takes an integer only (issue 17: `4.0` was accepted as `since.version`).
+    func testNullIsAbsentForEveryOptionalFieldAndIntegersAreIntegers() throws {
+        guard case let .join(join) = try decode(#"{"type":"join","room":"demo","id":null,"name":null,"template":null,"token":null,"since":null}"#) else {
+            return XCTFail("not a join")
+        }
+        XCTAssertEqual(join, JoinRequest(room: "demo"))
+        XCTAssertEqual(try decode(#"{"type":"leave","room":"demo","id":null}"#), .leave(room: "demo", id: nil))
+        guard case let .intent(intent) = try decode(#"{"type":"intent","id":1,"room":"demo","control":"q","intent":"next","args":null}"#) else {
+            return XCTFail("not an intent")
+        }
+        XCTAssertEqual(intent.args, JSONObject())
+        for text in [#"{"type":"intent","id":null,"room":"demo","control":"q","intent":"next"}"#,
+                     #"{"type":"join","room":null}"#, #"{"type":null,"room":"demo"}"#,
+                     #"{"type":"intent","id":1,"room":"demo","control":null,"intent":"next"}"#,
+                     #"{"type":"intent","id":1,"room":"demo","control":"q","intent":null}"#,
+                     #"{"type":"join","room":"demo","since":{"epoch":"e","version":4.0}}"#,
+                     #"{"type":"join","room":"demo","since":{"epoch":"e","version":null}}"#] {
+            XCTAssertEqual(error(text)?.code, .invalidMessage, text)
+        }
+    }
+
     func testEveryBadInputHasItsCode() {
         let cases: [(String, ErrorCode)] = [
             ("{", .invalidJSON), ("", .invalidJSON), ("[]", .invalidMessage), (#"{"room":"demo"}"#, .invalidMessage),
