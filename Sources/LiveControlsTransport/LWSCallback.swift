@@ -237,11 +237,22 @@ extension LiveControlsServer {
             // Our close frame is on its way (lws waits up to a few seconds for the client's answer), or the peer's
             // close is being answered: no more data.
             return 0
-        case let .sendClose(code, reason):
-            connection.dropQueued()
-            var bytes = Array(reason.utf8.prefix(120))
-            lws_close_reason(wsi, lws_close_status(rawValue: UInt32(code)), &bytes, bytes.count)
-            return -1
+        case let .drainThenClose(code, reason):
+            // What is queued goes first (a flooding client's last `rate_limited` replies, a shutting-down
+            // server's last acks), one batch per callback; then the close frame.
+            let next = connection.next()
+            switch next {
+            case .one, .write:
+                guard write(next, to: wsi) else { return -1 }
+                lws_callback_on_writable(wsi)
+                return 0
+            case .idle, .resync, .deferred:
+                connection.lifecycle.closeSent()
+                connection.dropQueued()
+                var bytes = Array(reason.utf8.prefix(120))
+                lws_close_reason(wsi, lws_close_status(rawValue: UInt32(code)), &bytes, bytes.count)
+                return -1
+            }
         case .write:
             break
         }

@@ -124,13 +124,15 @@ extension Outbox.Next {
 }
 
 final class ConnectionLifecycleTests: XCTestCase {
-    func testARequestedCloseIsSentByTheWritableCallbackThenNothingMore() {
+    func testARequestedCloseGoesOutAfterWhatIsQueuedThenNothingMore() {
         var life = ConnectionLifecycle.open
         XCTAssertEqual(life.direct, .write)
         XCTAssertTrue(life.requestClose(code: 1001, reason: "server shutting down"))
         XCTAssertFalse(life.requestClose(code: 1008, reason: "later"), "the first close wins")
         XCTAssertEqual(life.direct, .deferToWritable)
-        XCTAssertEqual(life.writable(), .sendClose(code: 1001, reason: "server shutting down"))
+        XCTAssertEqual(life.writable(), .drainThenClose(code: 1001, reason: "server shutting down"))
+        XCTAssertEqual(life.writable(), .drainThenClose(code: 1001, reason: "server shutting down"), "until the queue is empty")
+        life.closeSent()
         XCTAssertEqual(life, .closing(code: 1001))
         XCTAssertEqual(life.writable(), .nothing)
         XCTAssertEqual(life.direct, .skip)
@@ -176,12 +178,15 @@ final class RateLimiterTests: XCTestCase {
         XCTAssertEqual(limiter.admit(now: .milliseconds(100_000)), .refuse)
     }
 
-    func testRefusalsInARowCloseAtTheStrikeLimit() {
+    /// `strikeLimit` refusals in a row are each answered; the message after them closes (issue 17: it closed on
+    /// the limit-th refusal, after one error fewer than documented).
+    func testAfterStrikeLimitRefusalsInARowTheNextOneCloses() {
         var limiter = RateLimiter(rate: 1, burst: 1, strikeLimit: 3, now: .milliseconds(0))
         XCTAssertEqual(limiter.admit(now: .milliseconds(0)), .accept)
         XCTAssertEqual(limiter.admit(now: .milliseconds(1)), .refuse)
         XCTAssertEqual(limiter.admit(now: .milliseconds(2)), .refuse)
-        XCTAssertEqual(limiter.admit(now: .milliseconds(3)), .close)
+        XCTAssertEqual(limiter.admit(now: .milliseconds(3)), .refuse)
+        XCTAssertEqual(limiter.admit(now: .milliseconds(4)), .close)
     }
 
     func testAClockThatStepsBackNeverAddsTokens() {

@@ -27,11 +27,20 @@ def test_rate_limit_refuses_with_a_typed_error_then_closes_on_abuse(start_server
     assert err["type"] == "error" and err["code"] == "rate_limited"
     other = s.client()
     assert other.join()["type"] == "snapshot"
-    # "over" was refusal 1; refusal 50 in a row closes. Send exactly the 49 more it takes: a message sent
-    # after the close would make the server's kernel reset the connection and lose the close frame.
-    for i in range(49):
+    # "over" was refusal 1 of the 50 a connection may get, each answered; the message after them closes it.
+    # Flood them in one go (issue 17: the close came on refusal 50, and discarded error replies still queued).
+    # Send exactly the 50 more it takes: a message sent after the close would make the server's kernel reset the
+    # connection and lose the close frame.
+    for i in range(50):
         c.send({"type": "intent", "id": f"x{i}", "room": "demo", "control": "quantity", "intent": "next"})
-    assert closed_with(c) == 1008
+    refused = []
+    with pytest.raises(ConnectionClosed) as closed:
+        while True:
+            message = json.loads(c.ws.recv(timeout=10))
+            if message.get("code") == "rate_limited":
+                refused.append(message["id"])
+    assert closed.value.rcvd and closed.value.rcvd.code == 1008
+    assert refused == [f"x{i}" for i in range(49)], "every refusal before the close is answered, in order"
     assert other.intent("quantity", "next")["type"] == "ack"
 
 

@@ -2,7 +2,7 @@
 /// the caller (the transport's service thread, which alone owns it) must do.
 ///
 /// ```
-/// open ──requestClose──▶ closeRequested ──writable──▶ closing(code) ──socketClosed──▶ closed
+/// open ──requestClose──▶ closeRequested ──(queue drained) closeSent──▶ closing(code) ──socketClosed──▶ closed
 ///   │                                                     ▲
 ///   ├──closeNow(code) (1003, 1009, slow consumer) ────────┘
 ///   └──peerSentClose──▶ peerClosing ──socketClosed──▶ closed
@@ -11,7 +11,8 @@
 /// nothing more may be written.
 enum ConnectionLifecycle: Equatable, Sendable {
     case open
-    /// A close was asked for; the writable callback sends it.
+    /// A close was asked for; the writable callbacks send what is still queued (the client's last replies),
+    /// then the close.
     case closeRequested(code: UInt16, reason: String)
     /// Our close frame is sent, or on its way: nothing more is written.
     case closing(code: UInt16)
@@ -43,23 +44,27 @@ enum ConnectionLifecycle: Equatable, Sendable {
     enum Writable: Equatable {
         /// Write queued frames.
         case write
-        /// Send this close frame (the state is `closing` now) and drop what is queued.
-        case sendClose(code: UInt16, reason: String)
+        /// Write what is queued; once nothing is, send this close frame (`closeSent`).
+        case drainThenClose(code: UInt16, reason: String)
         /// Write nothing.
         case nothing
     }
 
     /// The connection's writable callback: what it does.
-    mutating func writable() -> Writable {
+    func writable() -> Writable {
         switch self {
         case .open:
             return .write
         case let .closeRequested(code, reason):
-            self = .closing(code: code)
-            return .sendClose(code: code, reason: reason)
+            return .drainThenClose(code: code, reason: reason)
         case .closing, .peerClosing, .closed:
             return .nothing
         }
+    }
+
+    /// The requested close frame goes out now (the queue is empty): nothing more is written.
+    mutating func closeSent() {
+        if case let .closeRequested(code, _) = self { self = .closing(code: code) }
     }
 
     enum Direct: Equatable {

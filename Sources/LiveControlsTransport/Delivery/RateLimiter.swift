@@ -24,7 +24,8 @@ struct RateLimiter: Sendable {
         case accept
         /// Refused (`rate_limited`): the message is dropped.
         case refuse
-        /// Refused `strikeLimit` times in a row: close the connection (1008).
+        /// Refused again after `strikeLimit` refusals in a row (each answered `rate_limited`): close the
+        /// connection (1008).
         case close
     }
 
@@ -38,6 +39,6 @@ struct RateLimiter: Sendable {
             return .accept
         }
         strikes += 1
-        return strikes >= strikeLimit ? .close : .refuse
+        return strikes > strikeLimit ? .close : .refuse
     }
 }
