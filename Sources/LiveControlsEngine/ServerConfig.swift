@@ -75,8 +75,22 @@ public struct ServerConfig: Sendable {
     public init(text: String, file: String, today: CivilDate) throws(ConfigError) {
         let json: JSONValue
         do { json = try JSONParser.parse(text) } catch {
-            throw ConfigError(file: file, path: "", message: "not valid JSON: \(error)")
+            let (line, column) = Self.lineAndColumn(ofByte: error.offset, in: text)
+            throw ConfigError(file: file, path: "", message: "not valid JSON: \(error.reason) at line \(line), column \(column)")
         }
         try self.init(json: json, file: file, today: today)
+    }
+
+    /// Where byte `offset` of `text` is, as people count: lines and columns from 1, a column counting
+    /// characters (a tab is one), not bytes.
+    static func lineAndColumn(ofByte offset: Int, in text: String) -> (line: Int, column: Int) {
+        var line = 1
+        var lineStart = 0
+        for (i, byte) in text.utf8.prefix(offset).enumerated() where byte == UInt8(ascii: "\n") {
+            line += 1
+            lineStart = i + 1
+        }
+        let before = text.utf8.dropFirst(lineStart).prefix(max(0, offset - lineStart))
+        return (line, String(decoding: before, as: UTF8.self).count + 1)
     }
 }

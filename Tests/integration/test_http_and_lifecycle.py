@@ -1,5 +1,6 @@
 """HTTP on the same port, the /ws path, config errors, graceful shutdown."""
 import json
+import os
 import pathlib
 import signal
 import subprocess
@@ -127,3 +128,33 @@ def test_a_template_without_presence_keeps_joins_invisible(tmp_path, start_serve
     assert state["presence"] == {}
     ended = [e for p in b.patches["stage"] for e in p["cause"].get("ended", [])]
     assert {"control": "n", "session": a.session, "reason": "disconnect"} in ended
+
+
+def test_config_syntax_errors_name_line_and_column(tmp_path):
+    """Issue 17: a syntax error named a byte offset."""
+    result = run_with_config(tmp_path, '{\n  "templates": {\n    "t": {"controls": {"q": {"kind": "stepper",}}}\n  }\n}\n')
+    assert result.returncode != 0
+    assert "line 3, column 48" in result.stderr, result.stderr  # the `}` where a key must follow the comma
+    assert "byte" not in result.stderr
+
+
+def test_a_directory_or_a_missing_file_as_config_gets_a_plain_message(tmp_path):
+    """Issue 17: a directory passed as --config printed `NSCocoaErrorDomain error 256`."""
+    as_dir = subprocess.run([BINARY, "--port", "0", "--config", str(tmp_path)], cwd=REPO, capture_output=True, text=True, timeout=20)
+    assert as_dir.returncode != 0
+    assert "is a directory" in as_dir.stderr and "NSCocoaErrorDomain" not in as_dir.stderr, as_dir.stderr
+    missing = subprocess.run([BINARY, "--port", "0", "--config", "nope.json"], cwd=tmp_path, capture_output=True, text=True, timeout=20)
+    assert missing.returncode != 0
+    assert "nope.json: no such file" in missing.stderr and str(tmp_path) in missing.stderr, missing.stderr
+
+
+def test_scripts_run_takes_a_config_path_relative_to_the_callers_folder(tmp_path):
+    """Issue 17: `scripts/run --config FILE` changed to the repository first, so a file beside the caller was
+    not found. (Runs the script with the built binary's check only: LIVECONTROLS_RUN_DRY prints the command.)"""
+    (tmp_path / "rooms.json").write_text(json.dumps({"templates": {"t": {"controls": {"q": {"kind": "stepper"}}}},
+                                                     "defaultTemplate": "t", "rooms": {"r": {}}}))
+    env = dict(os.environ, LIVECONTROLS_RUN_DRY="1")
+    result = subprocess.run([str(REPO / "scripts" / "run"), "--config", "rooms.json", "--port=0"], cwd=tmp_path, env=env,
+                            capture_output=True, text=True, timeout=60)
+    assert result.returncode == 0, result.stderr
+    assert f"--config {tmp_path / 'rooms.json'}" in result.stdout, result.stdout
