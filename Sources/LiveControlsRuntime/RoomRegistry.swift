@@ -148,8 +148,21 @@ package final class RoomRegistry: RoomDirectory, Sendable {
     }
 
     private func makeRuntime(_ room: Room) -> RoomRuntime {
-        RoomRuntime(room: room, store: store, historyLimit: config.historyLimit, waker: waker, metrics: metrics, scheduler: scheduler,
-                    logger: logger)
+        let runtime = RoomRuntime(room: room, store: store, historyLimit: config.historyLimit, waker: waker, metrics: metrics,
+                                  scheduler: scheduler, logger: logger)
+        runtime.onStoreFailure = { [weak self, weak runtime] _ in
+            guard let self, let runtime else { return }
+            // Off the room's queue: the sweep holds `rooms` while it waits for a room queue.
+            DispatchQueue.global().async { self.forget(runtime) }
+        }
+        return runtime
+    }
+
+    /// A room that stopped after a failed store write: the next join loads it again from the store.
+    private func forget(_ runtime: RoomRuntime) {
+        rooms.withLock { rooms in
+            if rooms[runtime.name] === runtime { rooms[runtime.name] = nil }
+        }
     }
 
     package var count: Int { rooms.withLock { $0.count } }

@@ -38,6 +38,7 @@ extension RoomRuntime {
         timers.removeAll()
         armedDeadlines.removeAll()
         retired = true
+        closedFlag.store(true, ordering: .releasing)
         return room.version
     }
 }

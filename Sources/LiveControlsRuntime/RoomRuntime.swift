@@ -33,9 +33,13 @@ final class RoomRuntime: RoomEndpoint, @unchecked Sendable {
     var room: Room
     /// False in cluster mode: the store publishes patches and no local connection subscribes here.
     let localDelivery: Bool
-    /// Cluster mode: called on the queue once, when a store write failed (fenced out, or Redis lost).
-    /// The runtime has stopped by then; the owner hands the room back.
+    /// Called on the queue once, when a store write failed: the runtime has stopped by then. Cluster mode: the
+    /// owner hands the room back (fenced out, or Redis lost). One node: the registry forgets the room, so the
+    /// next join loads it from the store as it last was.
     var onStoreFailure: (@Sendable (any Error) -> Void)?
+    /// Set once the room stopped (a failed store write) or was unloaded: a transport whose subscriber still
+    /// holds this endpoint joins the room anew instead (any thread).
+    let closedFlag = Atomic<Bool>(false)
     /// Set when a store write failed in cluster mode: the room no longer acts.
     private(set) var abandoned = false
     /// Set when the registry unloaded the room (`retireIfUnused`): it takes no more requests.
@@ -220,7 +224,8 @@ final class RoomRuntime: RoomEndpoint, @unchecked Sendable {
             if subscriber.deliverNotOwner(frame) { waker.wake(subscriber) }
             return true
         }
-        let why = retired ? "room \(name) was unloaded; join it again" : "room \(name) is changing owner; retry in a moment"
+        let why = retired ? "room \(name) was unloaded; join it again"
+            : localDelivery ? "room \(name) stopped: saving a change failed; join the room again" : "room \(name) is changing owner; retry in a moment"
         if retired { logger.warning("request reached an unloaded room") }
         if subscriber.deliver(Frame.make(.error(ProtocolError(.unavailable, why, id: id, room: name)))) { waker.wake(subscriber) }
         return true
@@ -297,28 +302,44 @@ final class RoomRuntime: RoomEndpoint, @unchecked Sendable {
         }
         store.write(write) { [weak self] error in
             guard let self else { return }
-            if let error, self.onStoreFailure != nil {
+            if let error {
+                // Never acked: the version that failed, and every later one, is dropped with the held replies.
                 self.submit { self.abandon(after: error) }
                 return
             }
-            if let error { self.logger.error("store write failed; clients are told of the change anyway: \(error)") }
             self.submit { self.markDurable(version) }
         }
     }
 
-    /// Cluster mode: a write failed, so this node may no longer act for the room. What was not durable is
-    /// never shown (its replies are dropped; the clients' nodes answer `unavailable` when they time out).
+    /// A write failed, so the room may no longer act here. What was not durable is never shown: its patches and
+    /// replies are dropped (cluster mode: the clients' nodes answer `unavailable` when they time out). One node:
+    /// every subscriber is told the room stopped (`unavailable`, no `id`) and leaves it; a join loads the room
+    /// again from the store, at its last durable version.
     func abandon(after error: any Error, notify: Bool = true) {
         assertOnQueue(queue)
         guard !abandoned else { return }
         abandoned = true
-        logger.warning("room stopped on this node: \(error)")
+        closedFlag.store(true, ordering: .releasing)
         for timer in timers.values { timer.cancel() }
         timers.removeAll()
         held.removeAll()
         heldHead = 0
+        if localDelivery {
+            logger.error("room stopped: a store write failed; nothing after version \(durable) was acknowledged; the next join reloads it from the store",
+                         metadata: ["error": "\(error)"])
+            let frame = Frame.make(.error(ProtocolError(.unavailable, "room \(name) stopped: saving a change failed, so it was not applied; join the room again", room: name)))
+            var toWake: [any RoomSubscriber] = []
+            for subscriber in subscribers.values where subscriber.deliver(frame) { toWake.append(subscriber) }
+            if !toWake.isEmpty { waker.wake(toWake) }
+            subscribers.removeAll()
+        } else {
+            logger.warning("room stopped on this node: \(error)")
+        }
         if notify { onStoreFailure?(error) }
     }
+
+    /// Whether the room stopped or was unloaded (any thread).
+    var isClosed: Bool { closedFlag.load(ordering: .acquiring) }
 
     private func deliver(after version: Int, _ action: @escaping () -> Void) {
         if heldHead == held.count && version <= durable {

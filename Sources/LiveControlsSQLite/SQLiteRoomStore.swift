@@ -20,6 +20,10 @@ public final class SQLiteRoomStore: RoomStore, @unchecked Sendable {
     /// The names of the stored rooms (from the database at start, then every room reset submitted), so a join
     /// of a room that was never stored — a new room, or a made-up name — costs no trip to the writer queue.
     private let names: Mutex<Set<String>>
+    /// Writer queue only: rooms whose write failed. Their later patches are refused without touching the
+    /// database (each builds on the one that failed: landing them would leave a hole), until the room is
+    /// reset or loaded again.
+    private var broken: Set<String> = []
 
     private struct Statements {
         let upsertRoom, upsertControl, insertMember, deleteMember, insertPatch, prunePatches: SQLiteStatement
@@ -80,6 +84,7 @@ public final class SQLiteRoomStore: RoomStore, @unchecked Sendable {
         guard names.withLock({ $0.contains(name) }) else { return nil }
         return try writer.sync {
             flush()
+            broken.remove(name)  // the room starts again from what is stored
             let rooms = try db.prepare("SELECT name, template, epoch, version FROM room WHERE name = ?1").rows([.text(name)]) { row in
                 (row.text(0)!, row.text(1)!, row.text(2)!, row.int(3))
             }
@@ -124,15 +129,31 @@ public final class SQLiteRoomStore: RoomStore, @unchecked Sendable {
         }
         guard !batch.isEmpty else { return }
         var failure: (any Error)? = nil
+        var refused: [Bool] = []
+        refused.reserveCapacity(batch.count)
         do {
             try statements.begin.run()
-            for (write, _) in batch { try apply(write) }
+            for (write, _) in batch {
+                if case .reset = write.kind { broken.remove(write.room) }
+                let skip = broken.contains(write.room)
+                refused.append(skip)
+                if !skip { try apply(write) }
+            }
             try statements.commit.run()
         } catch {
             failure = error
             try? statements.rollback.run()
+            for (write, _) in batch { broken.insert(write.room) }
         }
-        for (_, done) in batch { done(failure) }
+        for (i, (write, done)) in batch.enumerated() {
+            if let failure {
+                done(failure)
+            } else if i < refused.count, refused[i] {
+                done(SQLiteError(code: 0, message: "room \(write.room): an earlier write failed; version \(write.version) is not stored"))
+            } else {
+                done(nil)
+            }
+        }
     }
 
     private func apply(_ w: StoreWrite) throws {

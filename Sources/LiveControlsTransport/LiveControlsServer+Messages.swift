@@ -30,9 +30,14 @@ extension LiveControlsServer {
                 return
             }
             if let room = connection.joined[request.room] {
-                connection.grants[request.room] = grant  // a re-join refreshes the token
-                room.resync(connection, id: request.id)
-                return
+                if room.isClosed {
+                    // The room stopped (a failed store write) or was unloaded since: join it anew, from the store.
+                    connection.joined[request.room] = nil
+                } else {
+                    connection.grants[request.room] = grant  // a re-join refreshes the token
+                    room.resync(connection, id: request.id)
+                    return
+                }
             }
             do {
                 let room = try registry.room(named: request.room, template: request.template) { template, defaultTemplate in

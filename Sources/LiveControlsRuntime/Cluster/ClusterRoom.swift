@@ -353,6 +353,9 @@ final class ClusterRoomHandle: RoomEndpoint, Sendable {
     func resync(_ subscriber: any RoomSubscriber, id: RequestID?) { room.resync(subscriber, id: id) }
     func resyncAfterOverflow(_ subscriber: any RoomSubscriber) { room.resyncAfterOverflow(subscriber) }
     func leave(_ subscriber: any RoomSubscriber, id: RequestID?, reason: HoldEndReason) { room.leave(subscriber, id: id, reason: reason) }
+    /// Never: ownership changes are handled inside (a new owner takes over the room).
+    var isClosed: Bool { false }
+
     /// Always forwarded (to the owner, through its queue): never inline.
     func intent(_ subscriber: any RoomSubscriber, _ request: IntentRequest, inline: Bool) -> Int? {
         room.intent(subscriber, request)
