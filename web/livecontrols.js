@@ -157,6 +157,14 @@ export class LiveRoom extends EventTarget {
           } else {
             this.setStatus("refused");
           }
+        } else if (msg.id === undefined && msg.code === "unavailable" && msg.room === this.room) {
+          // The room stopped on the server (saving a change failed): intents still waiting were not applied,
+          // and the room is joined again (it loads from the server's store; `since` resumes from here).
+          this.emit("error", msg);
+          for (const { reject } of this.pending.values()) reject(err);
+          this.pending.clear();
+          const delay = Math.min(10000, 250 * 2 ** this.joinRetry++) * (0.75 + Math.random() / 2);
+          this.joinTimer = setTimeout(() => this.join(), delay);
         } else if (msg.id !== undefined && this.pending.has(msg.id)) {
           this.pending.get(msg.id).reject(err);
           this.pending.delete(msg.id);
