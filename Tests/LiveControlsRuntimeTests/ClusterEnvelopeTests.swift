@@ -78,4 +78,12 @@ final class ClusterEnvelopeTests: XCTestCase {
         XCTAssertNil(keys.room(ofPatchChannel: keys.inbox("n1")))
         XCTAssertEqual(keys.patchPattern, "lc:p:*")
     }
+
+    func testAHandBackNoticeIsNeitherAPatchNorAnythingElse() {
+        let notice = ClusterEnvelope.release(owner: "n1")
+        XCTAssertEqual(ClusterEnvelope.decodeRelease(notice), "n1")
+        XCTAssertNil(ClusterEnvelope.decodePublication(notice))
+        XCTAssertNil(ClusterEnvelope.decodeRelease(Array("e1\t3\tn1\n{}".utf8)), "a patch is not a notice")
+        XCTAssertNil(ClusterEnvelope.decodeRelease(Array("released\t\n".utf8)))
+    }
 }

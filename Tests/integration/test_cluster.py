@@ -274,3 +274,43 @@ def test_cluster_flags_are_checked(start_server):
         done = subprocess.run([BINARY, *args], capture_output=True, text=True, timeout=20)
         assert done.returncode == 64, done
         assert text in done.stderr
+
+
+def test_requests_on_their_way_to_an_owner_that_stops_are_answered_at_once(start_server, redis_server):  # noqa: F811
+    """Issue 17: after a SIGTERM of the owner, a request it had not answered waited a whole lease + 1 s on the
+    other node (5–7.5 s with a 5 s lease) before `unavailable`. The stopping owner now announces that it released
+    the room, so such requests are answered `unavailable` at once and the next one finds the new owner."""
+    import signal
+    import threading
+    from livecontrols_client import Client
+
+    lease = ["--lease-ms", "5000", "--rate", "100000", "--burst", "100000"]
+    for trial in range(3):
+        prefix = ["--redis-prefix", f"stop{trial}:"]
+        a_node = start_server("--redis", redis_server.url, "--node-id", f"a{trial}", *prefix, *lease)
+        b_node = start_server("--redis", redis_server.url, "--node-id", f"b{trial}", *prefix, *lease)
+        a = Client(a_node.ws_url)
+        a.join(name="a")  # a owns the room
+        b = Client(b_node.ws_url, timeout=3)  # far below the lease: a reply left to the timeout fails the test
+        b.join(name="b")
+        sigterm = threading.Timer(0.2 + 0.05 * trial, lambda: a_node.proc.send_signal(signal.SIGTERM))
+        sigterm.start()
+        stopped_at = None
+        acked_after_stop = None
+        i = 0
+        deadline = time.monotonic() + 10
+        while time.monotonic() < deadline:
+            i += 1
+            reply = b.intent("quantity", "set", {"value": i % 50})  # raises TimeoutError if unanswered for 3 s
+            if stopped_at is None and a_node.proc.poll() is not None:
+                stopped_at = time.monotonic()
+            if reply["type"] == "ack" and stopped_at is not None:
+                acked_after_stop = time.monotonic() - stopped_at
+                break
+            if reply["type"] == "error":
+                assert reply["code"] == "unavailable", reply
+                time.sleep(0.02)
+        assert acked_after_stop is not None and acked_after_stop < 2, f"trial {trial}: no ack soon after the owner stopped"
+        b.close()
+        a_node.proc.wait(10)
+        b_node.stop()

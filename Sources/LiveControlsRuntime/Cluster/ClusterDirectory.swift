@@ -126,6 +126,12 @@ package final class ClusterDirectory: RoomDirectory, @unchecked Sendable {
                 owner.runtime.stop()
                 owner.store.stop()
                 releaseLease(name)
+                // Every node with requests on their way here fails them now (`unavailable`, retry) and asks Redis
+                // for the owner again, instead of waiting a lease for answers that will not come. After this node's
+                // replies on the same link, so nothing answered is failed.
+                _ = try? link.run { c throws(RedisError) in
+                    try c.command(bytes: [Array("PUBLISH".utf8), Array(keys.patches(name).utf8), ClusterEnvelope.release(owner: nodeID)])
+                }
             }
             owned.withLock { $0.removeAll() }
             // Sessions here are gone too: owners elsewhere may drop them now rather than a lease later.
@@ -302,6 +308,11 @@ package final class ClusterDirectory: RoomDirectory, @unchecked Sendable {
 
     private func received(channel: String, payload: [UInt8]) {
         if let room = keys.room(ofPatchChannel: channel) {
+            if let owner = ClusterEnvelope.decodeRelease(payload) {
+                forgetOwner(room, owner)
+                rooms.withLock { $0[room] }?.ownerReleased(owner)
+                return
+            }
             guard let local = rooms.withLock({ $0[room] }), let publication = ClusterEnvelope.decodePublication(payload) else { return }
             local.published(epoch: publication.epoch, version: publication.version, owner: publication.owner, message: publication.message)
             return

@@ -18,6 +18,8 @@ enum ClusterRequest: Sendable, Equatable {
 ///   clients receive it; epoch and version are set for room-state messages (snapshot, resumed, patch), else empty
 /// - a patch on `p:<room>`: `<epoch> <version> <owner node>` + the patch message as clients receive it (empty:
 ///   the room started a new epoch)
+/// - a hand-back on `p:<room>`: `released <owner node>` + nothing: the owner stopped (SIGTERM) and released the
+///   lease; requests sent to it that it has not answered never will be
 enum ClusterEnvelope {
     struct Request: Sendable {
         var request: ClusterRequest
@@ -89,6 +91,17 @@ enum ClusterEnvelope {
     static func decodePublication(_ bytes: [UInt8]) -> (epoch: String, version: Int, owner: String, message: ArraySlice<UInt8>)? {
         guard let (fields, body) = header(bytes), fields.count == 3, let version = Int(fields[1]), !fields[2].isEmpty else { return nil }
         return (fields[0], version, fields[2], body)
+    }
+
+    /// The owner's notice that it released the room (it is stopping).
+    static func release(owner: String) -> [UInt8] {
+        Array("released\t\(owner)\n".utf8)
+    }
+
+    /// The owner of a hand-back notice, or nil when `bytes` is something else.
+    static func decodeRelease(_ bytes: [UInt8]) -> String? {
+        guard bytes.starts(with: "released\t".utf8), let (fields, _) = header(bytes), fields.count == 2, !fields[1].isEmpty else { return nil }
+        return fields[1]
     }
 
     /// A message on a node's inbox: nil when malformed.

@@ -233,6 +233,18 @@ final class ClusterRoom: @unchecked Sendable {
         }
     }
 
+    /// The owner stopped and released the room: what was sent to it and not answered never will be. Fails those
+    /// requests (joins too) with `unavailable` now; the next request finds the room's next owner.
+    func ownerReleased(_ owner: String) {
+        queue.async {
+            if self.publisher == owner { self.publisher = nil }
+            for (token, request) in self.pending where request.owner == owner {
+                self.pending[token] = nil
+                self.answer(request, ProtocolError(.unavailable, "the room's owner stopped before answering; the request may or may not have taken effect"))
+            }
+        }
+    }
+
     /// A request left the slow path (link queue): the fast path may be used again once none is left.
     func slowPathFinished() {
         queue.async { self.slowPathInFlight -= 1 }
