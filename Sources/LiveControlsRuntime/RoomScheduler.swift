@@ -1,4 +1,5 @@
 import Dispatch
+import Synchronization
 import LiveControlsEngine
 
 /// Where rooms get the time and their timers: the machine's monotonic clock and Dispatch timers
@@ -17,6 +18,27 @@ package protocol RoomTimer: AnyObject, Sendable {
     func schedule(at deadline: Instant?)
     /// Stops it for good.
     func cancel()
+}
+
+extension RoomScheduler {
+    /// Runs `body` once on `queue` at `deadline` (a retry's delay), through a timer of this scheduler, which is
+    /// cancelled once it has fired.
+    package func once(at deadline: Instant, on queue: DispatchQueue, _ body: @escaping @Sendable () -> Void) {
+        let holder = OneShotTimer()
+        let timer = makeTimer(on: queue) {
+            body()
+            holder.cancel()
+        }
+        holder.set(timer)
+        timer.schedule(at: deadline)
+    }
+}
+
+/// Keeps a one-shot timer until it has fired, then cancels it (so a Dispatch source does not outlive its use).
+private final class OneShotTimer: Sendable {
+    private let timer = Mutex<(any RoomTimer)?>(nil)
+    func set(_ t: any RoomTimer) { timer.withLock { $0 = t } }
+    func cancel() { timer.withLock { $0?.cancel(); $0 = nil } }
 }
 
 /// `DispatchTime` uptime and strict, zero-leeway `DispatchSourceTimer`s: deadlines come from the press

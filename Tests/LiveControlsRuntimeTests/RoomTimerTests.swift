@@ -2,6 +2,8 @@
 import LiveControlsEngine
 import LiveControlsProtocol
 import Logging
+import Synchronization
+import Dispatch
 import XCTest
 
 /// A room's hold timers on the manual scheduler: ticks at exact instants, through the real runtime (queue,
@@ -73,5 +75,19 @@ final class RoomTimerTests: XCTestCase {
         clock.advance(nanoseconds: 5_000_000_000)
         XCTAssertEqual(try quantityPatches(watcher).map(\.value), [2, 3, 4], "press, ticks at 500 and 600 ms, nothing after")
         XCTAssertGreaterThan(waker.wakes, 0)
+    }
+
+    /// A one-shot delay (the cluster's resync retry) through the scheduler: at its instant, once, then gone.
+    func testOnceRunsAtItsInstantOnceAndLeavesNoTimer() {
+        let queue = DispatchQueue(label: "once")
+        let runs = Mutex(0)
+        clock.once(at: Instant(nanoseconds: clock.now().nanoseconds + 250_000_000), on: queue) { runs.withLock { $0 += 1 } }
+        clock.advance(nanoseconds: 249_999_999)
+        XCTAssertEqual(runs.withLock { $0 }, 0)
+        clock.advance(nanoseconds: 1)
+        XCTAssertEqual(runs.withLock { $0 }, 1)
+        clock.advance(nanoseconds: 10_000_000_000)
+        XCTAssertEqual(runs.withLock { $0 }, 1)
+        XCTAssertEqual(clock.armed, [])
     }
 }

@@ -273,7 +273,7 @@ final class ClusterRoom: @unchecked Sendable {
             // asked for nothing, so it hears nothing; its state frames stay held back until then.
             resyncing.remove(session)
             let connection = request.connection
-            queue.asyncAfter(deadline: .now() + .milliseconds(250)) {
+            directory.scheduler.once(at: directory.scheduler.now().adding(milliseconds: 250), on: queue) {
                 guard self.members[session] === connection else { return connection.cancelResync(room: self.name) }
                 self.resyncing.insert(session)
                 self.forward(.snapshot(id: nil), for: connection, id: nil, isResync: true)
