@@ -30,6 +30,11 @@ final class HiredisContext {
         // redisConnectWithTimeout bounds only the connect; commands need their own timeout, and keep-alive.
         guard redisSetTimeout(raw, tv) == REDIS_OK else { throw context.failure() }
         guard redisEnableKeepAlive(raw) == REDIS_OK else { throw context.failure() }
+        if let command = endpoint.authCommand {
+            if case .error(let message) = try context.command(command) {
+                throw RedisError(.connection, "\(endpoint): AUTH failed: \(message)")
+            }
+        }
         if endpoint.database != 0 {
             let reply = try context.command([Array("SELECT".utf8), Array(String(endpoint.database).utf8)])
             if case .error(let message) = reply {

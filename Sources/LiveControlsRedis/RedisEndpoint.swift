@@ -1,18 +1,26 @@
-/// Where a Redis server is: host, TCP port and database number. Plain value; safe to pass between threads.
+/// Where a Redis server is: host, TCP port, database number, and the credentials to `AUTH` with (a password,
+/// and an ACL user name or none for `default`). Plain value; safe to pass between threads.
 public struct RedisEndpoint: Sendable, Equatable, CustomStringConvertible {
     public var host: String
     public var port: Int
     public var database: Int
+    /// ACL user (Redis 6+); nil authenticates as `default` with `password` alone.
+    public var username: String?
+    /// Sent with `AUTH` on every connection; nil sends no `AUTH`.
+    public var password: String?
 
-    public init(host: String, port: Int = 6379, database: Int = 0) {
+    public init(host: String, port: Int = 6379, database: Int = 0, username: String? = nil, password: String? = nil) {
         self.host = host
         self.port = port
         self.database = database
+        self.username = username
+        self.password = password
     }
 
-    /// Reads `redis://host[:port][/db]` or `host:port`. An IPv6 host goes in brackets (`redis://[::1]:6380`).
-    /// Passwords, user names, query strings and other schemes (`rediss://`) are not supported and throw
-    /// `RedisError(.invalidURL, …)`, as does anything else that is not of these shapes.
+    /// Reads `redis://[[user]:password@]host[:port][/db]` or `host:port`. An IPv6 host goes in brackets
+    /// (`redis://[::1]:6380`); the user name and password are percent-decoded (`%40` for `@`). Query strings and
+    /// other schemes (`rediss://`: TLS is not supported) throw `RedisError(.invalidURL, …)`, as does anything
+    /// else that is not of these shapes.
     public init(url: String) throws(RedisError) {
         func invalid(_ why: String) -> RedisError { RedisError(.invalidURL, "\"\(url)\": \(why)") }
         var rest = Substring(url)
@@ -26,8 +34,23 @@ public struct RedisEndpoint: Sendable, Equatable, CustomStringConvertible {
         } else {
             hasScheme = false
         }
-        guard !rest.contains("@") else { throw invalid("user names and passwords are not supported") }
         guard !rest.contains("?"), !rest.contains("#") else { throw invalid("query strings are not supported") }
+        var username: String? = nil
+        var password: String? = nil
+        if let at = rest.lastIndex(of: "@") {
+            guard hasScheme else { throw invalid("credentials need the redis:// form") }
+            let credentials = rest[..<at]
+            rest = rest[rest.index(after: at)...]
+            guard let colon = credentials.firstIndex(of: ":") else {
+                throw invalid("credentials are [user]:password (a user name alone is not enough)")
+            }
+            guard let user = Self.percentDecoded(credentials[..<colon]), let secret = Self.percentDecoded(credentials[credentials.index(after: colon)...]) else {
+                throw invalid("bad percent-encoding in the credentials")
+            }
+            guard !secret.isEmpty else { throw invalid("an empty password") }
+            username = user.isEmpty ? nil : user
+            password = secret
+        }
 
         var database = 0
         if let slash = rest.firstIndex(of: "/") {
@@ -69,13 +92,61 @@ public struct RedisEndpoint: Sendable, Equatable, CustomStringConvertible {
         } else if !hasScheme {
             throw invalid("expected redis://host[:port][/db] or host:port")
         }
-        self.init(host: String(host), port: port, database: database)
+        self.init(host: String(host), port: port, database: database, username: username, password: password)
     }
 
-    /// `redis://host:port`, plus `/db` when the database is not 0; `RedisEndpoint(url:)` reads it back.
-    public var description: String {
+    /// `redis://host:port`, plus `/db` when the database is not 0, for logs: a password shows as `***` (a user
+    /// name as it is). `url` is the whole URL, credentials included, which `RedisEndpoint(url:)` reads back.
+    public var description: String { render(secret: "***") }
+
+    /// The URL with the password itself (percent-encoded): never for logs.
+    public var url: String { render(secret: password.map(Self.percentEncoded)) }
+
+    private func render(secret: String?) -> String {
         let h = host.contains(":") ? "[\(host)]" : host
-        return "redis://\(h):\(port)" + (database == 0 ? "" : "/\(database)")
+        let credentials = password == nil ? "" : "\(username.map(Self.percentEncoded) ?? ""):\(secret ?? "")@"
+        return "redis://\(credentials)\(h):\(port)" + (database == 0 ? "" : "/\(database)")
+    }
+
+    private static func percentDecoded(_ text: Substring) -> String? {
+        var bytes: [UInt8] = []
+        var i = text.utf8.startIndex
+        let utf8 = text.utf8
+        while i < utf8.endIndex {
+            let byte = utf8[i]
+            if byte == UInt8(ascii: "%") {
+                let hi = utf8.index(after: i)
+                guard hi < utf8.endIndex, utf8.index(after: hi) < utf8.endIndex,
+                      let value = UInt8(String(decoding: utf8[hi...utf8.index(after: hi)], as: UTF8.self), radix: 16) else { return nil }
+                bytes.append(value)
+                i = utf8.index(hi, offsetBy: 2)
+            } else {
+                bytes.append(byte)
+                i = utf8.index(after: i)
+            }
+        }
+        return String(validating: bytes, as: UTF8.self)
+    }
+
+    private static func percentEncoded(_ text: String) -> String {
+        var out = ""
+        for byte in text.utf8 {
+            let c = Character(Unicode.Scalar(byte))
+            if byte < 0x80, c.isLetter || c.isNumber || "-._~".contains(c) {
+                out.append(c)
+            } else {
+                out += "%" + (byte < 16 ? "0" : "") + String(byte, radix: 16, uppercase: true)
+            }
+        }
+        return out
+    }
+}
+
+extension RedisEndpoint {
+    /// `AUTH [user] password`, or nil when there is no password.
+    var authCommand: [[UInt8]]? {
+        guard let password else { return nil }
+        return [Array("AUTH".utf8)] + (username.map { [Array($0.utf8)] } ?? []) + [Array(password.utf8)]
     }
 }
 

@@ -78,6 +78,10 @@ struct SubscriberLoop {
         do {
             // One SUBSCRIBE and one PSUBSCRIBE: Redis confirms each channel and pattern separately. With
             // nothing to subscribe to, a PING's answer shows that the connection works.
+            if let auth = endpoint.authCommand {
+                try context.append(auth)
+                session.awaitingAuth = true
+            }
             if !channels.isEmpty { try context.append([Array("SUBSCRIBE".utf8)] + channels.map { Array($0.utf8) }) }
             if !patterns.isEmpty { try context.append([Array("PSUBSCRIBE".utf8)] + patterns.map { Array($0.utf8) }) }
             session.expected = channels.count + patterns.count
@@ -150,6 +154,8 @@ struct Session {
     /// Confirmations to read (channels + patterns; 0 means wait for a PONG instead).
     var expected = 0
     var confirmed = 0
+    /// `AUTH` was sent first: its `OK` comes before any confirmation (an error ends the session).
+    var awaitingAuth = false
     var subscribed = false
     /// Messages that came before the last confirmation: delivered right after `onConnection(true)`.
     var early: [(String, [UInt8])] = []
@@ -165,6 +171,11 @@ struct Session {
     }
 
     mutating func handle(_ reply: RedisReply) -> Event {
+        if awaitingAuth {
+            awaitingAuth = false
+            if case .status("OK") = reply { return .none }
+            return .failed
+        }
         switch reply {
         case .array(let items):
             switch items.first?.text {

@@ -1,3 +1,4 @@
+import Foundation
 import ArgumentParser
 import LiveControlsRedis
 import LiveControlsRuntime
@@ -5,7 +6,7 @@ import LiveControlsTransport
 
 /// `--redis`, `--node-id`, `--lease-ms`: cluster mode.
 struct ClusterFlags: ParsableArguments {
-    @Option(help: "Cluster mode: share rooms with other nodes through this Redis (redis://host[:port][/db]). Without it the server runs alone.")
+    @Option(help: "Cluster mode: share rooms with other nodes through this Redis (redis://[[user]:password@]host[:port][/db]; the password may come from LIVECONTROLS_REDIS_PASSWORD instead). Without it the server runs alone.")
     var redis: String?
 
     @Option(help: "Cluster mode: this node's id, unique in the cluster (letters, digits, '_', '-', '.'); random when not given.")
@@ -33,7 +34,12 @@ struct ClusterFlags: ParsableArguments {
     /// Nil without `--redis`.
     func options(randomID: () -> String) throws -> ClusterOptions? {
         guard let redis else { return nil }
-        var options = ClusterOptions(redis: try RedisEndpoint(url: redis), nodeID: nodeID ?? randomID())
+        var endpoint = try RedisEndpoint(url: redis)
+        // Kept out of the command line (and so out of `ps`): the password from the environment.
+        if endpoint.password == nil, let password = ProcessInfo.processInfo.environment["LIVECONTROLS_REDIS_PASSWORD"], !password.isEmpty {
+            endpoint.password = password
+        }
+        var options = ClusterOptions(redis: endpoint, nodeID: nodeID ?? randomID())
         options.leaseMilliseconds = leaseMs
         options.keyPrefix = redisPrefix
         return options

@@ -31,7 +31,8 @@ final class RedisEndpointTests: XCTestCase {
     func testRejectsEverythingElse() {
         for url in [
             "", "localhost", "redis://", "redis://:6379", "http://localhost:6379", "rediss://localhost",
-            "redis://:secret@localhost", "redis://user:pw@localhost:6379", "redis://localhost:0",
+            "redis://user@localhost", "redis://:@localhost", "redis://:a%zz@localhost", "secret@localhost:6379",
+            "redis://localhost:0",
             "redis://localhost:65536", "redis://localhost:abc", "redis://localhost:", "redis://localhost/x",
             "redis://localhost/-1", "localhost:6379/2", "redis://localhost?db=1", "::1:6379", "redis://[::1",
             "redis://a b:1", "localhost:+1",
@@ -40,5 +41,17 @@ final class RedisEndpointTests: XCTestCase {
                 XCTAssertEqual((error as? RedisError)?.kind, .invalidURL, url)
             }
         }
+    }
+
+    func testCredentialsArePercentDecodedAndNeverShownInTheDescription() throws {
+        let plain = try RedisEndpoint(url: "redis://:s3cret@cache:6380/2")
+        XCTAssertEqual(plain, RedisEndpoint(host: "cache", port: 6380, database: 2, password: "s3cret"))
+        XCTAssertEqual(plain.description, "redis://:***@cache:6380/2")
+        let acl = try RedisEndpoint(url: "redis://app:p%40ss%3Aw%2Frd@10.0.0.7")
+        XCTAssertEqual(acl.username, "app")
+        XCTAssertEqual(acl.password, "p@ss:w/rd")
+        XCTAssertFalse(acl.description.contains("p@ss") || acl.description.contains("p%40ss"))
+        XCTAssertEqual(try RedisEndpoint(url: acl.url), acl, "url keeps the credentials and reads back")
+        XCTAssertEqual(try RedisEndpoint(url: "redis://[::1]:6379").url, "redis://[::1]:6379")
     }
 }

@@ -10,12 +10,15 @@ import Glibc
 final class RedisTestServer {
     let port: Int
     let directory: URL
+    /// `--requirepass`: clients must `AUTH` with it.
+    let password: String?
     private var process: Process?
 
-    var endpoint: RedisEndpoint { RedisEndpoint(host: "127.0.0.1", port: port) }
+    var endpoint: RedisEndpoint { RedisEndpoint(host: "127.0.0.1", port: port, password: password) }
     var pid: Int32? { process?.processIdentifier }
 
-    init() throws {
+    init(password: String? = nil) throws {
+        self.password = password
         RedisProcess.ignoreSIGPIPE()
         port = try Self.freeLoopbackPort()
         directory = FileManager.default.temporaryDirectory.appendingPathComponent("redis-test-\(UUID().uuidString)")
@@ -35,7 +38,7 @@ final class RedisTestServer {
         p.arguments = [
             "--port", String(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no",
             "--dir", directory.path, "--logfile", directory.appendingPathComponent("redis.log").path,
-        ]
+        ] + (password.map { ["--requirepass", $0] } ?? [])
         p.standardOutput = FileHandle.nullDevice
         p.standardError = FileHandle.nullDevice
         try p.run()

@@ -314,3 +314,29 @@ def test_requests_on_their_way_to_an_owner_that_stops_are_answered_at_once(start
         b.close()
         a_node.proc.wait(10)
         b_node.stop()
+
+
+def test_nodes_authenticate_to_a_redis_that_requires_a_password(start_server, redis_server, monkeypatch):  # noqa: F811
+    """Redis AUTH: the password in the URL or in LIVECONTROLS_REDIS_PASSWORD; a wrong one leaves the node not
+    ready (and never in a log line)."""
+    from livecontrols_client import Client
+
+    assert redis_server.command("CONFIG", "SET", "requirepass", "s3 cret@x") == "OK"
+    host = f"127.0.0.1:{redis_server.port}"
+    a_node = start_server("--redis", f"redis://:s3%20cret%40x@{host}", "--node-id", "a", "--lease-ms", str(LEASE_MS))
+    monkeypatch.setenv("LIVECONTROLS_REDIS_PASSWORD", "s3 cret@x")
+    b_node = start_server("--redis", f"redis://{host}", "--node-id", "b", "--lease-ms", str(LEASE_MS))
+    monkeypatch.delenv("LIVECONTROLS_REDIS_PASSWORD")
+    a, b = Client(a_node.ws_url), Client(b_node.ws_url)
+    a.join(name="a")
+    b.join(name="b")
+    ack = intent_until_acked(b, "quantity", "set", {"value": 42})
+    a.wait_version(ack["version"])
+    assert a.state()["controls"]["quantity"]["value"] == 42
+    assert readiness(a_node) == 200 and readiness(b_node) == 200
+
+    wrong = start_server("--redis", f"redis://:nope@{host}", "--node-id", "w", "--lease-ms", str(LEASE_MS))
+    wait_for(lambda: readiness(wrong) == 503, 10, "the node with a wrong password reports not ready")
+    wrong.wait_for_log("AUTH failed")
+    for node in (a_node, b_node, wrong):
+        assert "s3 cret" not in node.stderr() and "s3%20cret" not in node.stderr() and "nope" not in node.stderr()

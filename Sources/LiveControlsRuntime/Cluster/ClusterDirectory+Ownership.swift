@@ -126,8 +126,17 @@ extension ClusterDirectory {
             _ = try control.run { c throws(RedisError) in
                 try c.command(["SET", keys.alive(nodeID), "1", "PX", String(options.leaseMilliseconds)])
             }
+            if redisLostLogged {
+                redisLostLogged = false
+                logger.notice("Redis reachable again", metadata: ["redis": "\(options.redis)"])
+            }
             renewLeases()
         } catch {
+            if !redisLostLogged {
+                // Once per outage: what went wrong (a wrong password shows as `AUTH failed`; never the password).
+                redisLostLogged = true
+                logger.error("Redis not reachable; this node is not ready until it is", metadata: ["redis": "\(options.redis)", "error": "\(error.message)"])
+            }
             // Redis is gone: a lease can no longer be renewed, so stop acting for every room now.
             for room in owned.withLock({ Array($0.keys) }) { relinquishSoon(room, why: "Redis is not reachable: \(error.message)") }
             owners.withLock { $0.removeAll() }

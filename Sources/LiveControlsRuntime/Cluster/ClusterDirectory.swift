@@ -62,6 +62,8 @@ package final class ClusterDirectory: RoomDirectory, @unchecked Sendable {
     private var ticker: (any RoomTimer)?
     /// Control link queue only: when the ticker fires next (deadlines on a fixed grid, so ticks do not drift).
     private var nextTick = Instant(nanoseconds: 0)
+    /// Control link queue only: an outage of Redis was logged (once, until it answers again).
+    var redisLostLogged = false
 
     package init(options: ClusterOptions, config: ServerConfig, maxRooms: Int, waker: any SubscriberWaker,
          scheduler: any RoomScheduler = DispatchRoomScheduler(), logger: Logger) {
