@@ -163,6 +163,8 @@ export class LiveRoom extends EventTarget {
           this.emit("error", msg);
           for (const { reject } of this.pending.values()) reject(err);
           this.pending.clear();
+          clearTimeout(this.joinTimer);
+          this.setStatus("connecting");
           const delay = Math.min(10000, 250 * 2 ** this.joinRetry++) * (0.75 + Math.random() / 2);
           this.joinTimer = setTimeout(() => this.join(), delay);
         } else if (msg.id !== undefined && this.pending.has(msg.id)) {

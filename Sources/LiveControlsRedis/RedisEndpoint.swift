@@ -22,7 +22,14 @@ public struct RedisEndpoint: Sendable, Equatable, CustomStringConvertible {
     /// other schemes (`rediss://`: TLS is not supported) throw `RedisError(.invalidURL, …)`, as does anything
     /// else that is not of these shapes.
     public init(url: String) throws(RedisError) {
-        func invalid(_ why: String) -> RedisError { RedisError(.invalidURL, "\"\(url)\": \(why)") }
+        // Errors show the URL with its credentials masked: they end up on stderr and in logs.
+        let shown: String = {
+            guard let at = url.lastIndex(of: "@"), let scheme = url.range(of: "://"), scheme.upperBound <= at else {
+                return url.contains("@") ? "(a URL with credentials)" : url
+            }
+            return String(url[..<scheme.upperBound]) + "***" + String(url[at...])
+        }()
+        func invalid(_ why: String) -> RedisError { RedisError(.invalidURL, "\"\(shown)\": \(why)") }
         var rest = Substring(url)
         let hasScheme: Bool
         if let schemeEnd = rest.firstRange(of: "://") {
@@ -41,15 +48,18 @@ public struct RedisEndpoint: Sendable, Equatable, CustomStringConvertible {
             guard hasScheme else { throw invalid("credentials need the redis:// form") }
             let credentials = rest[..<at]
             rest = rest[rest.index(after: at)...]
-            guard let colon = credentials.firstIndex(of: ":") else {
-                throw invalid("credentials are [user]:password (a user name alone is not enough)")
+            if let colon = credentials.firstIndex(of: ":") {
+                guard let user = Self.percentDecoded(credentials[..<colon]), let secret = Self.percentDecoded(credentials[credentials.index(after: colon)...]) else {
+                    throw invalid("bad percent-encoding in the credentials")
+                }
+                guard !secret.isEmpty else { throw invalid("an empty password") }
+                username = user.isEmpty ? nil : user
+                password = secret
+            } else {
+                // `user@host`: an ACL user whose password comes from elsewhere (LIVECONTROLS_REDIS_PASSWORD).
+                guard let user = Self.percentDecoded(credentials), !user.isEmpty else { throw invalid("bad user name") }
+                username = user
             }
-            guard let user = Self.percentDecoded(credentials[..<colon]), let secret = Self.percentDecoded(credentials[credentials.index(after: colon)...]) else {
-                throw invalid("bad percent-encoding in the credentials")
-            }
-            guard !secret.isEmpty else { throw invalid("an empty password") }
-            username = user.isEmpty ? nil : user
-            password = secret
         }
 
         var database = 0
@@ -97,6 +107,7 @@ public struct RedisEndpoint: Sendable, Equatable, CustomStringConvertible {
 
     /// `redis://host:port`, plus `/db` when the database is not 0, for logs: a password shows as `***` (a user
     /// name as it is). `url` is the whole URL, credentials included, which `RedisEndpoint(url:)` reads back.
+    /// A user name without a password (`user@host`, the password to come from elsewhere) shows as `user@`.
     public var description: String { render(secret: "***") }
 
     /// The URL with the password itself (percent-encoded): never for logs.
@@ -104,7 +115,8 @@ public struct RedisEndpoint: Sendable, Equatable, CustomStringConvertible {
 
     private func render(secret: String?) -> String {
         let h = host.contains(":") ? "[\(host)]" : host
-        let credentials = password == nil ? "" : "\(username.map(Self.percentEncoded) ?? ""):\(secret ?? "")@"
+        let user = username.map(Self.percentEncoded) ?? ""
+        let credentials = password == nil ? (user.isEmpty ? "" : "\(user)@") : "\(user):\(secret ?? "")@"
         return "redis://\(credentials)\(h):\(port)" + (database == 0 ? "" : "/\(database)")
     }
 
@@ -117,6 +129,7 @@ public struct RedisEndpoint: Sendable, Equatable, CustomStringConvertible {
             if byte == UInt8(ascii: "%") {
                 let hi = utf8.index(after: i)
                 guard hi < utf8.endIndex, utf8.index(after: hi) < utf8.endIndex,
+                      utf8[hi...utf8.index(after: hi)].allSatisfy({ Character(Unicode.Scalar($0)).isHexDigit }),
                       let value = UInt8(String(decoding: utf8[hi...utf8.index(after: hi)], as: UTF8.self), radix: 16) else { return nil }
                 bytes.append(value)
                 i = utf8.index(hi, offsetBy: 2)

@@ -86,6 +86,14 @@ final class Connection: RoomSubscriber, @unchecked Sendable {
         dropQueued()
     }
 
+    /// Service thread: asks for a close with `code` (sent after what is already queued; nothing new is queued
+    /// from now on). True when the caller must ask for a writable callback.
+    func requestClose(code: UInt16, reason: String) -> Bool {
+        guard lifecycle.requestClose(code: code, reason: reason) else { return false }
+        outbox.withLock { $0.seal() }
+        return true
+    }
+
     /// Our close frame goes out now: what is queued will never be written.
     func dropQueued() {
         outbox.withLock { $0.close() }

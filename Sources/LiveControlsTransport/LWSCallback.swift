@@ -54,7 +54,7 @@ extension LiveControlsServer {
             user.storeBytes(of: Unmanaged.passRetained(connection).toOpaque(), as: UnsafeMutableRawPointer.self)
             guard connections.count < options.limits.maxConnections else {
                 logger.warning("connection refused: limit reached", metadata: ["maxConnections": "\(options.limits.maxConnections)"])
-                if connection.lifecycle.requestClose(code: 1013, reason: "server full: too many connections") { lws_callback_on_writable(wsi) }
+                if connection.requestClose(code: 1013, reason: "server full: too many connections") { lws_callback_on_writable(wsi) }
                 return 0
             }
             connections[connection.session] = connection
@@ -167,7 +167,7 @@ extension LiveControlsServer {
             draining = true
             drainDeadline = .now() + .milliseconds(options.shutdownGraceMilliseconds)
             logger.info("shutting down", metadata: ["connections": "\(connections.count)"])
-            for connection in connections.values where connection.lifecycle.requestClose(code: 1001, reason: "server shutting down") {
+            for connection in connections.values where connection.requestClose(code: 1001, reason: "server shutting down") {
                 lws_callback_on_writable(connection.wsi.raw)
             }
         }
@@ -318,6 +318,8 @@ extension LiveControlsServer {
     }
 
     private func receive(_ connection: Connection, _ wsi: OpaquePointer, _ input: UnsafeMutableRawPointer?, _ length: Int) -> Int32 {
+        // A connection whose close is under way (asked for, sent, or the peer's) acts on nothing more it sends.
+        guard connection.lifecycle == .open else { return 0 }
         if lws_frame_is_binary(wsi) != 0 {
             _ = connection.lifecycle.closeNow(code: 1003)
             return close(wsi, 1003, "binary frames are not supported; send JSON text")

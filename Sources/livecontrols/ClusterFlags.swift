@@ -23,23 +23,30 @@ struct ClusterFlags: ParsableArguments {
             throw ValidationError("--node-id must be 1…64 of A-Z a-z 0-9 _ - .")
         }
         guard (300...600_000).contains(leaseMs) else { throw ValidationError("--lease-ms must be between 300 and 600000") }
-        if let redis {
-            do { _ = try RedisEndpoint(url: redis) } catch { throw ValidationError("--redis: \(error)") }
-        }
+        if redis != nil { _ = try endpoint() }
         guard !redisPrefix.contains(where: { $0 == "\t" || $0 == "\n" || $0 == " " }) else {
             throw ValidationError("--redis-prefix may not contain spaces, tabs or newlines")
         }
     }
 
-    /// Nil without `--redis`.
-    func options(randomID: () -> String) throws -> ClusterOptions? {
-        guard let redis else { return nil }
-        var endpoint = try RedisEndpoint(url: redis)
-        // Kept out of the command line (and so out of `ps`): the password from the environment.
+    /// `--redis`, with the password from LIVECONTROLS_REDIS_PASSWORD when the URL has none (so it stays out of
+    /// the command line, which `ps` shows). The error messages never show a password.
+    private func endpoint() throws -> RedisEndpoint {
+        var endpoint: RedisEndpoint
+        do { endpoint = try RedisEndpoint(url: redis ?? "") } catch { throw ValidationError("--redis: \(error)") }
         if endpoint.password == nil, let password = ProcessInfo.processInfo.environment["LIVECONTROLS_REDIS_PASSWORD"], !password.isEmpty {
             endpoint.password = password
         }
-        var options = ClusterOptions(redis: endpoint, nodeID: nodeID ?? randomID())
+        if endpoint.username != nil && endpoint.password == nil {
+            throw ValidationError("--redis: the user \(endpoint.username!) needs a password (in the URL or in LIVECONTROLS_REDIS_PASSWORD)")
+        }
+        return endpoint
+    }
+
+    /// Nil without `--redis`.
+    func options(randomID: () -> String) throws -> ClusterOptions? {
+        guard let redis else { return nil }
+        var options = ClusterOptions(redis: try endpoint(), nodeID: nodeID ?? randomID())
         options.leaseMilliseconds = leaseMs
         options.keyPrefix = redisPrefix
         return options

@@ -28,7 +28,7 @@ struct LimitFlags: ParsableArguments {
     @Option(help: "Bytes queued for one client before it is treated as a slow consumer.")
     var outboxBytes = Limits().outboxBytes
 
-    @Option(help: "Milliseconds a slow consumer may take to catch up before it is closed with 1008.")
+    @Option(help: "Milliseconds a slow consumer may take to catch up before it is dropped (it reads nothing, so no close frame reaches it).")
     var slowConsumerTimeoutMs = Limits().slowConsumerTimeoutMilliseconds
 
     @Option(help: "Idle seconds before a connection is pinged.")

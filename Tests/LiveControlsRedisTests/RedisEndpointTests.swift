@@ -31,7 +31,7 @@ final class RedisEndpointTests: XCTestCase {
     func testRejectsEverythingElse() {
         for url in [
             "", "localhost", "redis://", "redis://:6379", "http://localhost:6379", "rediss://localhost",
-            "redis://user@localhost", "redis://:@localhost", "redis://:a%zz@localhost", "secret@localhost:6379",
+            "redis://:@localhost", "redis://:a%zz@localhost", "redis://:a%+F@localhost", "secret@localhost:6379",
             "redis://localhost:0",
             "redis://localhost:65536", "redis://localhost:abc", "redis://localhost:", "redis://localhost/x",
             "redis://localhost/-1", "localhost:6379/2", "redis://localhost?db=1", "::1:6379", "redis://[::1",
@@ -53,5 +53,17 @@ final class RedisEndpointTests: XCTestCase {
         XCTAssertFalse(acl.description.contains("p@ss") || acl.description.contains("p%40ss"))
         XCTAssertEqual(try RedisEndpoint(url: acl.url), acl, "url keeps the credentials and reads back")
         XCTAssertEqual(try RedisEndpoint(url: "redis://[::1]:6379").url, "redis://[::1]:6379")
+    }
+
+    func testAUserWithoutAPasswordAndErrorsThatNeverShowThePassword() throws {
+        let user = try RedisEndpoint(url: "redis://app@cache")
+        XCTAssertEqual(user.username, "app")
+        XCTAssertNil(user.password)
+        XCTAssertEqual(user.description, "redis://app@cache:6379")
+        for url in ["redis://:hunter2#x@cache", "redis://app:hunter2@cache:99999", "redis://:hunter2%zz@cache"] {
+            XCTAssertThrowsError(try RedisEndpoint(url: url), url) { error in
+                XCTAssertFalse("\(error)".contains("hunter2"), "\(error)")
+            }
+        }
     }
 }

@@ -29,6 +29,9 @@ final class ManualScheduler: RoomScheduler {
         state.withLock { _ = $0.timers.removeValue(forKey: ObjectIdentifier(timer)) }
     }
 
+    /// Timers made and not cancelled.
+    var live: Int { state.withLock { $0.timers.count } }
+
     /// Timers armed now, and for when.
     var armed: [Instant] {
         state.withLock { $0.timers.values.compactMap(\.deadline).sorted() }

@@ -89,5 +89,6 @@ final class RoomTimerTests: XCTestCase {
         clock.advance(nanoseconds: 10_000_000_000)
         XCTAssertEqual(runs.withLock { $0 }, 1)
         XCTAssertEqual(clock.armed, [])
+        XCTAssertEqual(clock.live, 0, "the timer was cancelled once it fired")
     }
 }

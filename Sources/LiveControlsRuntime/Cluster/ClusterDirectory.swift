@@ -122,23 +122,29 @@ package final class ClusterDirectory: RoomDirectory, @unchecked Sendable {
     package func stopAll() {
         ticker?.cancel()
         control.queue.sync {}  // a tick under way ends first
+        let handedBack = owned.withLock { $0 }
+        // First the rooms stop acting: a request that reaches one from now on is refused (`unavailable`, retry),
+        // and every reply they sent is in the link's pipeline before what follows.
+        for owner in handedBack.values {
+            owner.runtime.relinquish()
+            owner.runtime.queue.sync {}
+        }
         link.queue.sync {
             // Hand every room back at once, so other nodes take over without waiting for the lease to lapse.
-            for (name, owner) in owned.withLock({ $0 }) {
+            for (name, owner) in handedBack {
                 owner.runtime.stop()
                 owner.store.stop()
                 releaseLease(name)
-                // Every node with requests on their way here fails them now (`unavailable`, retry) and asks Redis
-                // for the owner again, instead of waiting a lease for answers that will not come. After this node's
-                // replies on the same link, so nothing answered is failed.
-                _ = try? link.run { c throws(RedisError) in
-                    try c.command(bytes: [Array("PUBLISH".utf8), Array(keys.patches(name).utf8), ClusterEnvelope.release(owner: nodeID)])
-                }
             }
             owned.withLock { $0.removeAll() }
             // Sessions here are gone too: owners elsewhere may drop them now rather than a lease later.
             _ = try? link.run { c throws(RedisError) in try c.command(["DEL", keys.alive(nodeID)]) }
         }
+        // Every node with requests on their way here fails them now (`unavailable`, retry) and asks Redis for the
+        // owner again, instead of waiting a lease for answers that will not come. Through the pipeline, so after
+        // every reply this node sent: nothing it answered is failed.
+        for name in handedBack.keys { link.publish(keys.patches(name), ClusterEnvelope.release(owner: nodeID)) }
+        link.waitUntilSent()
         subscriber?.stop()
         link.close()
         control.close()

@@ -116,6 +116,16 @@ final class RedisLink: @unchecked Sendable {
         submit(command, completion: completion)
     }
 
+    /// Any thread but the link queue: returns once every command submitted before the call has been sent (and
+    /// answered, or failed).
+    func waitUntilSent() {
+        assertNotOnQueue(queue)
+        for _ in 0..<100_000 {
+            queue.sync {}
+            if batch.withLock({ $0.head == $0.commands.count }) { return }
+        }
+    }
+
     func close() {
         queue.sync { connection.close() }
     }

@@ -30,6 +30,9 @@ struct Outbox {
     private var lastWrite: Instant? = nil
     /// The subscriber is gone: everything is dropped.
     private(set) var isClosed = false
+    /// A close is on its way: what is queued still goes out, nothing new is taken (so a busy room cannot put
+    /// the close off for ever).
+    private(set) var isSealed = false
 
     init(maxMessages: Int, maxBytes: Int) {
         self.maxMessages = maxMessages
@@ -51,7 +54,7 @@ struct Outbox {
 
     /// Appends a frame; an overflow drops state frames and marks their rooms for a fresh snapshot.
     mutating func enqueue(_ frame: Frame, now: @autoclosure () -> Instant) -> Enqueued {
-        guard !isClosed else { return .dropped }
+        guard !isClosed, !isSealed else { return .dropped }
         if !resync.isEmpty, let room = frame.stateOfRoom, resync[room] != nil { return .dropped }
         frames.append(frame)
         bytes += frame.count
@@ -61,7 +64,7 @@ struct Outbox {
 
     /// Queues the fresh snapshot of a room being resynced, ending its resync (dropped if it was not).
     mutating func enqueueResync(_ frame: Frame, room: String) -> Enqueued {
-        guard !isClosed, resync.removeValue(forKey: room) != nil else { return .dropped }
+        guard !isClosed, !isSealed, resync.removeValue(forKey: room) != nil else { return .dropped }
         frames.append(frame)
         bytes += frame.count
         return schedule()
@@ -78,6 +81,11 @@ struct Outbox {
     /// Forgets a pending resync (the room was left).
     mutating func cancelResync(room: String) {
         resync.removeValue(forKey: room)
+    }
+
+    /// A close was requested: keep what is queued, take nothing more.
+    mutating func seal() {
+        isSealed = true
     }
 
     /// The subscriber is gone: drop what is queued and refuse more.
