@@ -6,7 +6,7 @@ import Glibc
 /// Why the client failed.
 public struct ClientError: Error, CustomStringConvertible {
     public var description: String
-    init(_ description: String) { self.description = description }
+    public init(_ description: String) { self.description = description }
 }
 
 /// A small blocking RFC 6455 client over a plain TCP socket (`ws://` only), for the command line.

@@ -135,6 +135,12 @@ final class RoomRuntime: RoomEndpoint, @unchecked Sendable {
 
     func leave(_ subscriber: any RoomSubscriber, id: RequestID?, reason: HoldEndReason) {
         submit {
+            if self.abandoned && self.localDelivery {
+                // Everyone left when the room stopped: this leave is already done. Answered at once (versions past
+                // the last durable one will never be), and nothing else is said (no second `unavailable`).
+                if reason == .leave, subscriber.deliver(Frame.make(.left(room: self.name, id: id))) { self.waker.wake(subscriber) }
+                return
+            }
             guard !self.refusedAsAbandoned(subscriber, id: id) else { return }
             self.subscribers[subscriber.session] = nil
             self.setRemote(subscriber.session, nil)

@@ -81,6 +81,12 @@ struct Watch: ParsableCommand {
                     emit(state ? client.state : message, version: client.version)
                 case "error":
                     emit(message, version: client.version)
+                    if message["code"] == "unavailable", message["room"]?.stringValue == room, message["id"] == nil {
+                        // The room stopped on the server (saving a change failed): join it again, as the web client
+                        // does; it loads from the server's store.
+                        let again = try rejoin(client)
+                        emit(state ? client.state : again, version: client.version)
+                    }
                 default:
                     continue
                 }
@@ -90,6 +96,21 @@ struct Watch: ParsableCommand {
             FileHandle.standardError.write(Data("livecontrols: \(error)\n".utf8))
             throw ExitCode(2)
         }
+    }
+
+    /// Joins again after the room stopped, with backoff (250 ms doubling to 4 s) while the server still answers
+    /// `unavailable`; the snapshot, or the last refusal after ten tries.
+    private func rejoin(_ client: RoomClient) throws -> JSONValue {
+        var delay = 0.25
+        for attempt in 1...10 {
+            Thread.sleep(forTimeInterval: delay)
+            do {
+                return try client.join(name: connection.name, token: connection.effectiveToken, timeout: connection.timeout)
+            } catch let error as ClientError where attempt < 10 && "\(error)".contains("unavailable") {
+                delay = min(4, delay * 2)
+            }
+        }
+        throw ClientError("room \(room) could not be joined again")
     }
 
     private func emit(_ value: JSONValue, version: Int) {

@@ -63,6 +63,14 @@ final class StoreFailureTests: XCTestCase {
         XCTAssertNil(after.first?["id"], "the room stopped: not a reply to the intent")
         XCTAssertTrue(runtime.isClosed)
 
+        // A leave of the stopped room is already done: `left`, and no second notice for any other leave.
+        runtime.leave(member, id: .string("bye"), reason: .leave)
+        runtime.leave(member, id: nil, reason: .expired)
+        settle(runtime)
+        let last = Array(try messages(member).dropFirst(before.count + 1))
+        XCTAssertEqual(last.map { $0["type"] }, ["left"])
+        XCTAssertEqual(last.first?["id"], "bye")
+
         // The registry forgets the stopped room (off the room's queue); the next join gets a new one.
         let deadline = DispatchTime.now() + .seconds(5)
         while registry.count == 1, DispatchTime.now() < deadline { usleep(1_000) }
