@@ -18,6 +18,9 @@ package final class RoomRegistry: RoomDirectory, Sendable {
     private let scheduler: any RoomScheduler
     private let logger: Logger
     private let rooms = Mutex<[String: RoomRuntime]>([:])
+    /// Where rooms that stopped are forgotten: off their own queues (the sweep holds `rooms` while it waits for a
+    /// room queue), in order.
+    let housekeeping = DispatchQueue(label: "livecontrols.registry")
     /// The config's rooms: never unloaded.
     private let pinned: Set<String>
 
@@ -153,7 +156,7 @@ package final class RoomRegistry: RoomDirectory, Sendable {
         runtime.onStoreFailure = { [weak self, weak runtime] _ in
             guard let self, let runtime else { return }
             // Off the room's queue: the sweep holds `rooms` while it waits for a room queue.
-            DispatchQueue.global().async { self.forget(runtime) }
+            self.housekeeping.async { self.forget(runtime) }
         }
         return runtime
     }

@@ -71,9 +71,8 @@ final class StoreFailureTests: XCTestCase {
         XCTAssertEqual(last.map { $0["type"] }, ["left"])
         XCTAssertEqual(last.first?["id"], "bye")
 
-        // The registry forgets the stopped room (off the room's queue); the next join gets a new one.
-        let deadline = DispatchTime.now() + .seconds(5)
-        while registry.count == 1, DispatchTime.now() < deadline { usleep(1_000) }
+        // The registry forgets the stopped room (on its housekeeping queue); the next join gets a new one.
+        registry.housekeeping.sync {}
         XCTAssertEqual(registry.count, 0)
         let again = try registry.room(named: "r1", template: nil, force: false)
         XCTAssertFalse(again === runtime)

@@ -308,8 +308,7 @@ def test_requests_on_their_way_to_an_owner_that_stops_are_answered_at_once(start
                 acked_after_stop = time.monotonic() - stopped_at
                 break
             if reply["type"] == "error":
-                assert reply["code"] == "unavailable", reply
-                time.sleep(0.02)
+                assert reply["code"] == "unavailable", reply  # retried at once: each intent waits for its reply
         assert acked_after_stop is not None and acked_after_stop < 2, f"trial {trial}: no ack soon after the owner stopped"
         b.close()
         a_node.proc.wait(10)
