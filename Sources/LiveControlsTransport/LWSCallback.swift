@@ -148,12 +148,12 @@ extension LiveControlsServer {
     private func serviceWakeUps() {
         let (dirty, batches, shutdown, sweep) = hub.drain()
         // A connection lws has closed meanwhile (`CLOSED`: its wsi is gone) is skipped.
-        for connection in dirty where connection.lifecycle != .closed {
+        for connection in dirty where !connection.lifecycle.isGone {
             lws_callback_on_writable(connection.wsi.raw)
         }
         for batch in batches {
             for subscriber in batch {
-                if let connection = Hub.connection(subscriber), connection.lifecycle != .closed {
+                if let connection = Hub.connection(subscriber), !connection.lifecycle.isGone {
                     lws_callback_on_writable(connection.wsi.raw)
                 }
             }
@@ -199,7 +199,7 @@ extension LiveControlsServer {
         if messages > 1 {
             // Under load (several messages in one pass): the writable callbacks after the next poll() let
             // more patches gather per client, so they leave in fewer, larger writes.
-            hub.drainReady { if $0.lifecycle != .closed { lws_callback_on_writable($0.wsi.raw) } }
+            hub.drainReady { if !$0.lifecycle.isGone { lws_callback_on_writable($0.wsi.raw) } }
             return
         }
         var senderReady = false
@@ -319,7 +319,7 @@ extension LiveControlsServer {
 
     private func receive(_ connection: Connection, _ wsi: OpaquePointer, _ input: UnsafeMutableRawPointer?, _ length: Int) -> Int32 {
         // A connection whose close is under way (asked for, sent, or the peer's) acts on nothing more it sends.
-        guard connection.lifecycle == .open else { return 0 }
+        guard connection.lifecycle.isOpen else { return 0 }
         if lws_frame_is_binary(wsi) != 0 {
             _ = connection.lifecycle.closeNow(code: 1003)
             return close(wsi, 1003, "binary frames are not supported; send JSON text")

@@ -85,6 +85,13 @@ enum ConnectionLifecycle: Equatable, Sendable {
         }
     }
 
+    /// Open, with no close under way: the connection's messages are acted on (once per message: a case test,
+    /// not the synthesized `==`).
+    var isOpen: Bool { if case .open = self { return true } else { return false } }
+
+    /// The socket is gone: its `wsi` may not be touched (checked once per woken connection).
+    var isGone: Bool { if case .closed = self { return true } else { return false } }
+
     /// The client sent a close frame.
     mutating func peerSentClose() {
         if case .closed = self { return }
