@@ -20,6 +20,8 @@ public enum HoldEndReason: String, Sendable {
     case expired
     /// Cluster mode: the node that ran the room (and its hold timers) was lost; another node took the room over.
     case failover
+    /// The room was reset to its template (the server API), which ends every hold.
+    case reset
 }
 
 /// A hold that ended, and why.
