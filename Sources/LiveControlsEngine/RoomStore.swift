@@ -74,10 +74,32 @@ public protocol RoomStore: Sendable {
     /// Whether every write is thrown away at once (then the caller need not build it: each version is
     /// durable as soon as it exists).
     var discardsWrites: Bool { get }
+    /// Every stored room (after the writes queued before the call), by name.
+    func listRooms() throws -> [StoredRoomSummary]
+    /// Removes everything stored for room `name`, after the writes queued before; `done` once that is durable
+    /// (or failed), on any thread.
+    func deleteRoom(named name: String, done: @escaping @Sendable ((any Error)?) -> Void)
+}
+
+/// What the store says of one room without loading it.
+public struct StoredRoomSummary: Sendable, Equatable {
+    public var name: String
+    public var template: String
+    public var epoch: String
+    public var version: Int
+
+    public init(name: String, template: String, epoch: String, version: Int) {
+        self.name = name
+        self.template = template
+        self.epoch = epoch
+        self.version = version
+    }
 }
 
 extension RoomStore {
     public func loadRoom(named name: String, historyLimit: Int) throws -> StoredRoom? { nil }
+    public func listRooms() throws -> [StoredRoomSummary] { [] }
+    public func deleteRoom(named name: String, done: @escaping @Sendable ((any Error)?) -> Void) { done(nil) }
     public func waitUntilIdle() {}
     public var discardsWrites: Bool { false }
 }

@@ -51,6 +51,15 @@ public enum ErrorCode: String, Sendable, CaseIterable {
     case unavailable = "unavailable"
     /// The server failed in a way that is not the client's fault.
     case internalError = "internal"
+    /// Server API: a room of that name already exists (loaded or stored).
+    case roomExists = "room_exists"
+    /// The room was deleted through the server API: every member is told (with `room`, no `id`) and is no
+    /// longer in it.
+    case roomDeleted = "room_deleted"
+    /// Server API: the request body is larger than the API accepts.
+    case tooLarge = "too_large"
+    /// Server API: the path exists, but not with this HTTP method.
+    case methodNotAllowed = "method_not_allowed"
 }
 
 /// A request the server refuses: becomes one `error` message.

@@ -35,6 +35,8 @@ package protocol RoomDirectory: AnyObject, Sendable {
               mayCreate: @escaping @Sendable (_ template: String?, _ defaultTemplate: String) -> ProtocolError?) throws(ProtocolError) -> any RoomEndpoint
     /// Extra fields for `/healthz`, and whether this node is ready to serve.
     func health() -> (ready: Bool, fields: [(String, JSONValue)])
+    /// The server API's way in; nil where it is not available (cluster mode, for now).
+    var administration: (any RoomAdministration)? { get }
     /// Extra lines for `/metrics`.
     func metricLines() -> [String]
     /// The once-a-second sweep: unload rooms nobody has been in for `idleSeconds` (0: never). Called from the

@@ -10,19 +10,19 @@ import Synchronization
 /// the config's own rooms. A later join loads an unloaded room back from the store as it was (same epoch
 /// and version); with the memory store there is nothing to load, so it starts anew (a new epoch).
 package final class RoomRegistry: RoomDirectory, Sendable {
-    private let config: ServerConfig
-    private let maxRooms: Int
-    private let store: any RoomStore
+    let config: ServerConfig
+    let maxRooms: Int
+    let store: any RoomStore
     private let waker: any SubscriberWaker
     package let metrics = ServerMetrics()
-    private let scheduler: any RoomScheduler
-    private let logger: Logger
-    private let rooms = Mutex<[String: RoomRuntime]>([:])
+    let scheduler: any RoomScheduler
+    let logger: Logger
+    let rooms = Mutex<[String: RoomRuntime]>([:])
     /// Where rooms that stopped are forgotten: off their own queues (the sweep holds `rooms` while it waits for a
     /// room queue), in order.
     let housekeeping = DispatchQueue(label: "livecontrols.registry")
     /// The config's rooms: never unloaded.
-    private let pinned: Set<String>
+    let pinned: Set<String>
 
     package init(config: ServerConfig, maxRooms: Int, store: any RoomStore, waker: any SubscriberWaker,
          scheduler: any RoomScheduler = DispatchRoomScheduler(), logger: Logger) {
@@ -52,11 +52,12 @@ package final class RoomRegistry: RoomDirectory, Sendable {
 
     package func metricLines() -> [String] { [] }
 
-    /// The room `name`, created from `template` (or the default template) when it does not exist.
-    func room(named name: String, template: String?, force: Bool,
+    /// The room `name`, created from `template` (or the default template) when it does not exist (unless not
+    /// `create`: then `unknown_room`). A room the server API deleted counts as not existing.
+    func room(named name: String, template: String?, force: Bool, create: Bool = true,
               mayCreate: (_ template: String?, _ defaultTemplate: String) -> ProtocolError? = { _, _ in nil }) throws(ProtocolError) -> RoomRuntime {
         let result: Result<RoomRuntime, ProtocolError> = rooms.withLock { rooms in
-            if let existing = rooms[name] { return .success(existing) }
+            if let existing = rooms[name], !existing.isDeleted { return .success(existing) }
             guard force || rooms.count < maxRooms else {
                 return .failure(ProtocolError(.roomLimit, "the server already has \(maxRooms) rooms loaded", room: name))
             }
@@ -76,7 +77,7 @@ package final class RoomRegistry: RoomDirectory, Sendable {
                 template = storedTemplate  // re-created from its own template, in a new epoch
                 stored = true
             case .success(.none):
-                break
+                guard create else { return .failure(ProtocolError(.unknownRoom, "there is no room \(name)", room: name)) }
             }
             if !force, !stored, let refusal = config.creationRefusal(room: name, template: template, mayCreate: mayCreate) {
                 return .failure(refusal)
@@ -93,7 +94,7 @@ package final class RoomRegistry: RoomDirectory, Sendable {
         return try result.get()
     }
 
-    private enum Stored {
+    enum Stored {
         /// Not in the store (or its template is gone from the config): created as a new room.
         case none
         /// Restored exactly.
@@ -103,7 +104,7 @@ package final class RoomRegistry: RoomDirectory, Sendable {
     }
 
     /// The stored room `name`, if the store has it.
-    private func load(_ name: String) -> Result<Stored, ProtocolError> {
+    func load(_ name: String) -> Result<Stored, ProtocolError> {
         let stored: StoredRoom?
         do {
             stored = try store.loadRoom(named: name, historyLimit: config.historyLimit)
@@ -150,7 +151,7 @@ package final class RoomRegistry: RoomDirectory, Sendable {
         }
     }
 
-    private func makeRuntime(_ room: Room) -> RoomRuntime {
+    func makeRuntime(_ room: Room) -> RoomRuntime {
         let runtime = RoomRuntime(room: room, store: store, historyLimit: config.historyLimit, waker: waker, metrics: metrics,
                                   scheduler: scheduler, logger: logger)
         runtime.onStoreFailure = { [weak self, weak runtime] _ in
@@ -162,7 +163,7 @@ package final class RoomRegistry: RoomDirectory, Sendable {
     }
 
     /// A room that stopped after a failed store write: the next join loads it again from the store.
-    private func forget(_ runtime: RoomRuntime) {
+    func forget(_ runtime: RoomRuntime) {
         rooms.withLock { rooms in
             if rooms[runtime.name] === runtime { rooms[runtime.name] = nil }
         }

@@ -27,7 +27,7 @@ final class RoomRuntime: RoomEndpoint, @unchecked Sendable {
     let scheduler: any RoomScheduler
     let logger: Logger
     let metrics: ServerMetrics
-    private let store: any RoomStore
+    let store: any RoomStore
     private let historyLimit: Int
 
     var room: Room
@@ -44,6 +44,10 @@ final class RoomRuntime: RoomEndpoint, @unchecked Sendable {
     private(set) var abandoned = false
     /// Set when the registry unloaded the room (`retireIfUnused`): it takes no more requests.
     var retired = false
+    /// Set when the server API deleted the room (`delete`): its members were told and left; it takes no more requests.
+    var deleted = false
+    /// `deleted`, readable off the queue (set after the store's deletion was queued).
+    let deletedFlag = Atomic<Bool>(false)
     /// Since when nobody has been in the room (nanoseconds of `scheduler.now()`), 0 while someone is. Written on
     /// the queue, read by the registry's sweep from any thread.
     let emptySinceNanos: Atomic<UInt64>
@@ -95,9 +99,10 @@ final class RoomRuntime: RoomEndpoint, @unchecked Sendable {
         }
     }
 
-    /// A new room (or a new epoch of a recovered one): write all of it.
-    func persistReset() {
-        submit { self.persist(self.room.storeReset()) }
+    /// A new room (or a new epoch of a recovered one): write all of it. `written` runs on the queue once the
+    /// write is durable (nil) or failed.
+    func persistReset(written: (@Sendable ((any Error)?) -> Void)? = nil) {
+        submit { self.persist(self.room.storeReset(), written: written) }
     }
 
     /// A recovered room: nobody is connected, so every stored member leaves (reason `restart`).
@@ -135,7 +140,7 @@ final class RoomRuntime: RoomEndpoint, @unchecked Sendable {
 
     func leave(_ subscriber: any RoomSubscriber, id: RequestID?, reason: HoldEndReason) {
         submit {
-            if self.abandoned && self.localDelivery {
+            if (self.abandoned && self.localDelivery) || self.deleted {
                 // Everyone left when the room stopped: this leave is already done. Answered at once (versions past
                 // the last durable one will never be), and nothing else is said (no second `unavailable`).
                 if reason == .leave, subscriber.deliver(Frame.make(.left(room: self.name, id: id))) { self.waker.wake(subscriber) }
@@ -222,6 +227,11 @@ final class RoomRuntime: RoomEndpoint, @unchecked Sendable {
     /// After a failed store write (cluster mode) the room answers `unavailable` until its owner drops it; a
     /// retired room (unloaded) answers it too — no request should reach one, a join again reloads the room.
     private func refusedAsAbandoned(_ subscriber: any RoomSubscriber, id: RequestID?) -> Bool {
+        if deleted {
+            let error = ProtocolError(.notJoined, "room \(name) was deleted; you are no longer in it (join it again to start it anew)", id: id, room: name)
+            if subscriber.deliver(Frame.make(.error(error))) { waker.wake(subscriber) }
+            return true
+        }
         guard abandoned || retired else { return false }
         if retired, !localDelivery {
             // Cluster: handed back (idle) just after this request was dispatched here. Its node forgets this owner
@@ -292,10 +302,11 @@ final class RoomRuntime: RoomEndpoint, @unchecked Sendable {
 
     // MARK: Durability
 
-    private func persist(_ write: StoreWrite) {
+    private func persist(_ write: StoreWrite, written: (@Sendable ((any Error)?) -> Void)? = nil) {
         let version = write.version
         if store.isSynchronous {
             store.write(write) { [weak self, logger] error in
+                written?(error)
                 guard let error else { return }
                 if let self, self.onStoreFailure != nil {
                     self.submit { self.abandon(after: error) }
@@ -307,7 +318,8 @@ final class RoomRuntime: RoomEndpoint, @unchecked Sendable {
             return
         }
         store.write(write) { [weak self] error in
-            guard let self else { return }
+            guard let self else { return written?(error) ?? () }
+            if let written { self.submit { written(error) } }
             if let error {
                 // Never acked: the version that failed, and every later one, is dropped with the held replies.
                 self.submit { self.abandon(after: error) }
@@ -347,7 +359,7 @@ final class RoomRuntime: RoomEndpoint, @unchecked Sendable {
     /// Whether the room stopped or was unloaded (any thread).
     var isClosed: Bool { closedFlag.load(ordering: .acquiring) }
 
-    private func deliver(after version: Int, _ action: @escaping () -> Void) {
+    func deliver(after version: Int, _ action: @escaping () -> Void) {
         if heldHead == held.count && version <= durable {
             action()
         } else {

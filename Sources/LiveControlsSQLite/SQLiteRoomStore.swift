@@ -15,7 +15,19 @@ public final class SQLiteRoomStore: RoomStore, @unchecked Sendable {
     /// Owned by `writer` only (and by `init` before any write is queued).
     private let db: SQLiteDatabase
     private let writer = DispatchQueue(label: "livecontrols.store")
-    private let pending = Mutex<(writes: [(StoreWrite, @Sendable ((any Error)?) -> Void)], scheduled: Bool)>(([], false))
+    /// What waits for the next transaction, in submission order: a room's write, or the deletion of a room.
+    private enum Entry: Sendable {
+        case write(StoreWrite)
+        case delete(room: String)
+
+        var room: String {
+            switch self {
+            case let .write(w): return w.room
+            case let .delete(room): return room
+            }
+        }
+    }
+    private let pending = Mutex<(writes: [(Entry, @Sendable ((any Error)?) -> Void)], scheduled: Bool)>(([], false))
     private let statements: Statements
     /// The names of the stored rooms (from the database at start, then every room reset submitted), so a join
     /// of a room that was never stored — a new room, or a made-up name — costs no trip to the writer queue.
@@ -27,7 +39,7 @@ public final class SQLiteRoomStore: RoomStore, @unchecked Sendable {
 
     private struct Statements {
         let upsertRoom, upsertControl, insertMember, deleteMember, insertPatch, prunePatches: SQLiteStatement
-        let deleteControls, deleteMembers, deletePatches: SQLiteStatement
+        let deleteControls, deleteMembers, deletePatches, deleteRoom: SQLiteStatement
         let begin, commit, rollback: SQLiteStatement
     }
 
@@ -72,6 +84,7 @@ public final class SQLiteRoomStore: RoomStore, @unchecked Sendable {
             deleteControls: try db.prepare("DELETE FROM room_control WHERE room = ?1"),
             deleteMembers: try db.prepare("DELETE FROM room_member WHERE room = ?1"),
             deletePatches: try db.prepare("DELETE FROM room_patch WHERE room = ?1"),
+            deleteRoom: try db.prepare("DELETE FROM room WHERE name = ?1"),
             begin: try db.prepare("BEGIN IMMEDIATE"),
             commit: try db.prepare("COMMIT"),
             rollback: try db.prepare("ROLLBACK"))
@@ -107,10 +120,31 @@ public final class SQLiteRoomStore: RoomStore, @unchecked Sendable {
         }
     }
 
+    /// On the writer queue, after every write queued before.
+    public func listRooms() throws -> [StoredRoomSummary] {
+        try writer.sync {
+            flush()
+            return try db.prepare("SELECT name, template, epoch, version FROM room ORDER BY name").rows { row in
+                StoredRoomSummary(name: row.text(0)!, template: row.text(1)!, epoch: row.text(2)!, version: row.int(3))
+            }
+        }
+    }
+
+    /// In order with the writes: those queued before land first, a room of the same name created after
+    /// (its reset write) lands after. From now on a load of the name finds nothing.
+    public func deleteRoom(named name: String, done: @escaping @Sendable ((any Error)?) -> Void) {
+        names.withLock { _ = $0.remove(name) }
+        enqueue(.delete(room: name), done)
+    }
+
     public func write(_ write: StoreWrite, done: @escaping @Sendable ((any Error)?) -> Void) {
         if case .reset = write.kind { names.withLock { _ = $0.insert(write.room) } }
+        enqueue(.write(write), done)
+    }
+
+    private func enqueue(_ entry: Entry, _ done: @escaping @Sendable ((any Error)?) -> Void) {
         let schedule = pending.withLock { p -> Bool in
-            p.writes.append((write, done))
+            p.writes.append((entry, done))
             defer { p.scheduled = true }
             return !p.scheduled
         }
@@ -123,7 +157,7 @@ public final class SQLiteRoomStore: RoomStore, @unchecked Sendable {
 
     /// Writer queue: commits everything pending in one transaction, then reports to each writer in order.
     private func flush() {
-        let batch = pending.withLock { p -> [(StoreWrite, @Sendable ((any Error)?) -> Void)] in
+        let batch = pending.withLock { p -> [(Entry, @Sendable ((any Error)?) -> Void)] in
             defer { p.writes.removeAll(); p.scheduled = false }
             return p.writes
         }
@@ -133,22 +167,31 @@ public final class SQLiteRoomStore: RoomStore, @unchecked Sendable {
         refused.reserveCapacity(batch.count)
         do {
             try statements.begin.run()
-            for (write, _) in batch {
-                if case .reset = write.kind { broken.remove(write.room) }
-                let skip = broken.contains(write.room)
-                refused.append(skip)
-                if !skip { try apply(write) }
+            for (entry, _) in batch {
+                switch entry {
+                case let .write(write):
+                    if case .reset = write.kind { broken.remove(write.room) }
+                    let skip = broken.contains(write.room)
+                    refused.append(skip)
+                    if !skip { try apply(write) }
+                case let .delete(room):
+                    broken.remove(room)
+                    refused.append(false)
+                    for statement in [statements.deleteControls, statements.deleteMembers, statements.deletePatches, statements.deleteRoom] {
+                        try statement.run([.text(room)])
+                    }
+                }
             }
             try statements.commit.run()
         } catch {
             failure = error
             try? statements.rollback.run()
-            for (write, _) in batch { broken.insert(write.room) }
+            for (entry, _) in batch { broken.insert(entry.room) }
         }
-        for (i, (write, done)) in batch.enumerated() {
+        for (i, (entry, done)) in batch.enumerated() {
             if let failure {
                 done(failure)
-            } else if i < refused.count, refused[i] {
+            } else if i < refused.count, refused[i], case let .write(write) = entry {
                 done(SQLiteError(code: 0, message: "room \(write.room): an earlier write failed; version \(write.version) is not stored"))
             } else {
                 done(nil)

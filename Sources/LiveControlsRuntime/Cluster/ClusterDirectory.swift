@@ -225,6 +225,9 @@ package final class ClusterDirectory: RoomDirectory, @unchecked Sendable {
         }
     }
 
+    /// The server API does not run in cluster mode yet (the transport answers 503 and says so).
+    package var administration: (any RoomAdministration)? { nil }
+
     package func metricLines() -> [String] {
         clusterMetrics.lines(redisUp: health().ready, ownedRooms: owned.withLock { $0.count })
     }

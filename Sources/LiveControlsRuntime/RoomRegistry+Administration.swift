@@ -1,0 +1,142 @@
+import Dispatch
+import LiveControlsEngine
+import LiveControlsProtocol
+
+/// The server API on one node: rooms are looked up (and loaded from the store) as a join does, on the
+/// caller's thread, and the work runs on each room's queue.
+extension RoomRegistry: RoomAdministration {
+    package var administration: (any RoomAdministration)? { self }
+
+    package func listRooms(_ reply: @escaping @Sendable ([RoomSummary]) -> Void) {
+        let loaded = rooms.withLock { Array($0.values) }
+        DispatchQueue.global().async { [store, logger] in
+            var byName: [String: RoomSummary] = [:]
+            do {
+                for stored in try store.listRooms() {
+                    byName[stored.name] = RoomSummary(name: stored.name, template: stored.template, epoch: stored.epoch,
+                                                      version: stored.version, loaded: false, members: 0)
+                }
+            } catch {
+                logger.error("the store could not list its rooms", metadata: ["error": "\(error)"])
+            }
+            for runtime in loaded where !runtime.isClosed {
+                let summary = runtime.queue.sync { runtime.summary() }
+                byName[summary.name] = summary
+            }
+            reply(byName.values.sorted { $0.name < $1.name })
+        }
+    }
+
+    package func describeRoom(_ name: String, _ reply: @escaping @Sendable (Result<RoomDetails, AdminFailure>) -> Void) {
+        switch existing(name) {
+        case let .success(runtime): runtime.describe(reply)
+        case let .failure(failure): reply(.failure(failure))
+        }
+    }
+
+    package func createRoom(_ name: String, template: String?, intents: [ServerIntent],
+                            _ reply: @escaping @Sendable (Result<RoomDetails, AdminFailure>) -> Void) {
+        let exists = AdminFailure(.roomExists, "room \(name) already exists", room: name)
+        let made: Result<(RoomRuntime, RoomUpdate), AdminFailure> = rooms.withLock { rooms in
+            if let existing = rooms[name], !existing.isDeleted { return .failure(exists) }
+            switch load(name) {
+            case let .failure(error):
+                return .failure(AdminFailure(error))
+            case let .success(.loaded(runtime, _, _)):
+                rooms[name] = runtime  // loaded now, as a join would have
+                runtime.dropMembersAfterRestart()
+                metrics.roomLoaded()
+                return .failure(exists)
+            case .success(.changed):
+                return .failure(exists)
+            case .success(.none):
+                break
+            }
+            guard rooms.count < maxRooms else {
+                return .failure(AdminFailure(.roomLimit, "the server already has \(maxRooms) rooms loaded", room: name))
+            }
+            let recipe: RoomTemplate
+            do throws(ProtocolError) { recipe = try config.recipe(forRoom: name, template: template) } catch { return .failure(AdminFailure(error)) }
+            var room = Room(name: name, template: recipe, epoch: Self.newEpoch(), historyLimit: config.historyLimit)
+            let update: RoomUpdate
+            do throws(ServerIntentError) {
+                update = try room.applyAsServer(intents, at: scheduler.now())
+            } catch {
+                let intent = intents[error.index]
+                let message = "intent \(error.index) (\(intent.control).\(intent.intent)): \(error.error.message)"
+                return .failure(AdminFailure(ProtocolError(error.error.code, message, room: name), index: error.index))
+            }
+            room.startHere()
+            let runtime = makeRuntime(room)
+            rooms[name] = runtime
+            logger.info("room created through the API", metadata: ["room": "\(name)", "template": "\(recipe.name)", "epoch": "\(room.epoch)"])
+            return .success((runtime, update))
+        }
+        switch made {
+        case let .failure(failure):
+            reply(.failure(failure))
+        case let .success((runtime, update)):
+            runtime.persistReset { error in
+                if let error {
+                    reply(.failure(AdminFailure(.unavailable, "room \(name) could not be stored: \(error)", room: name)))
+                } else {
+                    reply(.success(runtime.details()))
+                }
+            }
+            let timers = update.timers
+            if !timers.isEmpty { runtime.submit { for effect in timers { runtime.arm(effect.control, at: effect.deadline) } } }
+        }
+    }
+
+    package func applyIntents(_ name: String, _ intents: [ServerIntent], _ reply: @escaping @Sendable (Result<RoomVersion, AdminFailure>) -> Void) {
+        switch existing(name) {
+        case let .success(runtime): runtime.applyAsServer(intents, reply)
+        case let .failure(failure): reply(.failure(failure))
+        }
+    }
+
+    package func resetRoom(_ name: String, _ reply: @escaping @Sendable (Result<RoomVersion, AdminFailure>) -> Void) {
+        switch existing(name) {
+        case let .success(runtime):
+            let templates = config.templates
+            runtime.reset(to: { templates[$0] }, reply)
+        case let .failure(failure):
+            reply(.failure(failure))
+        }
+    }
+
+    package func deleteRoom(_ name: String, _ reply: @escaping @Sendable (Result<RoomVersion, AdminFailure>) -> Void) {
+        guard !pinned.contains(name) else {
+            return reply(.failure(AdminFailure(.conflict, "room \(name) is one of the config's rooms (it would be made again at the next start); reset it instead", room: name)))
+        }
+        switch existing(name) {
+        case let .success(runtime):
+            runtime.delete(forget: { [weak self, weak runtime] in
+                guard let self, let runtime else { return }
+                // Off the room's queue: the sweep holds `rooms` while it waits for a room queue.
+                self.housekeeping.async { self.forget(runtime) }
+            }) { [metrics] result in
+                if case .success = result { metrics.roomUnloaded() }
+                reply(result)
+            }
+        case let .failure(failure):
+            reply(.failure(failure))
+        }
+    }
+
+    package func history(_ name: String, epoch: String?, after version: Int, _ reply: @escaping @Sendable (Result<RoomHistory, AdminFailure>) -> Void) {
+        switch existing(name) {
+        case let .success(runtime): runtime.history(epoch: epoch, after: version, reply)
+        case let .failure(failure): reply(.failure(failure))
+        }
+    }
+
+    /// A loaded room, or a stored one loaded now (as a join would); `unknown_room` when there is none.
+    private func existing(_ name: String) -> Result<RoomRuntime, AdminFailure> {
+        do throws(ProtocolError) {
+            return .success(try room(named: name, template: nil, force: false, create: false))
+        } catch {
+            return .failure(AdminFailure(error))
+        }
+    }
+}

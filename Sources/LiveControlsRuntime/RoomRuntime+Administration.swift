@@ -1,0 +1,124 @@
+import LiveControlsEngine
+import LiveControlsProtocol
+
+/// The server API's requests to one room. Each runs on the room's queue, in order with intents, joins and
+/// timers, and replies once what it shows is durable.
+extension RoomRuntime {
+    /// Why the room takes no API request now (it stopped, was unloaded or deleted): nil when it does.
+    private func unusable() -> AdminFailure? {
+        assertOnQueue(queue)
+        if deleted { return AdminFailure(.unknownRoom, "room \(name) was deleted", room: name) }
+        if abandoned { return AdminFailure(.unavailable, "room \(name) stopped: saving a change failed; retry in a moment", room: name) }
+        if retired { return AdminFailure(.unavailable, "room \(name) was just unloaded; retry", room: name) }
+        return nil
+    }
+
+    /// The document at the current version, with the members in join order.
+    func details() -> RoomDetails {
+        assertOnQueue(queue)
+        let members = room.memberList.map { MemberInfo(session: $0.session, name: $0.name, holding: $0.holding) }
+        return RoomDetails(name: name, template: room.template, epoch: room.epoch, version: room.version, state: room.render(),
+                           members: members)
+    }
+
+    func summary() -> RoomSummary {
+        assertOnQueue(queue)
+        return RoomSummary(name: name, template: room.template, epoch: room.epoch, version: room.version, loaded: true,
+                           members: room.sessions.count)
+    }
+
+    func describe(_ reply: @escaping @Sendable (Result<RoomDetails, AdminFailure>) -> Void) {
+        submit {
+            if let failure = self.unusable() { return reply(.failure(failure)) }
+            let details = self.details()
+            self.deliver(after: details.version) { reply(.success(details)) }
+        }
+    }
+
+    func applyAsServer(_ intents: [ServerIntent], _ reply: @escaping @Sendable (Result<RoomVersion, AdminFailure>) -> Void) {
+        submit {
+            if let failure = self.unusable() { return reply(.failure(failure)) }
+            do throws(ServerIntentError) {
+                let update = try self.room.applyAsServer(intents, at: self.scheduler.now())
+                self.carryOut(update)
+                for _ in intents { self.metrics.intent(refused: false) }
+            } catch {
+                self.metrics.intent(refused: true)
+                let prefix = intents.count > 1 ? "intent \(error.index) (\(intents[error.index].control).\(intents[error.index].intent)): " : ""
+                return reply(.failure(AdminFailure(ProtocolError(error.error.code, prefix + error.error.message, room: self.name),
+                                                   index: error.index)))
+            }
+            self.replyWithVersion(reply)
+        }
+    }
+
+    func reset(to template: @escaping @Sendable (_ name: String) -> RoomTemplate?, _ reply: @escaping @Sendable (Result<RoomVersion, AdminFailure>) -> Void) {
+        submit {
+            if let failure = self.unusable() { return reply(.failure(failure)) }
+            guard let template = template(self.room.template) else {
+                return reply(.failure(AdminFailure(.internalError, "room \(self.name)'s template \(self.room.template) is gone", room: self.name)))
+            }
+            self.carryOut(self.room.reset(to: template))
+            self.replyWithVersion(reply)
+        }
+    }
+
+    func history(epoch: String?, after version: Int, _ reply: @escaping @Sendable (Result<RoomHistory, AdminFailure>) -> Void) {
+        submit {
+            if let failure = self.unusable() { return reply(.failure(failure)) }
+            let current = self.room.version
+            if let epoch, epoch != self.room.epoch {
+                return reply(.failure(AdminFailure(.conflict, "room \(self.name) is in epoch \(self.room.epoch), not \(epoch): its versions start anew", room: self.name)))
+            }
+            guard version <= current else {
+                return reply(.failure(AdminFailure(.conflict, "room \(self.name) is at version \(current), before \(version)", room: self.name)))
+            }
+            guard let patches = self.room.history.changes(after: version, current: current) else {
+                return reply(.failure(AdminFailure(.conflict, "the patches after version \(version) are no longer kept (the room keeps its last \(self.room.history.limit)); read the whole room instead", room: self.name)))
+            }
+            let history = RoomHistory(name: self.name, epoch: self.room.epoch, version: current, patches: patches)
+            self.deliver(after: current) { reply(.success(history)) }
+        }
+    }
+
+    /// Ends the room for good. On the queue, so after every request sent before: the store's deletion is queued
+    /// behind every write the room made (and before any write of a room of the same name made later: only then
+    /// does `isDeleted` let the registry forget this one, in `forget`), no more requests are taken and its timers
+    /// stop; once everything it already did is durable (its acks and patches gone out), every member gets
+    /// `room_deleted` and leaves. The reply comes when the store has deleted it.
+    func delete(forget: @escaping @Sendable () -> Void, _ reply: @escaping @Sendable (Result<RoomVersion, AdminFailure>) -> Void) {
+        submit {
+            if let failure = self.unusable() { return reply(.failure(failure)) }
+            let result = RoomVersion(name: self.name, epoch: self.room.epoch, version: self.room.version)
+            let (name, logger) = (self.name, self.logger)
+            self.store.deleteRoom(named: name) { error in
+                guard let error else { return reply(.success(result)) }
+                logger.error("room deleted from memory, but the store could not delete it", metadata: ["error": "\(error)"])
+                reply(.failure(AdminFailure(.unavailable, "room \(name) could not be deleted from the store (it comes back on its next join); retry", room: name)))
+            }
+            self.deleted = true
+            self.deletedFlag.store(true, ordering: .releasing)
+            self.closedFlag.store(true, ordering: .releasing)
+            for timer in self.timers.values { timer.cancel() }
+            self.timers.removeAll()
+            self.armedDeadlines.removeAll()
+            forget()
+            self.deliver(after: result.version) {
+                let frame = Frame.make(.error(ProtocolError(.roomDeleted, "room \(name) was deleted by the server; you are no longer in it", room: name)))
+                var toWake: [any RoomSubscriber] = []
+                for subscriber in self.subscribers.values where subscriber.deliver(frame) { toWake.append(subscriber) }
+                if !toWake.isEmpty { self.waker.wake(toWake) }
+                self.subscribers.removeAll()
+            }
+        }
+    }
+
+    /// Whether the server API deleted the room (any thread): the registry then treats the name as free.
+    var isDeleted: Bool { deletedFlag.load(ordering: .acquiring) }
+
+    /// Replies with the current version once it is durable.
+    private func replyWithVersion(_ reply: @escaping @Sendable (Result<RoomVersion, AdminFailure>) -> Void) {
+        let result = RoomVersion(name: name, epoch: room.epoch, version: room.version)
+        deliver(after: result.version) { reply(.success(result)) }
+    }
+}
