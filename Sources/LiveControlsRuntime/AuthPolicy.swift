@@ -16,6 +16,9 @@ public struct AuthPolicy: Sendable {
     public var authority: TokenAuthority? = nil
     /// Browser origins allowed to open a WebSocket (`Origin` header); empty allows any.
     public var allowedOrigins: [String] = []
+    /// The server API's key (`--api-key`, `LIVECONTROLS_API_KEY`): `Authorization: Bearer KEY` may do anything
+    /// through `/api/v1/`. Nil: only admin tokens may (when a secret is set); with neither, the API is off.
+    public var apiKey: String? = nil
     /// Wall clock in seconds since 1970, for token expiry.
     public var now: @Sendable () -> Int = { Int(Date().timeIntervalSince1970) }
 
@@ -69,6 +72,53 @@ public struct AuthPolicy: Sendable {
             return ProtocolError(.forbidden, "viewers cannot send intents", id: id, room: room)
         }
         return nil
+    }
+
+    /// What a server API caller may touch: every room (the API key) or the rooms an admin token grants.
+    public struct APIGrant: Sendable {
+        /// Nil: every room.
+        public var token: AccessToken?
+
+        public func allows(room: String) -> Bool { token?.allows(room: room) ?? true }
+    }
+
+    /// Decides a server API request from its `Authorization` header: the grant, or the error (`forbidden` when the
+    /// API is off or the token is not an admin's; `unauthorized` for a missing or wrong key or token;
+    /// `token_expired`).
+    public func authorizeAPI(authorization: String?) -> Result<APIGrant, ProtocolError> {
+        guard apiKey != nil || authority != nil else {
+            return .failure(ProtocolError(.forbidden, "the server API is off: start the server with --api-key KEY (or LIVECONTROLS_API_KEY), or with --auth-secret to accept admin tokens"))
+        }
+        guard let authorization, authorization.count > 7, authorization.prefix(7).lowercased() == "bearer " else {
+            return .failure(ProtocolError(.unauthorized, "send Authorization: Bearer <API key or admin token>"))
+        }
+        let credential = String(authorization.dropFirst(7)).trimmingCharacters(in: .whitespaces)
+        if let apiKey, Self.constantTimeEqual(credential, apiKey) { return .success(APIGrant(token: nil)) }
+        guard let authority, credential.split(separator: ".", omittingEmptySubsequences: false).count == 3 else {
+            return .failure(ProtocolError(.unauthorized, "the API key is not valid"))
+        }
+        do {
+            let claims = try authority.verify(credential, now: now())
+            guard claims.role == .admin else {
+                return .failure(ProtocolError(.forbidden, "the server API needs an admin token (this one is \(claims.role.rawValue))"))
+            }
+            return .success(APIGrant(token: claims))
+        } catch {
+            switch error {
+            case .expired: return .failure(ProtocolError(.tokenExpired, "the token has expired; get a new one"))
+            case let .invalid(reason): return .failure(ProtocolError(.unauthorized, "invalid token: \(reason)"))
+            }
+        }
+    }
+
+    /// Compares without stopping at the first difference, so the time taken tells nothing about the key.
+    static func constantTimeEqual(_ a: String, _ b: String) -> Bool {
+        let x = Array(a.utf8), y = Array(b.utf8)
+        var difference = UInt8(x.count == y.count ? 0 : 1)
+        for i in 0..<max(x.count, y.count) {
+            difference |= (i < x.count ? x[i] : 0) ^ (i < y.count ? y[i] : 0)
+        }
+        return difference == 0
     }
 
     public func originAllowed(_ origin: String?) -> Bool {

@@ -31,6 +31,8 @@ final class Hub: SubscriberWaker, Sendable {
         var wakePending = false
         var shutdownRequested = false
         var sweepRequested = false
+        /// Work to run on the service thread (server API replies), in order.
+        var work: [@Sendable () -> Void] = []
     }
     private let state = Mutex(State())
     /// `pthread_self()` of the service thread while the context exists, 0 otherwise.
@@ -120,6 +122,24 @@ final class Hub: SubscriberWaker, Sendable {
         state.withLock { s in
             s.shutdownRequested = true
             if let context = s.context { lws_cancel_service(context.raw) }
+        }
+    }
+
+    /// Runs `work` on the service thread (any thread may call; never inline, even from the service thread): how a
+    /// server API reply that a room produced reaches its HTTP connection. Dropped if the service thread has
+    /// stopped.
+    func perform(_ work: @escaping @Sendable () -> Void) {
+        state.withLock { s in
+            s.work.append(work)
+            if let context = s.context { lws_cancel_service(context.raw) }
+        }
+    }
+
+    /// Service thread: the work `perform` handed over, in order.
+    func takeWork() -> [@Sendable () -> Void] {
+        state.withLock { s in
+            defer { s.work = [] }
+            return s.work
         }
     }
 

@@ -90,11 +90,20 @@ extension LiveControlsServer {
         case LWS_CALLBACK_HTTP:
             return serveHTTP(wsi, input, length)
 
+        case LWS_CALLBACK_HTTP_BODY:
+            receiveAPIBody(wsi, input, length)
+            return 0
+
+        case LWS_CALLBACK_HTTP_BODY_COMPLETION:
+            completeAPIBody(wsi)
+            return 0
+
         case LWS_CALLBACK_HTTP_WRITEABLE:
-            return writeHTTPBody(wsi) ?? lws_callback_http_dummy(wsi, reason, user, input, length)
+            return writeHTTPResponse(wsi) ?? lws_callback_http_dummy(wsi, reason, user, input, length)
 
         case LWS_CALLBACK_CLOSED_HTTP:
-            httpBodies[wsi] = nil
+            httpResponses[wsi] = nil
+            apiExchanges[wsi] = nil
             return lws_callback_http_dummy(wsi, reason, user, input, length)
 
         default:
@@ -147,6 +156,7 @@ extension LiveControlsServer {
     /// `EVENT_WAIT_CANCELLED`: ask for writable callbacks where frames were queued; start draining.
     private func serviceWakeUps() {
         let (dirty, batches, shutdown, sweep) = hub.drain()
+        for work in hub.takeWork() { work() }
         // A connection lws has closed meanwhile (`CLOSED`: its wsi is gone) is skipped.
         for connection in dirty where !connection.lifecycle.isGone {
             lws_callback_on_writable(connection.wsi.raw)

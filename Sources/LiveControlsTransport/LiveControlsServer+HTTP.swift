@@ -3,24 +3,53 @@ import Foundation
 import LiveControlsProtocol
 import LiveControlsRuntime
 
+/// An HTTP response waiting for `HTTP_WRITEABLE`: the headers go in one writable callback, the body in the next.
+struct PendingHTTPResponse {
+    var status: Int
+    var contentType: String
+    var headers: [(String, String)] = []
+    var body: [UInt8]
+    /// End the connection after the body (its request's body was not read: it cannot be kept alive).
+    var closeAfter = false
+    var headersSent = false
+}
+
 extension LiveControlsServer {
-    /// Service thread: `LWS_CALLBACK_HTTP` — the `/healthz` and `/metrics` mounts, and any path no file matched (404).
+    /// Service thread: `LWS_CALLBACK_HTTP` — the `/healthz`, `/readyz`, `/metrics` and `/api` mounts, and any path no
+    /// file matched (404).
     func serveHTTP(_ wsi: OpaquePointer, _ input: UnsafeMutableRawPointer?, _ length: Int) -> Int32 {
-        switch requestPath(wsi) {
+        let (method, path) = requestMethodAndPath(wsi)
+        if path == APIRoute.prefix || path.hasPrefix(APIRoute.prefix + "/") || path == "/api" || path.hasPrefix("/api/") {
+            return serveAPI(wsi, method: method, path: path)
+        }
+        switch path {
         case "/healthz":
-            return respond(wsi, status: draining ? 503 : 200, contentType: "application/json", body: healthBody())
+            respond(wsi, PendingHTTPResponse(status: draining ? 503 : 200, contentType: "application/json", body: healthBody()))
         case "/readyz":
             let ready = !draining && registry.health().ready
-            return respond(wsi, status: ready ? 200 : 503, contentType: "application/json", body: healthBody())
+            respond(wsi, PendingHTTPResponse(status: ready ? 200 : 503, contentType: "application/json", body: healthBody()))
         case "/metrics":
             var text = registry.metrics.exposition(connections: connections.count, rooms: registry.count,
                                                    uptimeSeconds: Int(Date().timeIntervalSince(startedAt)))
             for line in registry.metricLines() { text += line + "\n" }
-            return respond(wsi, status: 200, contentType: ServerMetrics.contentType, body: Array(text.utf8))
+            respond(wsi, PendingHTTPResponse(status: 200, contentType: ServerMetrics.contentType, body: Array(text.utf8)))
         default:
             if lws_return_http_status(wsi, UInt32(HTTP_STATUS_NOT_FOUND.rawValue), nil) != 0 { return -1 }
             return lws_http_transaction_completed(wsi) != 0 ? -1 : 0
         }
+        return 0
+    }
+
+    /// The request's method and path (without the query), whatever the method.
+    func requestMethodAndPath(_ wsi: OpaquePointer) -> (method: String, path: String) {
+        let methods: [(String, lws_token_indexes)] = [
+            ("GET", WSI_TOKEN_GET_URI), ("POST", WSI_TOKEN_POST_URI), ("PUT", WSI_TOKEN_PUT_URI), ("PATCH", WSI_TOKEN_PATCH_URI),
+            ("DELETE", WSI_TOKEN_DELETE_URI), ("OPTIONS", WSI_TOKEN_OPTIONS_URI), ("HEAD", WSI_TOKEN_HEAD_URI),
+        ]
+        for (method, token) in methods where lws_hdr_total_length(wsi, token) > 0 {
+            return (method, header(wsi, token) ?? "")
+        }
+        return ("", "")
     }
 
     private func healthBody() -> [UInt8] {
@@ -38,31 +67,60 @@ extension LiveControlsServer {
         return bytes
     }
 
-    /// Sends the headers now and queues `body` for `HTTP_WRITEABLE`.
-    private func respond(_ wsi: OpaquePointer, status: UInt32, contentType: String, body bytes: [UInt8]) -> Int32 {
-        var headers = [UInt8](repeating: 0, count: Int(SHIM_LWS_PRE) + 512)
-        return headers.withUnsafeMutableBufferPointer { buffer -> Int32 in
-            let start = buffer.baseAddress! + Int(SHIM_LWS_PRE)
-            var p: UnsafeMutablePointer<UInt8>? = start
-            let end = buffer.baseAddress! + buffer.count
-            if lws_add_http_common_headers(wsi, status, contentType, lws_filepos_t(bytes.count), &p, end) != 0 { return 1 }
-            if lws_add_http_header_by_token(wsi, WSI_TOKEN_HTTP_CACHE_CONTROL, "no-store", 8, &p, end) != 0 { return 1 }
-            if lws_finalize_write_http_header(wsi, start, &p, end) != 0 { return 1 }
-            httpBodies[wsi] = bytes
+    /// Service thread: queues `response` for the connection's next writable callbacks (any time after its request
+    /// arrived, also long after `LWS_CALLBACK_HTTP` returned).
+    func respond(_ wsi: OpaquePointer, _ response: PendingHTTPResponse) {
+        serviceThread.assertOn()
+        httpResponses[wsi] = response
+        lws_callback_on_writable(wsi)
+    }
+
+    /// Service thread, `HTTP_WRITEABLE`: writes a pending response's headers, then (next callback) its body; nil when
+    /// this connection has none.
+    func writeHTTPResponse(_ wsi: OpaquePointer) -> Int32? {
+        guard var response = httpResponses[wsi] else { return nil }
+        if !response.headersSent {
+            response.headersSent = true
+            httpResponses[wsi] = response
+            guard writeHeaders(wsi, response) else { return -1 }
             lws_callback_on_writable(wsi)
             return 0
         }
-    }
-
-    /// Service thread: writes a pending `/healthz` or `/metrics` body; nil when this connection has none.
-    func writeHTTPBody(_ wsi: OpaquePointer) -> Int32? {
-        guard let body = httpBodies.removeValue(forKey: wsi) else { return nil }
+        httpResponses[wsi] = nil
+        apiExchanges[wsi] = nil
+        let body = response.body
         var buffer = [UInt8](repeating: 0, count: Int(SHIM_LWS_PRE) + body.count)
         buffer.replaceSubrange(Int(SHIM_LWS_PRE)..., with: body)
         let written = buffer.withUnsafeMutableBufferPointer { b in
             lws_write(wsi, b.baseAddress! + Int(SHIM_LWS_PRE), body.count, LWS_WRITE_HTTP_FINAL)
         }
-        if written != body.count { return -1 }
+        if written != body.count || response.closeAfter { return -1 }
         return lws_http_transaction_completed(wsi) != 0 ? -1 : 0
+    }
+
+    private func writeHeaders(_ wsi: OpaquePointer, _ response: PendingHTTPResponse) -> Bool {
+        var headers = response.headers
+        headers.append(("cache-control", "no-store"))
+        if response.closeAfter { headers.append(("connection", "close")) }
+        let room = 1024 + headers.reduce(0) { $0 + $1.0.utf8.count + $1.1.utf8.count + 4 }
+        var buffer = [UInt8](repeating: 0, count: Int(SHIM_LWS_PRE) + room)
+        return buffer.withUnsafeMutableBufferPointer { b -> Bool in
+            let start = b.baseAddress! + Int(SHIM_LWS_PRE)
+            var p: UnsafeMutablePointer<UInt8>? = start
+            let end = b.baseAddress! + b.count
+            if lws_add_http_common_headers(wsi, UInt32(response.status), response.contentType, lws_filepos_t(response.body.count), &p, end) != 0 {
+                return false
+            }
+            for (name, value) in headers {
+                let added = (name + ":").withCString { n in
+                    value.withCString { v in
+                        lws_add_http_header_by_name(wsi, UnsafeRawPointer(n).assumingMemoryBound(to: UInt8.self),
+                                                    UnsafeRawPointer(v).assumingMemoryBound(to: UInt8.self), Int32(value.utf8.count), &p, end)
+                    }
+                }
+                if added != 0 { return false }
+            }
+            return lws_finalize_write_http_header(wsi, start, &p, end) == 0
+        }
     }
 }

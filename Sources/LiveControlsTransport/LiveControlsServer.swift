@@ -17,7 +17,7 @@ public struct ServerStartError: Error, CustomStringConvertible {
 ///
 /// Thread rules (see docs/ARCHITECTURE.md):
 /// - One dedicated service thread runs `lws_service`; it alone touches lws objects, `connections`,
-///   `httpBodies` and each `Connection`'s service-thread fields. Everything lws is created and
+///   `httpResponses`, `apiExchanges` and each `Connection`'s service-thread fields. Everything lws is created and
 ///   destroyed on it.
 /// - Rooms run on their own serial queues (`RoomRuntime`) and reach the service thread only
 ///   through `Connection` outboxes plus `Hub.wake`, which uses `lws_cancel_service`.
@@ -31,7 +31,10 @@ public final class LiveControlsServer: @unchecked Sendable {
 
     // Service thread only.
     var connections: [SessionID: Connection] = [:]
-    var httpBodies: [OpaquePointer: [UInt8]] = [:]
+    var httpResponses: [OpaquePointer: PendingHTTPResponse] = [:]
+    /// Server API requests waiting for their body or their reply, by connection.
+    var apiExchanges: [OpaquePointer: APIExchange] = [:]
+    var nextExchange = 0
     var draining = false
     /// Complete messages handled in the current `lws_service` pass, and the connection of the last one
     /// (`flushReady`: one message → written at once, its sender last; more → batched by writable callbacks).
@@ -183,7 +186,7 @@ public final class LiveControlsServer: @unchecked Sendable {
         pvo.pointee.value = a.string("")
         pvo.pointee.options = UnsafePointer(pvoDefault)
 
-        // Mounts: /healthz, /readyz and /metrics → our http callback; / → the web root's files.
+        // Mounts: /healthz, /readyz, /api and /metrics → our http callback; / → the web root's files.
         let health = a.allocate(lws_http_mount.self)
         health.pointee.mountpoint = a.string("/healthz")
         health.pointee.mountpoint_len = UInt8("/healthz".utf8.count)
@@ -199,8 +202,15 @@ public final class LiveControlsServer: @unchecked Sendable {
         ready.pointee.mountpoint_len = UInt8("/readyz".utf8.count)
         ready.pointee.origin = a.string("http")
         shim_mount_set_protocol(ready, UInt8(LWSMPRO_CALLBACK.rawValue))
+        // The server API: every method, every path under /api (the router answers 404 for what it does not have).
+        let api = a.allocate(lws_http_mount.self)
+        api.pointee.mountpoint = a.string("/api")
+        api.pointee.mountpoint_len = UInt8("/api".utf8.count)
+        api.pointee.origin = a.string("http")
+        shim_mount_set_protocol(api, UInt8(LWSMPRO_CALLBACK.rawValue))
         health.pointee.mount_next = UnsafePointer(ready)
-        ready.pointee.mount_next = UnsafePointer(metrics)
+        ready.pointee.mount_next = UnsafePointer(api)
+        api.pointee.mount_next = UnsafePointer(metrics)
         let mounts = UnsafePointer(health)
         if let webRoot = options.webRoot {
             let files = a.allocate(lws_http_mount.self)

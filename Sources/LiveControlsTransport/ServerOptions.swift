@@ -17,6 +17,8 @@ public struct ServerOptions: Sendable {
     /// How long a graceful shutdown waits for clients to take their close frames.
     public var shutdownGraceMilliseconds: Int = 2_000
     public var limits = Limits()
+    /// The largest request body the server API reads (a larger one is refused with 413 before it is read).
+    public var apiMaxBodyBytes: Int = 1 << 20
     /// Tokens, roles and allowed origins.
     public var auth = AuthPolicy()
     /// PEM certificate and key: serve https/wss instead of http/ws on the same port.

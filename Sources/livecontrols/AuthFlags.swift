@@ -6,13 +6,16 @@ import LiveControlsTransport
 
 extension AuthPolicy.Mode: ExpressibleByArgument {}
 
-/// `--auth`, `--auth-secret`, `--allowed-origin`, `--tls-cert`, `--tls-key`.
+/// `--auth`, `--auth-secret`, `--api-key`, `--allowed-origin`, `--tls-cert`, `--tls-key`.
 struct AuthFlags: ParsableArguments {
     @Option(help: "open: tokens optional (local use); required: every join needs a valid token.")
     var auth: AuthPolicy.Mode = .open
 
     @Option(help: "HMAC-SHA256 secret for tokens (or set LIVECONTROLS_AUTH_SECRET). Never logged.")
     var authSecret: String?
+
+    @Option(help: "Key for the server API under /api/v1/ (or set LIVECONTROLS_API_KEY), sent as Authorization: Bearer KEY; at least 16 bytes. Never logged.")
+    var apiKey: String?
 
     @Option(help: "A browser origin allowed to open WebSockets, e.g. https://app.example.com (repeatable; default: any).")
     var allowedOrigin: [String] = []
@@ -25,6 +28,11 @@ struct AuthFlags: ParsableArguments {
 
     var secret: String? { Self.secret(flag: authSecret) }
 
+    /// The API key from the flag, else from `LIVECONTROLS_API_KEY`.
+    var key: String? {
+        apiKey ?? ProcessInfo.processInfo.environment["LIVECONTROLS_API_KEY"].flatMap { $0.isEmpty ? nil : $0 }
+    }
+
     /// The secret from the flag, else from `LIVECONTROLS_AUTH_SECRET`.
     static func secret(flag: String?) -> String? {
         flag ?? ProcessInfo.processInfo.environment["LIVECONTROLS_AUTH_SECRET"].flatMap { $0.isEmpty ? nil : $0 }
@@ -35,6 +43,7 @@ struct AuthFlags: ParsableArguments {
             throw ValidationError("--auth required needs a secret: --auth-secret or LIVECONTROLS_AUTH_SECRET")
         }
         if let secret, secret.utf8.count < 16 { throw ValidationError("the auth secret must be at least 16 bytes") }
+        if let key, key.utf8.count < 16 { throw ValidationError("the API key must be at least 16 bytes (openssl rand -hex 32 makes one)") }
         if (tlsCert == nil) != (tlsKey == nil) { throw ValidationError("--tls-cert and --tls-key go together") }
     }
 
@@ -43,6 +52,7 @@ struct AuthFlags: ParsableArguments {
         policy.mode = auth
         policy.authority = secret.map(TokenAuthority.init(secret:))
         policy.allowedOrigins = allowedOrigin
+        policy.apiKey = key
         return policy
     }
 

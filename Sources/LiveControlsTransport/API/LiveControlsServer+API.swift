@@ -1,0 +1,193 @@
+import CLibWebSockets
+import LiveControlsEngine
+import LiveControlsProtocol
+import LiveControlsRuntime
+
+/// One server API request on the service thread: waiting for its body, then for its reply from the rooms.
+final class APIExchange {
+    /// Tells this request from a later one on the same connection (a reply for a request whose connection
+    /// closed, or went on to the next request, is dropped).
+    let id: Int
+    let route: APIRoute
+    let grant: AuthPolicy.APIGrant
+    /// Query arguments the route reads (`after`, `epoch`).
+    var query: [String: String] = [:]
+    var body: [UInt8] = []
+    /// Content-Length still to come; nil once the request is handled.
+    var awaitingBody: Int?
+
+    init(id: Int, route: APIRoute, grant: AuthPolicy.APIGrant) {
+        self.id = id
+        self.route = route
+        self.grant = grant
+    }
+}
+
+extension LiveControlsServer {
+    /// Service thread, `LWS_CALLBACK_HTTP` under `/api`: routes and authorizes the request, then waits for its body
+    /// (`HTTP_BODY`…`HTTP_BODY_COMPLETION`) or hands it to the rooms at once.
+    func serveAPI(_ wsi: OpaquePointer, method: String, path: String) -> Int32 {
+        let declared = header(wsi, WSI_TOKEN_HTTP_CONTENT_LENGTH).flatMap { Int($0.trimmingCharacters(in: .whitespaces)) } ?? 0
+        let chunked = header(wsi, WSI_TOKEN_HTTP_TRANSFER_ENCODING) != nil
+        // A refusal before the body is read: the connection cannot be reused for a next request.
+        let unread = declared > 0 || chunked
+        let route: APIRoute
+        switch APIRoute.match(method: method, path: path) {
+        case let .success(r): route = r
+        case let .failure(error): return refuse(wsi, error, closeAfter: unread)
+        }
+        let grant: AuthPolicy.APIGrant
+        switch options.auth.authorizeAPI(authorization: header(wsi, WSI_TOKEN_HTTP_AUTHORIZATION)) {
+        case let .success(g): grant = g
+        case let .failure(error): return refuse(wsi, APIError(status: APIError.status(of: error.code), error), closeAfter: unread)
+        }
+        if let room = route.room, !grant.allows(room: room) {
+            return refuse(wsi, APIError(status: 403, ProtocolError(.forbidden, "the token does not grant room \(room)", room: room)), closeAfter: unread)
+        }
+        guard registry.administration != nil else {
+            return refuse(wsi, APIError(status: 503, ProtocolError(.unavailable, "the server API does not run in cluster mode yet; use the WebSocket protocol")),
+                          closeAfter: unread)
+        }
+        nextExchange += 1
+        let exchange = APIExchange(id: nextExchange, route: route, grant: grant)
+        for name in ["after", "epoch"] { if let value = urlArgument(wsi, name) { exchange.query[name] = value } }
+        apiExchanges[wsi] = exchange
+        guard route.takesBody else {
+            handle(exchange, wsi)
+            return 0
+        }
+        if chunked {
+            return refuse(wsi, APIError(status: 411, ProtocolError(.invalidMessage, "send the body with a Content-Length (chunked bodies are not read)")),
+                          closeAfter: true)
+        }
+        if declared > options.apiMaxBodyBytes {
+            return refuse(wsi, APIError(status: 413, ProtocolError(.tooLarge, "the body is \(declared) bytes; the API reads at most \(options.apiMaxBodyBytes)")),
+                          closeAfter: true)
+        }
+        if declared == 0 {
+            handle(exchange, wsi)
+        } else {
+            exchange.awaitingBody = declared
+        }
+        return 0
+    }
+
+    /// Service thread, `HTTP_BODY`: one piece of a body the request declared (lws delivers no more than declared).
+    func receiveAPIBody(_ wsi: OpaquePointer, _ input: UnsafeMutableRawPointer?, _ length: Int) {
+        guard let exchange = apiExchanges[wsi], exchange.awaitingBody != nil, let input, length > 0 else { return }
+        guard exchange.body.count + length <= options.apiMaxBodyBytes else { return }
+        exchange.body.append(contentsOf: UnsafeRawBufferPointer(start: input, count: length))
+    }
+
+    /// Service thread, `HTTP_BODY_COMPLETION`.
+    func completeAPIBody(_ wsi: OpaquePointer) {
+        guard let exchange = apiExchanges[wsi], exchange.awaitingBody != nil else { return }
+        exchange.awaitingBody = nil
+        handle(exchange, wsi)
+    }
+
+    private func refuse(_ wsi: OpaquePointer, _ error: APIError, closeAfter: Bool) -> Int32 {
+        var response = PendingHTTPResponse(APIResponse.failure(error))
+        response.closeAfter = closeAfter
+        respond(wsi, response)
+        return 0
+    }
+
+    /// Service thread: hands the request to the rooms; the reply comes back through `Hub.perform`.
+    private func handle(_ exchange: APIExchange, _ wsi: OpaquePointer) {
+        guard let administration = registry.administration else { return }
+        let key = UInt(bitPattern: wsi)
+        let id = exchange.id
+        let reply: @Sendable (APIResponse) -> Void = { [self] response in
+            hub.perform { [self] in
+                guard let wsi = OpaquePointer(bitPattern: key), let current = apiExchanges[wsi], current.id == id else { return }
+                respond(wsi, PendingHTTPResponse(response))
+            }
+        }
+        let room = exchange.route.room ?? ""
+        switch exchange.route {
+        case .listRooms:
+            let grant = exchange.grant
+            administration.listRooms { rooms in
+                reply(.ok(["rooms": .array(rooms.filter { grant.allows(room: $0.name) }.map(\.json))]))
+            }
+        case .createRoom:
+            switch APIBody.parse(exchange.body).flatMap(APIBody.creation) {
+            case let .failure(error):
+                reply(.failure(error))
+            case let .success((name, template, intents)):
+                guard exchange.grant.allows(room: name) else {
+                    return reply(.failure(APIError(status: 403, ProtocolError(.forbidden, "the token does not grant room \(name)", room: name))))
+                }
+                administration.createRoom(name, template: template, intents: intents) { result in
+                    reply(result.map { APIResponse.ok($0.json, status: 201) }.mapError(APIError.init).orFailure)
+                }
+            }
+        case .getRoom:
+            administration.describeRoom(room) { result in reply(result.map { APIResponse.ok($0.json) }.mapError(APIError.init).orFailure) }
+        case .members:
+            administration.describeRoom(room) { result in
+                reply(result.map { details in
+                    APIResponse.ok(["room": .string(details.name), "epoch": .string(details.epoch), "version": .int(details.version),
+                                    "members": .array(details.members.map(\.json))])
+                }.mapError(APIError.init).orFailure)
+            }
+        case .deleteRoom:
+            administration.deleteRoom(room) { result in
+                reply(result.map { version in
+                    var body = version.json
+                    body["deleted"] = true
+                    return APIResponse.ok(body)
+                }.mapError(APIError.init).orFailure)
+            }
+        case .applyIntents:
+            switch APIBody.parse(exchange.body).flatMap(APIBody.intents) {
+            case let .failure(error): reply(.failure(error))
+            case let .success(intents):
+                administration.applyIntents(room, intents) { result in reply(result.map { APIResponse.ok($0.json) }.mapError(APIError.init).orFailure) }
+            }
+        case .resetRoom:
+            administration.resetRoom(room) { result in reply(result.map { APIResponse.ok($0.json) }.mapError(APIError.init).orFailure) }
+        case .patches:
+            guard let text = exchange.query["after"], let after = Int(text), after >= 0 else {
+                return reply(.failure(.badBody("the query needs after=VERSION, an integer ≥ 0")))
+            }
+            let epoch = exchange.query["epoch"].flatMap { $0.isEmpty ? nil : $0 }
+            administration.history(room, epoch: epoch, after: after) { result in
+                reply(result.map { APIResponse.ok($0.json) }.mapError(APIError.init).orFailure)
+            }
+        case let .disconnect(room, session):
+            reply(disconnect(session: session, room: room))
+        }
+    }
+
+    /// Service thread: closes the connection of a member of `room` on this server with 4001.
+    private func disconnect(session: String, room: String) -> APIResponse {
+        guard let connection = connections[SessionID(session)], connection.joined[room] != nil else {
+            return .failure(APIError(status: 404, ProtocolError(.notFound, "no session \(session) is in room \(room) on this server", room: room)))
+        }
+        logger.info("disconnecting a session through the server API", metadata: ["session": "\(session)", "room": "\(room)"])
+        if connection.requestClose(code: Self.disconnectedCloseCode, reason: "disconnected by the server") {
+            lws_callback_on_writable(connection.wsi.raw)
+        }
+        return .ok(["room": .string(room), "session": .string(session), "disconnected": true])
+    }
+
+    /// The close code of a connection the server API disconnected: the client should not reconnect on its own.
+    static let disconnectedCloseCode: UInt16 = 4001
+}
+
+extension PendingHTTPResponse {
+    init(_ response: APIResponse) {
+        self.init(status: response.status, contentType: "application/json", headers: response.headers, body: response.bytes)
+    }
+}
+
+extension Result where Success == APIResponse, Failure == APIError {
+    var orFailure: APIResponse {
+        switch self {
+        case let .success(response): return response
+        case let .failure(error): return .failure(error)
+        }
+    }
+}
