@@ -1,0 +1,288 @@
+"""The server API (`/api/v1/`) against the real server: auth, every route, atomicity, what members see, durability."""
+from __future__ import annotations
+
+import json
+import signal
+import socket
+import time
+
+import pytest
+from websockets.exceptions import ConnectionClosed
+
+from api_client import API, API_KEY, error, intent
+from redis_server import cluster, redis_server  # noqa: F401  (fixtures)
+from test_auth import SECRET, handmade, mint
+
+
+def patch_at(client, version: int, room: str = "demo") -> dict:
+    """The patch that brought `client`'s room to `version` (waiting for it)."""
+    client.wait_version(version, room)
+    return next(p for p in client.patches[room] if p["version"] == version)
+
+
+@pytest.fixture
+def api_server(start_server):
+    return start_server("--api-key", API_KEY)
+
+
+@pytest.fixture
+def api(api_server):
+    return API(api_server)
+
+
+# -- access ----------------------------------------------------------------------------------------
+
+def test_the_api_is_off_until_a_key_or_a_secret_is_configured(server):
+    refused = API(server).get("/rooms")
+    assert refused.status_code == 403
+    assert error(refused)["code"] == "forbidden"
+    assert "--api-key" in error(refused)["message"]
+
+
+def test_a_missing_or_wrong_key_is_unauthorized(api_server):
+    missing = API(api_server, key=None).get("/rooms")
+    assert missing.status_code == 401
+    assert missing.headers["www-authenticate"].startswith("Bearer")
+    assert error(missing)["code"] == "unauthorized"
+    wrong = API(api_server, key="not-the-key-0123456789").get("/rooms")
+    assert wrong.status_code == 401
+    assert error(wrong)["code"] == "unauthorized"
+
+
+def test_only_admin_tokens_may_call_it_and_only_for_their_rooms(start_server):
+    s = start_server("--auth-secret", SECRET)
+    assert API(s, key=mint("--role", "viewer", "--room", "*")).get("/rooms").status_code == 403
+    assert error(API(s, key=mint("--role", "editor", "--room", "*")).get("/rooms"))["code"] == "forbidden"
+    admin = API(s, key=mint("--role", "admin", "--room", "*"))
+    assert admin.get("/rooms").status_code == 200
+    team = API(s, key=mint("--role", "admin", "--room", "team-*"))
+    assert team.post("/rooms", {"room": "team-a"}).status_code == 201
+    assert [r["room"] for r in team.get("/rooms").json()["rooms"]] == ["team-a"], "only the rooms the token grants"
+    assert team.get("/rooms/demo").status_code == 403
+    assert team.post("/rooms", {"room": "other"}).status_code == 403
+    expired = API(s, key=handmade({"role": "admin", "rooms": ["*"], "exp": int(time.time()) - 10}))
+    assert error(expired.get("/rooms"))["code"] == "token_expired"
+
+
+# -- rooms -----------------------------------------------------------------------------------------
+
+def test_a_room_created_with_initial_values_is_what_a_joining_client_sees(api, api_server, connect):
+    created = api.post("/rooms", {"room": "r1", "intents": [intent("quantity", "set", {"value": 42})]})
+    assert created.status_code == 201, created.text
+    body = created.json()
+    assert body["room"] == "r1" and body["template"] == "demo" and body["version"] == 0 and body["members"] == []
+    assert body["state"]["controls"]["quantity"]["value"] == 42
+    snapshot = connect(api_server).join("r1")
+    assert snapshot["epoch"] == body["epoch"]
+    assert snapshot["state"]["controls"] == body["state"]["controls"]
+
+    again = api.post("/rooms", {"room": "r1"})
+    assert again.status_code == 409 and error(again)["code"] == "room_exists"
+    assert error(api.post("/rooms", {"room": "demo"}))["code"] == "room_exists"
+
+
+def test_a_creation_with_a_refused_intent_creates_nothing(api):
+    refused = api.post("/rooms", {"room": "r2", "intents": [intent("quantity", "set", {"value": 5}), intent("quantity", "set", {"value": 500})]})
+    assert refused.status_code == 422
+    assert error(refused)["code"] == "out_of_range" and error(refused)["index"] == 1
+    assert api.get("/rooms/r2").status_code == 404
+    assert error(api.post("/rooms", {"room": "r3", "template": "nope"}))["code"] == "unknown_template"
+    assert api.post("/rooms", {"room": "bad name"}).status_code == 400
+    assert api.post("/rooms", {"room": "r4", "extra": 1}).status_code == 400
+
+
+def test_the_list_and_one_room_show_versions_epochs_and_members(api, api_server, connect):
+    ann = connect(api_server)
+    ann.join(name="Ann")
+    rooms = api.get("/rooms").json()["rooms"]
+    assert rooms == [{"room": "demo", "template": "demo", "epoch": ann.rooms["demo"]["epoch"], "version": ann.version(),
+                      "loaded": True, "members": 1}]
+    room = api.get("/rooms/demo").json()
+    assert room["version"] == ann.version() and room["state"] == ann.state()
+    assert room["members"] == [{"session": ann.session, "name": "Ann", "holding": []}]
+    members = api.get("/rooms/demo/members").json()
+    assert members["members"] == room["members"] and members["version"] == room["version"]
+    assert error(api.get("/rooms/nowhere"))["code"] == "unknown_room"
+
+
+# -- intents ---------------------------------------------------------------------------------------
+
+def test_a_list_of_intents_is_one_patch_members_see_before_the_reply(api, api_server, connect):
+    watcher = connect(api_server)
+    watcher.join()
+    reply = api.intents("demo",
+                        intent("signup", "set", {"element": "account", "field": "email", "value": "ann@example.org"}),
+                        intent("signup", "set", {"element": "account", "field": "name", "value": "Ann"}),
+                        intent("signup", "finish", {"element": "account"}))
+    assert reply.status_code == 200, reply.text
+    version = reply.json()["version"]
+    patch = patch_at(watcher, version)
+    assert patch["cause"] == {"kind": "server", "intents": [{"control": "signup", "intent": "set"}, {"control": "signup", "intent": "set"},
+                                                           {"control": "signup", "intent": "finish"}]}
+    assert watcher.state()["controls"]["signup"]["current"] == "profile"
+    assert reply.json() == {"room": "demo", "epoch": watcher.rooms["demo"]["epoch"], "version": version}
+
+
+def test_a_refused_intent_applies_nothing_and_maps_to_its_status(api, api_server, connect):
+    watcher = connect(api_server)
+    before = watcher.join()["version"]
+    refused = api.intents("demo", intent("quantity", "set", {"value": 3}), intent("quantity", "set", {"value": 300}))
+    assert refused.status_code == 422 and error(refused)["code"] == "out_of_range" and error(refused)["index"] == 1
+    assert api.get("/rooms/demo").json()["version"] == before, "nothing half-applied"
+    cases = [
+        (intent("nope", "next"), 422, "unknown_control"),
+        (intent("quantity", "jump"), 422, "unknown_intent"),
+        (intent("quantity", "set", {"value": "3"}), 422, "invalid_args"),
+        (intent("quantity", "prev"), 409, "at_bound"),
+        (intent("quantity", "release"), 409, "not_holder"),
+        (intent("onboarding", "next"), 200, None),
+        (intent("onboarding", "next"), 409, "guard_failed"),
+    ]
+    api.intents("demo", intent("quantity", "set", {"value": 0}))
+    for body, status, code in cases:
+        response = api.intents("demo", body)
+        assert response.status_code == status, (body, response.text)
+        if code:
+            assert error(response)["code"] == code
+    assert error(api.post("/rooms/demo/intents", {"control": "quantity"}))["code"] == "invalid_message"
+    assert error(api.post("/rooms/demo/intents", {"intents": [], "control": "x"}))["code"] == "invalid_message"
+    bad_json = api.http.post(api.base + "/rooms/demo/intents", data=b"{nope", timeout=10)
+    assert bad_json.status_code == 400 and error(bad_json)["code"] == "invalid_json"
+    assert error(api.intents("missing", intent("quantity", "next")))["code"] == "unknown_room"
+    watcher.expect_silence(lambda m: m["type"] == "patch" and m["version"] > before + 2, 0.2)
+
+
+def test_a_hold_started_through_the_api_shows_the_server_and_ends_on_release(api, api_server, connect):
+    watcher = connect(api_server)
+    watcher.join()
+    api.intents("demo", intent("quantity", "press", {"direction": "next"}))
+    state = watcher.wait_state(lambda s: s["controls"]["quantity"]["holding"] is not None)
+    assert state["controls"]["quantity"]["holding"] == {"session": "server", "direction": "next"}
+    watcher.recv(lambda m: m["type"] == "patch" and m["cause"]["kind"] == "tick")
+    released = api.intents("demo", intent("quantity", "release"))
+    assert released.status_code == 200
+    patch = patch_at(watcher, released.json()["version"])
+    assert patch["cause"]["ended"] == [{"control": "quantity", "session": "server", "reason": "release"}]
+
+
+# -- reset, delete, history ------------------------------------------------------------------------
+
+def test_reset_puts_the_template_back_and_ends_holds(api, api_server, connect):
+    ann = connect(api_server)
+    ann.join()
+    ann.intent("quantity", "press", {"direction": "next"})
+    reset = api.post("/rooms/demo/reset")
+    assert reset.status_code == 200
+    patch = patch_at(ann, reset.json()["version"])
+    assert patch["cause"]["kind"] == "reset"
+    assert patch["cause"]["ended"] == [{"control": "quantity", "session": ann.session, "reason": "reset"}]
+    assert ann.state()["controls"]["quantity"]["value"] == 1
+    assert ann.state()["presence"][ann.session]["holding"] == []
+
+
+def test_deleting_a_room_tells_its_members_and_a_join_starts_it_anew(api, api_server, connect):
+    api.post("/rooms", {"room": "gone", "intents": [intent("quantity", "set", {"value": 9})]})
+    ann = connect(api_server)
+    first = ann.join("gone")
+    deleted = api.delete("/rooms/gone")
+    assert deleted.status_code == 200 and deleted.json()["deleted"] is True
+    notice = ann.recv(lambda m: m["type"] == "error")
+    assert notice["code"] == "room_deleted" and notice["room"] == "gone" and "id" not in notice
+    assert ann.intent("quantity", "next", room="gone")["code"] == "not_joined"
+    assert api.get("/rooms/gone").status_code == 404
+    assert "gone" not in [r["room"] for r in api.get("/rooms").json()["rooms"]]
+    again = ann.join("gone")
+    assert again["type"] == "snapshot" and again["epoch"] != first["epoch"]
+    assert again["state"]["controls"]["quantity"]["value"] == 1
+    config_room = api.delete("/rooms/demo")
+    assert config_room.status_code == 409 and error(config_room)["code"] == "conflict"
+    assert api.delete("/rooms/never").status_code == 404
+
+
+def test_patches_after_a_version_are_what_members_received(api, api_server, connect):
+    ann = connect(api_server)
+    start = ann.join()["version"]
+    for value in (3, 4, 5):
+        ann.intent("quantity", "set", {"value": value})
+    history = api.get("/rooms/demo/patches", params={"after": start}).json()
+    assert [p["version"] for p in history["patches"]] == [start + 1, start + 2, start + 3]
+    assert [p["ops"] for p in history["patches"]] == [p["ops"] for p in ann.patches["demo"]]
+    assert history["epoch"] == ann.rooms["demo"]["epoch"] and history["version"] == ann.version()
+    assert api.get("/rooms/demo/patches", params={"after": history["version"]}).json()["patches"] == []
+    assert error(api.get("/rooms/demo/patches"))["code"] == "invalid_message"
+    assert api.get("/rooms/demo/patches", params={"after": history["version"] + 1}).status_code == 409
+    assert api.get("/rooms/demo/patches", params={"after": 0, "epoch": "other"}).status_code == 409
+
+
+def test_patches_no_longer_kept_are_a_conflict(start_server, tmp_path):
+    config = {"historyLimit": 2, "templates": {"t": {"controls": {"q": {"kind": "stepper"}}}}}
+    path = tmp_path / "config.json"
+    path.write_text(json.dumps(config))
+    s = start_server("--api-key", API_KEY, "--config", str(path))
+    api = API(s)
+    api.post("/rooms", {"room": "r"})
+    for value in (1, 2, 3):
+        api.intents("r", intent("q", "set", {"value": value}))
+    assert api.get("/rooms/r/patches", params={"after": 1}).json()["patches"][0]["version"] == 2
+    old = api.get("/rooms/r/patches", params={"after": 0})
+    assert old.status_code == 409 and "no longer kept" in error(old)["message"]
+
+
+# -- members ---------------------------------------------------------------------------------------
+
+def test_disconnecting_a_member_closes_its_connection_with_4001(api, api_server, connect):
+    ann = connect(api_server)
+    ann.join()
+    bob = connect(api_server)
+    bob.join()
+    response = api.delete(f"/rooms/demo/members/{ann.session}")
+    assert response.status_code == 200 and response.json() == {"room": "demo", "session": ann.session, "disconnected": True}
+    with pytest.raises(ConnectionClosed) as closed:
+        while True:
+            ann.recv(timeout=5)
+    assert closed.value.rcvd.code == 4001
+    bob.wait_state(lambda s: ann.session not in s["presence"])
+    assert api.delete(f"/rooms/demo/members/{ann.session}").status_code == 404
+    assert api.delete("/rooms/demo/members/s000").status_code == 404
+
+
+# -- HTTP ------------------------------------------------------------------------------------------
+
+def test_routes_methods_and_oversized_bodies(api, api_server):
+    assert error(api.get("/nope"))["code"] == "not_found"
+    put = api.call("PUT", "/rooms/demo")
+    assert put.status_code == 405 and put.headers["allow"] == "GET, DELETE" and error(put)["code"] == "method_not_allowed"
+    with socket.create_connection(("127.0.0.1", api_server.port), timeout=5) as raw:
+        raw.sendall(b"POST /api/v1/rooms/demo/intents HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer " + API_KEY.encode()
+                    + b"\r\nContent-Type: application/json\r\nContent-Length: 5000000\r\n\r\n" + b"{" * 1000)
+        answer = b""
+        while chunk := raw.recv(65536):
+            answer += chunk  # the server answers before reading the body, then closes the connection
+    head, _, body = answer.partition(b"\r\n\r\n")
+    assert head.startswith(b"HTTP/1.1 413")
+    assert json.loads(body)["error"]["code"] == "too_large"
+
+
+def test_one_keep_alive_connection_carries_many_requests(api):
+    for value in range(10):
+        assert api.intents("demo", intent("quantity", "set", {"value": value})).status_code == 200
+    assert api.get("/rooms/demo").json()["state"]["controls"]["quantity"]["value"] == 9
+
+
+def test_what_the_api_created_and_changed_survives_kill_9(start_server, tmp_path):
+    s = start_server("--api-key", API_KEY, "--data-dir", str(tmp_path))
+    api = API(s)
+    created = api.post("/rooms", {"room": "kept", "intents": [intent("quantity", "set", {"value": 11})]}).json()
+    changed = api.intents("kept", intent("quantity", "next")).json()
+    s.stop(signal.SIGKILL)
+    again = start_server("--api-key", API_KEY, "--data-dir", str(tmp_path))
+    room = API(again).get("/rooms/kept").json()
+    assert room["epoch"] == created["epoch"] and room["version"] == changed["version"]
+    assert room["state"]["controls"]["quantity"]["value"] == 12
+
+
+def test_in_cluster_mode_the_api_says_it_is_not_available_yet(cluster):
+    (node,) = cluster(1, "--api-key", API_KEY)
+    refused = API(node).get("/rooms")
+    assert refused.status_code == 503 and error(refused)["code"] == "unavailable"
+    assert "cluster mode" in error(refused)["message"]
