@@ -198,8 +198,9 @@ enum APIBody {
         guard let control = object["control"]?.stringValue, ClientMessage.isValidName(control) else {
             return bad("control must be a control id: 1–64 characters of A–Z a–z 0–9 _ - . :")
         }
-        guard let name = object["intent"]?.stringValue, !name.isEmpty, name.utf8.count <= 64 else {
-            return bad("intent must be a non-empty string")
+        // Counted in code points, as JSON Schema's maxLength counts (docs/openapi.yaml).
+        guard let name = object["intent"]?.stringValue, !name.isEmpty, name.unicodeScalars.count <= 64 else {
+            return bad("intent must be a string of 1–64 characters")
         }
         var args = JSONObject()
         if let value = object["args"], value != .null {

@@ -31,6 +31,7 @@ extension LiveControlsServer {
         let chunked = header(wsi, WSI_TOKEN_HTTP_TRANSFER_ENCODING) != nil
         // A refusal before the body is read: the connection cannot be reused for a next request.
         let unread = declared > 0 || chunked
+        logger.debug("API request", metadata: ["method": "\(method)", "path": "\(path)"])
         let route: APIRoute
         switch APIRoute.match(method: method, path: path) {
         case let .success(r): route = r
