@@ -12,7 +12,8 @@ const room = new LiveRoom({ room: params.get("room") || "demo", name: params.get
 const $ = (id) => document.getElementById(id);
 $("room-name").textContent = room.room;
 
-const statusText = { open: "connected", connecting: "connecting…", closed: "disconnected — reconnecting…", refused: "refused (see the error)" };
+const statusText = { open: "connected", connecting: "connecting…", closed: "disconnected — reconnecting…", refused: "refused (see the error)",
+                     deleted: "this room was deleted — reload the page to start it anew", removed: "disconnected by the server" };
 room.addEventListener("status", (e) => {
   $("status").textContent = statusText[e.detail.status] ?? e.detail.status;
   $("status").dataset.state = e.detail.status;

@@ -70,11 +70,16 @@ export class LiveRoom extends EventTarget {
     const ws = new WebSocket(this.url, "livecontrols.v1");
     this.ws = ws;
     ws.onmessage = (event) => this.receive(JSON.parse(event.data));
-    ws.onclose = () => {
+    ws.onclose = (event) => {
       if (this.ws !== ws) return;
       clearTimeout(this.joinTimer);
       for (const { reject } of this.pending.values()) reject(Object.assign(new Error("connection closed"), { code: "disconnected" }));
       this.pending.clear();
+      if (event.code === LiveRoom.disconnectedCode) {
+        // The server's operator disconnected this session (server API): do not come back on our own.
+        this.setStatus("removed");
+        return;
+      }
       this.setStatus("closed");
       if (this.closedByUser) return;
       const delay = Math.min(10000, 250 * 2 ** this.retry++) * (0.75 + Math.random() / 2);
@@ -167,6 +172,14 @@ export class LiveRoom extends EventTarget {
           this.setStatus("connecting");
           const delay = Math.min(10000, 250 * 2 ** this.joinRetry++) * (0.75 + Math.random() / 2);
           this.joinTimer = setTimeout(() => this.join(), delay);
+        } else if (msg.id === undefined && msg.code === "room_deleted" && msg.room === this.room) {
+          // The room was deleted on the server: nothing we were waiting for will be answered, and we are out of it.
+          this.emit("error", msg);
+          for (const { reject } of this.pending.values()) reject(err);
+          this.pending.clear();
+          clearTimeout(this.joinTimer);
+          this.epoch = this.version = null;
+          this.setStatus("deleted");
         } else if (msg.id !== undefined && this.pending.has(msg.id)) {
           this.pending.get(msg.id).reject(err);
           this.pending.delete(msg.id);
@@ -188,5 +201,7 @@ export class LiveRoom extends EventTarget {
 
 /** The request id of joins (intents use `c1`, `c2`, …). */
 LiveRoom.joinID = "join";
+/** The close code of a session the server API disconnected (docs/PROTOCOL.md): no automatic reconnect. */
+LiveRoom.disconnectedCode = 4001;
 /** Join refusals that pass on their own: the join is sent again after a backoff. */
 LiveRoom.retriedJoinErrors = new Set(["unavailable", "rate_limited", "room_limit"]);

@@ -174,3 +174,31 @@ def test_a_join_refused_for_good_shows_refused(start_server, browser):
     page = browser(s.http_url)
     wait(page, lambda d: d.find_element(By.ID, "status").get_attribute("data-state") == "refused", message="status refused")
     assert "unauthorized" in page.find_element(By.ID, "errors").text
+
+
+def test_the_server_api_deleting_the_room_or_disconnecting_the_page_is_shown_and_not_undone(start_server, browser):
+    import sys
+    sys.path.insert(0, str(REPO / "Tests" / "integration"))
+    from api_client import API, API_KEY, intent
+
+    s = start_server("--api-key", API_KEY)
+    api = API(s)
+    api.post("/rooms", {"room": "meeting", "intents": [intent("quantity", "set", {"value": 7})]})
+    page = browser(s.http_url + "?room=meeting&name=Ann")
+    other = browser(s.http_url + "?name=Bob")
+    wait(page, connected)
+    wait(other, connected)
+    assert quantity(page) == 7
+    api.intents("meeting", intent("quantity", "set", {"value": 8}))
+    wait(page, lambda d: quantity(d) == 8, message="an API intent shows like any other")
+
+    api.delete("/rooms/meeting")
+    wait(page, lambda d: d.find_element(By.ID, "status").get_attribute("data-state") == "deleted", message="status deleted")
+    assert "room_deleted" in page.find_element(By.ID, "errors").text
+    assert "deleted" in page.find_element(By.ID, "status").text
+    assert api.get("/rooms/meeting").status_code == 404, "the page did not make the room again"
+
+    session = api.get("/rooms/demo/members").json()["members"][0]["session"]
+    api.delete(f"/rooms/demo/members/{session}")
+    wait(other, lambda d: d.find_element(By.ID, "status").get_attribute("data-state") == "removed", message="status removed")
+    assert other.find_element(By.ID, "status").text == "disconnected by the server"
