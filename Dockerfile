@@ -10,7 +10,7 @@ COPY Tests ./Tests
 RUN swift build -c release --product livecontrols --static-swift-stdlib
 
 # Runtime stage: the binary, the web client and the C libraries it links (libwebsockets, SQLite, hiredis);
-# curl for the compose healthchecks (GET /readyz).
+# curl for the compose healthchecks (GET /readyz); its libcurl also carries the CLI's server API commands.
 FROM debian:bookworm-slim
 RUN apt-get update \
  && apt-get install -y --no-install-recommends libwebsockets17 libsqlite3-0 libhiredis0.14 curl ca-certificates \

@@ -286,3 +286,28 @@ def test_in_cluster_mode_the_api_says_it_is_not_available_yet(cluster):
     refused = API(node).get("/rooms")
     assert refused.status_code == 503 and error(refused)["code"] == "unavailable"
     assert "cluster mode" in error(refused)["message"]
+
+
+def test_the_cli_lists_rooms_reads_one_and_applies_an_intent_over_the_api(api_server):
+    import subprocess
+
+    from livecontrols_server import BINARY
+
+    def cli(*args, key=API_KEY):
+        env = {"LIVECONTROLS_API_KEY": key, "PATH": "/usr/bin:/bin"}
+        return subprocess.run([BINARY, *args, "--server", api_server.http_url], capture_output=True, text=True, timeout=30, env=env)
+
+    listed = cli("rooms")
+    assert listed.returncode == 0 and listed.stdout.splitlines()[0].split() == ["ROOM", "TEMPLATE", "EPOCH", "VERSION", "MEMBERS", "LOADED"]
+    assert json.loads(cli("rooms", "--json").stdout)["rooms"][0]["room"] == "demo"
+    applied = cli("intent", "demo", "quantity", "set", '{"value": 5}')
+    assert applied.returncode == 0, applied.stderr
+    assert json.loads(applied.stdout)["version"] == 1
+    state = json.loads(cli("state", "demo").stdout)
+    assert state["state"]["controls"]["quantity"]["value"] == 5
+    refused = cli("intent", "demo", "quantity", "set", '{"value": 500}')
+    assert refused.returncode == 1 and json.loads(refused.stderr)["error"]["code"] == "out_of_range"
+    assert cli("state", "nowhere").returncode == 1
+    assert cli("rooms", key="wrong-key-0123456789").returncode == 1
+    down = subprocess.run([BINARY, "rooms", "--server", "http://127.0.0.1:1", "--api-key", API_KEY], capture_output=True, text=True, timeout=30)
+    assert down.returncode == 2 and "cannot reach" in down.stderr
