@@ -26,6 +26,10 @@ public struct ServerConfig: Sendable {
     public var createRoomsOnJoin: Bool
     /// How many recent patches each room keeps for resuming clients.
     public var historyLimit: Int
+    /// Where webhooks go (none by default).
+    public var webhooks: [WebhookEndpoint] = []
+    /// How long `room.changed` gathers a room's changes into one event.
+    public var webhookChangeIntervalMs: Int = 1_000
 
     public static let defaultHistoryLimit = 256
 
@@ -33,7 +37,7 @@ public struct ServerConfig: Sendable {
     /// starting at `"current"` start there (the engine reads no clock; see `CivilDate.today(fromUnixSeconds:)`).
     public init(json: JSONValue, file: String, today: CivilDate) throws(ConfigError) {
         let root = ConfigNode(json, file: file)
-        _ = try root.object(allowed: ["templates", "defaultTemplate", "rooms", "createRoomsOnJoin", "historyLimit"])
+        _ = try root.object(allowed: ["templates", "defaultTemplate", "rooms", "createRoomsOnJoin", "historyLimit", "webhooks", "webhookChangeIntervalMs"])
         guard let templatesNode = root["templates"] else { throw root.error(at: "templates", "required object is missing") }
         var templates: [String: RoomTemplate] = [:]
         for (name, node) in try templatesNode.members() {
@@ -69,6 +73,16 @@ public struct ServerConfig: Sendable {
         self.rooms = rooms
         self.createRoomsOnJoin = try root.bool("createRoomsOnJoin", default: true)
         self.historyLimit = historyLimit
+        if let webhooksNode = root["webhooks"] {
+            var urls: Set<String> = []
+            for node in try webhooksNode.array() {
+                let endpoint = try WebhookEndpoint.parse(node)
+                guard urls.insert(endpoint.url).inserted else { throw node.error(at: "url", "a second endpoint with the same url") }
+                webhooks.append(endpoint)
+            }
+        }
+        webhookChangeIntervalMs = try root.int("webhookChangeIntervalMs", default: 1_000)
+        guard (0...3_600_000).contains(webhookChangeIntervalMs) else { throw root.error(at: "webhookChangeIntervalMs", "must be within 0…3600000") }
     }
 
     /// Parses config text; JSON syntax errors name the byte offset.

@@ -1,0 +1,129 @@
+import LiveControlsProtocol
+
+/// One receiver of webhooks (config `webhooks: [{url, events, secret, …}]`).
+public struct WebhookEndpoint: Sendable, Equatable {
+    /// `http://` or `https://`; also the endpoint's identity in the store (a delivery for a URL no longer in the
+    /// config is dropped at start).
+    public var url: String
+    /// Event types it gets: exact names, `"room.*"`-style prefixes, or `"*"`.
+    public var events: [String]
+    /// The signing key: the bytes of the `whsec_…` secret (Standard Webhooks).
+    public var key: [UInt8]
+    /// How long one attempt may take.
+    public var timeoutMs: Int
+    /// Attempts before a delivery is kept as failed.
+    public var maxAttempts: Int
+    /// The wait before the first retry; each later one doubles (at most `maxRetryMs`), with jitter.
+    public var retryMs: Int
+    public var maxRetryMs: Int
+
+    public static let defaultTimeoutMs = 10_000
+    public static let defaultMaxAttempts = 8
+    public static let defaultRetryMs = 1_000
+    public static let defaultMaxRetryMs = 300_000
+
+    public init(url: String, events: [String], key: [UInt8], timeoutMs: Int = Self.defaultTimeoutMs, maxAttempts: Int = Self.defaultMaxAttempts,
+                retryMs: Int = Self.defaultRetryMs, maxRetryMs: Int = Self.defaultMaxRetryMs) {
+        self.url = url
+        self.events = events
+        self.key = key
+        self.timeoutMs = timeoutMs
+        self.maxAttempts = maxAttempts
+        self.retryMs = retryMs
+        self.maxRetryMs = maxRetryMs
+    }
+
+    /// Whether this endpoint gets events of `type`.
+    public func wants(_ type: String) -> Bool {
+        events.contains { pattern in
+            pattern == "*" || pattern == type || (pattern.hasSuffix(".*") && type.hasPrefix(pattern.dropLast()))
+        }
+    }
+}
+
+/// The webhook events the server sends (docs/PROTOCOL.md, *Webhooks*).
+public enum WebhookEventType {
+    public static let all = [
+        "room.created", "room.unloaded", "room.deleted", "member.joined", "member.left", "form.completed",
+        "wizard.completed", "wizard.exited", "hold.ended", "room.changed",
+    ]
+
+    /// Whether `pattern` (an `events` entry) names at least one event type.
+    static func isKnown(_ pattern: String) -> Bool {
+        pattern == "*" || all.contains(pattern) || (pattern.hasSuffix(".*") && all.contains { $0.hasPrefix(pattern.dropLast()) })
+    }
+}
+
+extension WebhookEndpoint {
+    /// Reads one `webhooks` entry.
+    static func parse(_ node: ConfigNode) throws(ConfigError) -> WebhookEndpoint {
+        _ = try node.object(allowed: ["url", "events", "secret", "timeoutMs", "maxAttempts", "retryMs", "maxRetryMs"])
+        let url = try node.string("url")
+        guard url.hasPrefix("http://") || url.hasPrefix("https://"), url.count > 8, !url.contains(where: \.isWhitespace) else {
+            throw node.error(at: "url", "must be an http:// or https:// URL")
+        }
+        guard let eventsNode = node["events"] else { throw node.error(at: "events", "required array is missing") }
+        var events: [String] = []
+        for item in try eventsNode.array() {
+            guard let name = item.value.stringValue, WebhookEventType.isKnown(name) else {
+                throw item.error("must be an event type (\(WebhookEventType.all.joined(separator: ", "))), a prefix such as \"room.*\", or \"*\"")
+            }
+            events.append(name)
+        }
+        guard !events.isEmpty else { throw eventsNode.error("name at least one event type (or \"*\")") }
+        let secret = try node.string("secret")
+        guard secret.hasPrefix("whsec_"), let key = Base64.decode(String(secret.dropFirst(6))), key.count >= 16, key.count <= 64 else {
+            throw node.error(at: "secret", "must be whsec_ followed by 16 to 64 random bytes in base64 (for example: whsec_$(openssl rand -base64 32))")
+        }
+        func bounded(_ key: String, _ value: Int, _ range: ClosedRange<Int>) throws(ConfigError) -> Int {
+            guard range.contains(value) else { throw node.error(at: key, "must be within \(range.lowerBound)…\(range.upperBound)") }
+            return value
+        }
+        let retryMs = try bounded("retryMs", try node.int("retryMs", default: defaultRetryMs), 1...3_600_000)
+        return WebhookEndpoint(
+            url: url, events: events, key: key,
+            timeoutMs: try bounded("timeoutMs", try node.int("timeoutMs", default: defaultTimeoutMs), 100...120_000),
+            maxAttempts: try bounded("maxAttempts", try node.int("maxAttempts", default: defaultMaxAttempts), 1...50),
+            retryMs: retryMs,
+            maxRetryMs: try bounded("maxRetryMs", try node.int("maxRetryMs", default: max(defaultMaxRetryMs, retryMs)), retryMs...86_400_000))
+    }
+}
+
+/// Standard base64 (RFC 4648, with or without padding), for webhook secrets.
+public enum Base64 {
+    private static let alphabet = Array("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/".utf8)
+
+    public static func encode(_ bytes: [UInt8]) -> String {
+        var out: [UInt8] = []
+        out.reserveCapacity((bytes.count + 2) / 3 * 4)
+        var i = 0
+        while i < bytes.count {
+            let b0 = bytes[i], b1 = i + 1 < bytes.count ? bytes[i + 1] : 0, b2 = i + 2 < bytes.count ? bytes[i + 2] : 0
+            out.append(alphabet[Int(b0 >> 2)])
+            out.append(alphabet[Int((b0 & 0x03) << 4 | b1 >> 4)])
+            out.append(i + 1 < bytes.count ? alphabet[Int((b1 & 0x0F) << 2 | b2 >> 6)] : UInt8(ascii: "="))
+            out.append(i + 2 < bytes.count ? alphabet[Int(b2 & 0x3F)] : UInt8(ascii: "="))
+            i += 3
+        }
+        return String(decoding: out, as: UTF8.self)
+    }
+
+    public static func decode(_ text: String) -> [UInt8]? {
+        var values: [UInt8] = []
+        for c in text.utf8 where c != UInt8(ascii: "=") {
+            guard let v = alphabet.firstIndex(of: c) else { return nil }
+            values.append(UInt8(v))
+        }
+        guard values.count % 4 != 1 else { return nil }
+        var out: [UInt8] = []
+        var i = 0
+        while i < values.count {
+            let chunk = Array(values[i..<min(i + 4, values.count)]) + [0, 0, 0]
+            out.append(chunk[0] << 2 | chunk[1] >> 4)
+            if i + 2 < values.count { out.append(chunk[1] << 4 | chunk[2] >> 2) }
+            if i + 3 < values.count { out.append(chunk[2] << 6 | chunk[3]) }
+            i += 4
+        }
+        return out
+    }
+}

@@ -1,0 +1,137 @@
+import LiveControlsProtocol
+
+/// One webhook event, as stored and sent: the body is `{"type", "timestamp", "data"}` (Standard Webhooks).
+public struct WebhookEvent: Sendable, Equatable {
+    /// Stable across every attempt (`webhook-id`): receivers use it to drop duplicates.
+    public var id: String
+    public var type: String
+    public var room: String
+    /// Milliseconds since 1970 (UTC): when the change happened.
+    public var timestamp: Int
+    public var data: JSONObject
+
+    public init(id: String, type: String, room: String, timestamp: Int, data: JSONObject) {
+        self.id = id
+        self.type = type
+        self.room = room
+        self.timestamp = timestamp
+        self.data = data
+    }
+
+    /// The request body, exactly as signed.
+    public var body: [UInt8] {
+        JSONWriter.encode(["type": .string(type), "timestamp": .string(Self.iso8601(milliseconds: timestamp)), "data": .object(data)])
+    }
+
+    /// `2026-11-24T14:30:05.123Z`.
+    public static func iso8601(milliseconds: Int) -> String {
+        let seconds = milliseconds >= 0 ? milliseconds / 1000 : -((-milliseconds + 999) / 1000)
+        let date = CivilDate.today(fromUnixSeconds: seconds)
+        let inDay = seconds - (seconds >= 0 ? seconds / 86_400 : -((-seconds + 86_399) / 86_400)) * 86_400
+        func two(_ n: Int) -> String { n < 10 ? "0\(n)" : "\(n)" }
+        let ms = milliseconds - seconds * 1000
+        let msText = ms < 10 ? "00\(ms)" : ms < 100 ? "0\(ms)" : "\(ms)"
+        let year = String(repeating: "0", count: max(0, 4 - String(date.year).count)) + String(date.year)
+        return "\(year)-\(two(date.month))-\(two(date.day))T\(two(inDay / 3600)):\(two(inDay / 60 % 60)):\(two(inDay % 60)).\(msText)Z"
+    }
+
+    /// The Standard Webhooks signature header value: `v1,` and the base64 HMAC-SHA256 of `id.timestamp.body`
+    /// (`timestamp` in seconds, the `webhook-timestamp` header).
+    public static func signature(id: String, timestampSeconds: Int, body: [UInt8], key: [UInt8]) -> String {
+        var message = Array("\(id).\(timestampSeconds).".utf8)
+        message.append(contentsOf: body)
+        return "v1," + Base64.encode(HMACSHA256.authenticate(message, key: key))
+    }
+}
+
+/// An event before it has an id and a time (what a room's change stands for).
+public struct WebhookDraft: Sendable, Equatable {
+    public var type: String
+    public var data: JSONObject
+
+    public init(type: String, data: JSONObject) {
+        self.type = type
+        self.data = data
+    }
+}
+
+extension Patch {
+    /// The controls the patch changed, in the order they first appear, and whether presence changed.
+    public var touched: (controls: [String], presence: Bool) {
+        var controls: [String] = []
+        var presence = false
+        for op in ops {
+            let tokens = op.path.tokens
+            if tokens.first == "controls", tokens.count > 1 {
+                if !controls.contains(tokens[1]) { controls.append(tokens[1]) }
+            } else if tokens.first == "presence" {
+                presence = true
+            }
+        }
+        return (controls, presence)
+    }
+}
+
+extension PatchOp {
+    var path: JSONPointer {
+        switch self {
+        case let .add(path, _), let .replace(path, _): return path
+        case let .remove(path): return path
+        }
+    }
+
+    var newValue: JSONValue? {
+        switch self {
+        case let .add(_, value), let .replace(_, value): return value
+        case .remove: return nil
+        }
+    }
+}
+
+extension Room {
+    /// The events a patch of this room stands for, read from the patch and the room as it is after it:
+    /// `member.joined`/`member.left` (its cause), `hold.ended` (each entry of `cause.ended`), `form.completed` (a form's
+    /// `completed` became true; with its `data`), `wizard.completed`/`wizard.exited` (a wizard's `phase` became
+    /// `complete`/`exit`). `room.changed` is gathered over time by the room's owner, not here.
+    public func webhookDrafts(for patch: Patch) -> [WebhookDraft] {
+        var drafts: [WebhookDraft] = []
+        let base: JSONObject = ["room": .string(name), "epoch": .string(epoch), "version": .int(patch.version)]
+        func with(_ extra: JSONObject) -> JSONObject {
+            var data = base
+            for (key, value) in extra { data[key] = value }
+            return data
+        }
+        switch patch.cause["kind"]?.stringValue {
+        case "join":
+            if let session = patch.cause["session"]?.stringValue {
+                let name = members[SessionID(session)]?.name
+                drafts.append(WebhookDraft(type: "member.joined", data: with(["session": .string(session), "name": name.map { .string($0) } ?? .null])))
+            }
+        case "leave":
+            if let session = patch.cause["session"]?.stringValue {
+                drafts.append(WebhookDraft(type: "member.left", data: with(["session": .string(session), "reason": patch.cause["reason"] ?? .null])))
+            }
+        default:
+            break
+        }
+        for op in patch.ops {
+            let tokens = op.path.tokens
+            guard tokens.count == 3, tokens[0] == "controls", let control = controls[ControlID(tokens[1])] else { continue }
+            let rendered = control.render()
+            if tokens[2] == "completed", op.newValue == .bool(true), rendered["kind"] == "form" {
+                drafts.append(WebhookDraft(type: "form.completed", data: with(["control": .string(tokens[1]), "data": rendered["data"] ?? .null,
+                                                                               "cause": patch.cause])))
+            }
+            if tokens[2] == "phase", rendered["kind"] == "wizard", let phase = op.newValue?.stringValue, phase == "complete" || phase == "exit" {
+                drafts.append(WebhookDraft(type: phase == "complete" ? "wizard.completed" : "wizard.exited",
+                                           data: with(["control": .string(tokens[1]), "step": rendered["step"] ?? .null,
+                                                       "index": rendered["index"] ?? .null, "cause": patch.cause])))
+            }
+        }
+        for ended in patch.cause["ended"]?.arrayValue ?? [] {
+            drafts.append(WebhookDraft(type: "hold.ended", data: with(["control": ended["control"] ?? .null, "session": ended["session"] ?? .null,
+                                                                       "reason": ended["reason"] ?? .null])))
+        }
+        return drafts
+    }
+}
