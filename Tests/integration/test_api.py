@@ -89,6 +89,7 @@ def test_a_creation_with_a_refused_intent_creates_nothing(api):
     assert error(api.post("/rooms", {"room": "r3", "template": "nope"}))["code"] == "unknown_template"
     assert api.post("/rooms", {"room": "bad name"}).status_code == 400
     assert api.post("/rooms", {"room": "r4", "extra": 1}).status_code == 400
+    assert api.post("/rooms", {"room": ".."}).status_code == 400, "no URL path can name it"
 
 
 def test_the_list_and_one_room_show_versions_epochs_and_members(api, api_server, connect):

@@ -147,6 +147,10 @@ enum APIBody {
         guard let room = object["room"]?.stringValue, ClientMessage.isValidName(room) else {
             return .failure(.badBody("room must be a name: 1–64 characters of A–Z a–z 0–9 _ - . :"))
         }
+        guard room != ".", room != ".." else {
+            // Dot segments: no URL path can name such a room (clients and servers resolve them away).
+            return .failure(.badBody("room \(room) cannot be reached by a URL path; choose another name"))
+        }
         var template: String? = nil
         if let value = object["template"], value != .null {
             guard let name = value.stringValue, ClientMessage.isValidName(name) else { return .failure(.badBody("template must be a template's name")) }
