@@ -44,6 +44,11 @@ public struct StoreWrite: Sendable {
     public var left: [SessionID]
     /// Patches older than this version may be dropped.
     public var keepFromVersion: Int
+    /// Webhook events this change stands for, stored with it (one transaction): none for a change that was not
+    /// stored, none lost for one that was.
+    public var webhooks: [PendingWebhook] = []
+    /// The room's changes not yet told in a `room.changed` event (stored with the room, so a crash loses none).
+    public var unannouncedChanges: UnannouncedChanges? = nil
 
     public init(room: String, template: String, epoch: String, version: Int, kind: Kind,
                 controls: [(id: ControlID, kind: String, state: String)], joined: [(session: SessionID, name: String?)],
@@ -57,6 +62,32 @@ public struct StoreWrite: Sendable {
         self.joined = joined
         self.left = left
         self.keepFromVersion = keepFromVersion
+    }
+}
+
+/// A webhook event and the endpoints (their URLs) it goes to.
+public struct PendingWebhook: Sendable, Equatable {
+    public var event: WebhookEvent
+    public var endpoints: [String]
+
+    public init(event: WebhookEvent, endpoints: [String]) {
+        self.event = event
+        self.endpoints = endpoints
+    }
+}
+
+/// A room's changes since its last `room.changed` event: from which version on, and what they touched.
+public struct UnannouncedChanges: Sendable, Equatable {
+    public var epoch: String
+    public var fromVersion: Int
+    public var controls: [String]
+    public var presence: Bool
+
+    public init(epoch: String, fromVersion: Int, controls: [String], presence: Bool) {
+        self.epoch = epoch
+        self.fromVersion = fromVersion
+        self.controls = controls
+        self.presence = presence
     }
 }
 
@@ -79,6 +110,10 @@ public protocol RoomStore: Sendable {
     /// Removes everything stored for room `name`, after the writes queued before; `done` once that is durable
     /// (or failed), on any thread.
     func deleteRoom(named name: String, done: @escaping @Sendable ((any Error)?) -> Void)
+    /// Stores webhook events that come with no change of the room (`room.unloaded`, a gathered `room.changed`), in
+    /// order with its writes; `clearsUnannounced` also forgets the room's unannounced changes (they are in the
+    /// events now). `done` once durable (or failed).
+    func recordWebhooks(_ webhooks: [PendingWebhook], room: String, clearsUnannounced: Bool, done: @escaping @Sendable ((any Error)?) -> Void)
 }
 
 /// What the store says of one room without loading it.
@@ -100,6 +135,8 @@ extension RoomStore {
     public func loadRoom(named name: String, historyLimit: Int) throws -> StoredRoom? { nil }
     public func listRooms() throws -> [StoredRoomSummary] { [] }
     public func deleteRoom(named name: String, done: @escaping @Sendable ((any Error)?) -> Void) { done(nil) }
+    public func recordWebhooks(_ webhooks: [PendingWebhook], room: String, clearsUnannounced: Bool,
+                               done: @escaping @Sendable ((any Error)?) -> Void) { done(nil) }
     public func waitUntilIdle() {}
     public var discardsWrites: Bool { false }
 }

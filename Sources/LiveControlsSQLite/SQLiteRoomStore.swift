@@ -13,22 +13,28 @@ import Synchronization
 public final class SQLiteRoomStore: RoomStore, @unchecked Sendable {
     public let path: String
     /// Owned by `writer` only (and by `init` before any write is queued).
-    private let db: SQLiteDatabase
-    private let writer = DispatchQueue(label: "livecontrols.store")
+    let db: SQLiteDatabase
+    let writer = DispatchQueue(label: "livecontrols.store")
     /// What waits for the next transaction, in submission order: a room's write, or the deletion of a room.
-    private enum Entry: Sendable {
+    enum Entry: Sendable {
         case write(StoreWrite)
-        case delete(room: String)
+        case delete(room: String, webhooks: [PendingWebhook])
+        /// Webhook events with no change of the room, and whether they tell its unannounced changes.
+        case webhooks(room: String, [PendingWebhook], clearsUnannounced: Bool)
+        /// A delivery's outcome: delivered (forgotten), or failed for good.
+        case delivery(eventID: String, endpoint: String, failure: (attempts: Int, error: String, at: Int)?)
 
-        var room: String {
+        var room: String? {
             switch self {
             case let .write(w): return w.room
-            case let .delete(room): return room
+            case let .delete(room, _), let .webhooks(room, _, _): return room
+            case .delivery: return nil
             }
         }
     }
     private let pending = Mutex<(writes: [(Entry, @Sendable ((any Error)?) -> Void)], scheduled: Bool)>(([], false))
     private let statements: Statements
+    let hooks: WebhookStatements
     /// The names of the stored rooms (from the database at start, then every room reset submitted), so a join
     /// of a room that was never stored — a new room, or a made-up name — costs no trip to the writer queue.
     private let names: Mutex<Set<String>>
@@ -89,6 +95,7 @@ public final class SQLiteRoomStore: RoomStore, @unchecked Sendable {
             commit: try db.prepare("COMMIT"),
             rollback: try db.prepare("ROLLBACK"))
         names = Mutex(Set(try db.prepare("SELECT name FROM room").rows { $0.text(0)! }))
+        hooks = try WebhookStatements(db)
     }
 
     /// On the writer queue, so after every write queued before (those not yet picked up are committed first).
@@ -133,8 +140,18 @@ public final class SQLiteRoomStore: RoomStore, @unchecked Sendable {
     /// In order with the writes: those queued before land first, a room of the same name created after
     /// (its reset write) lands after. From now on a load of the name finds nothing.
     public func deleteRoom(named name: String, done: @escaping @Sendable ((any Error)?) -> Void) {
+        deleteRoom(named: name, webhooks: [], done: done)
+    }
+
+    /// The deletion, with the webhook events it stands for (`room.deleted`) in the same transaction.
+    public func deleteRoom(named name: String, webhooks: [PendingWebhook], done: @escaping @Sendable ((any Error)?) -> Void) {
         names.withLock { _ = $0.remove(name) }
-        enqueue(.delete(room: name), done)
+        enqueue(.delete(room: name, webhooks: webhooks), done)
+    }
+
+    public func recordWebhooks(_ webhooks: [PendingWebhook], room: String, clearsUnannounced: Bool,
+                               done: @escaping @Sendable ((any Error)?) -> Void) {
+        enqueue(.webhooks(room: room, webhooks, clearsUnannounced: clearsUnannounced), done)
     }
 
     public func write(_ write: StoreWrite, done: @escaping @Sendable ((any Error)?) -> Void) {
@@ -142,7 +159,7 @@ public final class SQLiteRoomStore: RoomStore, @unchecked Sendable {
         enqueue(.write(write), done)
     }
 
-    private func enqueue(_ entry: Entry, _ done: @escaping @Sendable ((any Error)?) -> Void) {
+    func enqueue(_ entry: Entry, _ done: @escaping @Sendable ((any Error)?) -> Void) {
         let schedule = pending.withLock { p -> Bool in
             p.writes.append((entry, done))
             defer { p.scheduled = true }
@@ -156,7 +173,7 @@ public final class SQLiteRoomStore: RoomStore, @unchecked Sendable {
     }
 
     /// Writer queue: commits everything pending in one transaction, then reports to each writer in order.
-    private func flush() {
+    func flush() {
         let batch = pending.withLock { p -> [(Entry, @Sendable ((any Error)?) -> Void)] in
             defer { p.writes.removeAll(); p.scheduled = false }
             return p.writes
@@ -174,19 +191,28 @@ public final class SQLiteRoomStore: RoomStore, @unchecked Sendable {
                     let skip = broken.contains(write.room)
                     refused.append(skip)
                     if !skip { try apply(write) }
-                case let .delete(room):
+                case let .delete(room, webhooks):
                     broken.remove(room)
                     refused.append(false)
-                    for statement in [statements.deleteControls, statements.deleteMembers, statements.deletePatches, statements.deleteRoom] {
+                    for statement in [statements.deleteControls, statements.deleteMembers, statements.deletePatches, statements.deleteRoom,
+                                      hooks.clearUnannounced] {
                         try statement.run([.text(room)])
                     }
+                    try hooks.insert(webhooks)
+                case let .webhooks(room, webhooks, clears):
+                    refused.append(false)
+                    try hooks.insert(webhooks)
+                    if clears { try hooks.clearUnannounced.run([.text(room)]) }
+                case let .delivery(eventID, endpoint, failure):
+                    refused.append(false)
+                    try hooks.record(eventID: eventID, endpoint: endpoint, failure: failure)
                 }
             }
             try statements.commit.run()
         } catch {
             failure = error
             try? statements.rollback.run()
-            for (entry, _) in batch { broken.insert(entry.room) }
+            for (entry, _) in batch { if let room = entry.room { broken.insert(room) } }
         }
         for (i, (entry, done)) in batch.enumerated() {
             if let failure {
@@ -212,6 +238,8 @@ public final class SQLiteRoomStore: RoomStore, @unchecked Sendable {
             try s.insertPatch.run([.text(w.room), .text(w.epoch), .int(patch.version), .text(ops), .text(JSONWriter.string(patch.cause))])
             if patch.version % 64 == 0 { try s.prunePatches.run([.text(w.room), .text(w.epoch), .int(w.keepFromVersion)]) }
         }
+        try hooks.insert(w.webhooks)
+        if let changes = w.unannouncedChanges { try hooks.setUnannounced(room: w.room, changes) }
         for control in w.controls {
             try s.upsertControl.run([.text(w.room), .text(control.id.rawValue), .text(control.kind), .text(control.state)])
         }

@@ -1,0 +1,35 @@
+/// The durable side of webhook deliveries (SQLite with `--data-dir`): each event is stored with the change it
+/// stands for (`StoreWrite.webhooks`), one delivery per endpoint, until it is delivered or given up.
+public protocol WebhookStore: Sendable {
+    /// At start: turns every room's unannounced changes into `room.changed` events (`make` builds each, for the
+    /// endpoints that want it), drops deliveries for endpoints no longer configured, and returns how many were dropped.
+    func prepareWebhooks(endpoints: [String], make: (_ room: String, _ changes: UnannouncedChanges, _ toVersion: Int) -> PendingWebhook?) throws -> Int
+    /// Deliveries still to make to `endpoint`, oldest first (per room, in the order the changes happened).
+    func pendingWebhooks(endpoint: String, limit: Int) throws -> [WebhookEvent]
+    /// A delivery succeeded: it is forgotten.
+    func webhookDelivered(eventID: String, endpoint: String)
+    /// A delivery's last attempt failed: kept as failed (listed, retried on request).
+    func webhookFailed(eventID: String, endpoint: String, attempts: Int, error: String, atMilliseconds: Int)
+    /// Failed deliveries, newest first.
+    func failedWebhooks(limit: Int) throws -> [FailedWebhook]
+    /// Makes the failed deliveries of event `id` pending again; returns them (empty: no such failed event).
+    func retryWebhook(eventID: String) throws -> [(endpoint: String, event: WebhookEvent)]
+}
+
+/// A delivery given up after its last attempt.
+public struct FailedWebhook: Sendable, Equatable {
+    public var endpoint: String
+    public var event: WebhookEvent
+    public var attempts: Int
+    public var error: String
+    /// Milliseconds since 1970.
+    public var failedAt: Int
+
+    public init(endpoint: String, event: WebhookEvent, attempts: Int, error: String, failedAt: Int) {
+        self.endpoint = endpoint
+        self.event = event
+        self.attempts = attempts
+        self.error = error
+        self.failedAt = failedAt
+    }
+}

@@ -1,0 +1,147 @@
+import LiveControlsEngine
+import LiveControlsProtocol
+
+/// The webhook outbox in the same database as the rooms: an event is inserted in the transaction of the change it
+/// stands for, with one delivery row per endpoint, and forgotten once delivered everywhere.
+///
+/// Tables: `webhook_event` (in the order events happened: `seq`), `webhook_delivery` (`pending` or `failed`, per
+/// endpoint), `webhook_unannounced` (a room's changes since its last `room.changed` event).
+struct WebhookStatements {
+    let insertEvent, insertDelivery, deleteDelivery, deleteOrphanEvent, failDelivery, setUnannounced, clearUnannounced: SQLiteStatement
+
+    init(_ db: SQLiteDatabase) throws {
+        try db.execute("""
+            CREATE TABLE IF NOT EXISTS webhook_event(seq INTEGER PRIMARY KEY AUTOINCREMENT, id TEXT NOT NULL UNIQUE, room TEXT NOT NULL,
+              type TEXT NOT NULL, timestamp INTEGER NOT NULL, data TEXT NOT NULL) STRICT;
+            CREATE TABLE IF NOT EXISTS webhook_delivery(endpoint TEXT NOT NULL, event_seq INTEGER NOT NULL, state TEXT NOT NULL,
+              attempts INTEGER NOT NULL DEFAULT 0, error TEXT, failed_at INTEGER, PRIMARY KEY (endpoint, event_seq)) STRICT, WITHOUT ROWID;
+            CREATE TABLE IF NOT EXISTS webhook_unannounced(room TEXT PRIMARY KEY, epoch TEXT NOT NULL, from_version INTEGER NOT NULL,
+              controls TEXT NOT NULL, presence INTEGER NOT NULL) STRICT;
+            """)
+        insertEvent = try db.prepare("INSERT INTO webhook_event(id, room, type, timestamp, data) VALUES (?1, ?2, ?3, ?4, ?5)")
+        insertDelivery = try db.prepare("""
+            INSERT OR IGNORE INTO webhook_delivery(endpoint, event_seq, state) SELECT ?2, seq, 'pending' FROM webhook_event WHERE id = ?1
+            """)
+        deleteDelivery = try db.prepare("""
+            DELETE FROM webhook_delivery WHERE endpoint = ?2 AND event_seq = (SELECT seq FROM webhook_event WHERE id = ?1)
+            """)
+        deleteOrphanEvent = try db.prepare("""
+            DELETE FROM webhook_event WHERE id = ?1 AND NOT EXISTS (SELECT 1 FROM webhook_delivery WHERE event_seq = webhook_event.seq)
+            """)
+        failDelivery = try db.prepare("""
+            UPDATE webhook_delivery SET state = 'failed', attempts = ?3, error = ?4, failed_at = ?5
+            WHERE endpoint = ?2 AND event_seq = (SELECT seq FROM webhook_event WHERE id = ?1)
+            """)
+        setUnannounced = try db.prepare("""
+            INSERT INTO webhook_unannounced(room, epoch, from_version, controls, presence) VALUES (?1, ?2, ?3, ?4, ?5)
+            ON CONFLICT(room) DO UPDATE SET epoch = ?2, from_version = ?3, controls = ?4, presence = ?5
+            """)
+        clearUnannounced = try db.prepare("DELETE FROM webhook_unannounced WHERE room = ?1")
+    }
+
+    func insert(_ webhooks: [PendingWebhook]) throws {
+        for webhook in webhooks where !webhook.endpoints.isEmpty {
+            let e = webhook.event
+            try insertEvent.run([.text(e.id), .text(e.room), .text(e.type), .int(e.timestamp), .text(JSONWriter.string(.object(e.data)))])
+            for endpoint in webhook.endpoints { try insertDelivery.run([.text(e.id), .text(endpoint)]) }
+        }
+    }
+
+    func setUnannounced(room: String, _ changes: UnannouncedChanges) throws {
+        let controls = JSONWriter.string(.array(changes.controls.map { .string($0) }))
+        try setUnannounced.run([.text(room), .text(changes.epoch), .int(changes.fromVersion), .text(controls), .int(changes.presence ? 1 : 0)])
+    }
+
+    func record(eventID: String, endpoint: String, failure: (attempts: Int, error: String, at: Int)?) throws {
+        if let failure {
+            try failDelivery.run([.text(eventID), .text(endpoint), .int(failure.attempts), .text(failure.error), .int(failure.at)])
+        } else {
+            try deleteDelivery.run([.text(eventID), .text(endpoint)])
+            try deleteOrphanEvent.run([.text(eventID)])
+        }
+    }
+}
+
+extension SQLiteRoomStore: WebhookStore {
+    public func prepareWebhooks(endpoints: [String], make: (_ room: String, _ changes: UnannouncedChanges, _ toVersion: Int) -> PendingWebhook?) throws -> Int {
+        try writer.sync {
+            flush()
+            try db.execute("BEGIN IMMEDIATE")
+            do {
+                let unannounced = try db.prepare("""
+                    SELECT u.room, u.epoch, u.from_version, u.controls, u.presence, r.version FROM webhook_unannounced u
+                    JOIN room r ON r.name = u.room AND r.epoch = u.epoch
+                    """).rows { row in
+                    (row.text(0)!, UnannouncedChanges(epoch: row.text(1)!, fromVersion: row.int(2),
+                                                      controls: (try? JSONParser.parse(row.text(3)!))?.arrayValue?.compactMap(\.stringValue) ?? [],
+                                                      presence: row.int(4) != 0), row.int(5))
+                }
+                for (room, changes, version) in unannounced where version >= changes.fromVersion {
+                    if let webhook = make(room, changes, version) { try hooks.insert([webhook]) }
+                }
+                try db.execute("DELETE FROM webhook_unannounced")
+                let known = endpoints.map { "'" + $0.replacingOccurrences(of: "'", with: "''") + "'" }.joined(separator: ",")
+                let dropped = try db.prepare("SELECT count(*) FROM webhook_delivery WHERE endpoint NOT IN (\(known.isEmpty ? "''" : known))").rows { $0.int(0) }.first ?? 0
+                try db.execute("DELETE FROM webhook_delivery WHERE endpoint NOT IN (\(known.isEmpty ? "''" : known))")
+                try db.execute("DELETE FROM webhook_event WHERE NOT EXISTS (SELECT 1 FROM webhook_delivery WHERE event_seq = webhook_event.seq)")
+                try db.execute("COMMIT")
+                return dropped
+            } catch {
+                try? db.execute("ROLLBACK")
+                throw error
+            }
+        }
+    }
+
+    public func pendingWebhooks(endpoint: String, limit: Int) throws -> [WebhookEvent] {
+        try writer.sync {
+            flush()
+            return try db.prepare("""
+                SELECT e.id, e.type, e.room, e.timestamp, e.data FROM webhook_delivery d JOIN webhook_event e ON e.seq = d.event_seq
+                WHERE d.endpoint = ?1 AND d.state = 'pending' ORDER BY e.seq LIMIT ?2
+                """).rows([.text(endpoint), .int(limit)]) { row in try Self.event(row, from: 0) }
+        }
+    }
+
+    public func webhookDelivered(eventID: String, endpoint: String) {
+        enqueue(.delivery(eventID: eventID, endpoint: endpoint, failure: nil)) { _ in }
+    }
+
+    public func webhookFailed(eventID: String, endpoint: String, attempts: Int, error: String, atMilliseconds: Int) {
+        enqueue(.delivery(eventID: eventID, endpoint: endpoint, failure: (attempts, error, atMilliseconds))) { _ in }
+    }
+
+    public func failedWebhooks(limit: Int) throws -> [FailedWebhook] {
+        try writer.sync {
+            flush()
+            return try db.prepare("""
+                SELECT e.id, e.type, e.room, e.timestamp, e.data, d.endpoint, d.attempts, d.error, d.failed_at
+                FROM webhook_delivery d JOIN webhook_event e ON e.seq = d.event_seq
+                WHERE d.state = 'failed' ORDER BY d.failed_at DESC, e.seq DESC LIMIT ?1
+                """).rows([.int(limit)]) { row in
+                FailedWebhook(endpoint: row.text(5)!, event: try Self.event(row, from: 0), attempts: row.int(6), error: row.text(7) ?? "",
+                              failedAt: row.int(8))
+            }
+        }
+    }
+
+    public func retryWebhook(eventID: String) throws -> [(endpoint: String, event: WebhookEvent)] {
+        try writer.sync {
+            flush()
+            let failed = try db.prepare("""
+                SELECT e.id, e.type, e.room, e.timestamp, e.data, d.endpoint FROM webhook_delivery d JOIN webhook_event e ON e.seq = d.event_seq
+                WHERE e.id = ?1 AND d.state = 'failed'
+                """).rows([.text(eventID)]) { row in (endpoint: row.text(5)!, event: try Self.event(row, from: 0)) }
+            try db.prepare("""
+                UPDATE webhook_delivery SET state = 'pending', attempts = 0, error = NULL, failed_at = NULL
+                WHERE state = 'failed' AND event_seq = (SELECT seq FROM webhook_event WHERE id = ?1)
+                """).run([.text(eventID)])
+            return failed
+        }
+    }
+
+    private static func event(_ row: SQLiteStatement, from column: Int32) throws -> WebhookEvent {
+        WebhookEvent(id: row.text(column)!, type: row.text(column + 1)!, room: row.text(column + 2)!, timestamp: row.int(column + 3),
+                     data: try JSONParser.parse(row.text(column + 4)!).objectValue ?? [:])
+    }
+}
