@@ -26,6 +26,17 @@ extension Room {
     /// (rooms without presence) end the same way.
     public mutating func dropMembersAfterRestart() -> [RoomUpdate] {
         var updates = memberOrder.map { leave($0, reason: .restart) }
+        // Holds the server API started: the server is no member (no presence to remove); they end in a patch of
+        // their own (`cause.kind` `restart`).
+        let serverHeld = controlOrder.filter { controls[$0]!.holder == .server }
+        if !serverHeld.isEmpty {
+            updates.append(commit(cause: ["kind": "restart"], touching: serverHeld) { room, _, ended in
+                for id in serverHeld {
+                    let events = room.controls[id]!.sessionLeft(.server, reason: .restart)
+                    ended.append(contentsOf: events.ended.map { (id, $0) })
+                }
+            })
+        }
         for id in controlOrder {
             guard let holder = controls[id]!.holder else { continue }
             members[holder] = Member(name: nil)

@@ -107,6 +107,8 @@ public protocol RoomStore: Sendable {
     var discardsWrites: Bool { get }
     /// Every stored room (after the writes queued before the call), by name.
     func listRooms() throws -> [StoredRoomSummary]
+    /// Whether a room of that name is stored (or its write is queued), without loading it.
+    func contains(room name: String) -> Bool
     /// Removes everything stored for room `name`, after the writes queued before; `done` once that is durable
     /// (or failed), on any thread.
     func deleteRoom(named name: String, done: @escaping @Sendable ((any Error)?) -> Void)
@@ -134,6 +136,7 @@ public struct StoredRoomSummary: Sendable, Equatable {
 extension RoomStore {
     public func loadRoom(named name: String, historyLimit: Int) throws -> StoredRoom? { nil }
     public func listRooms() throws -> [StoredRoomSummary] { [] }
+    public func contains(room name: String) -> Bool { false }
     public func deleteRoom(named name: String, done: @escaping @Sendable ((any Error)?) -> Void) { done(nil) }
     public func recordWebhooks(_ webhooks: [PendingWebhook], room: String, clearsUnannounced: Bool,
                                done: @escaping @Sendable ((any Error)?) -> Void) { done(nil) }

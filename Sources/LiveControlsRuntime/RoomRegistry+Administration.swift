@@ -1,6 +1,7 @@
 import Dispatch
 import LiveControlsEngine
 import LiveControlsProtocol
+import Synchronization
 
 /// The server API on one node: rooms are looked up (and loaded from the store) as a join does, on the
 /// caller's thread, and the work runs on each room's queue.
@@ -19,11 +20,21 @@ extension RoomRegistry: RoomAdministration {
             } catch {
                 logger.error("the store could not list its rooms", metadata: ["error": "\(error)"])
             }
-            for runtime in loaded where !runtime.isClosed {
-                let summary = runtime.queue.sync { runtime.summary() }
-                byName[summary.name] = summary
+            // Each room reports on its own queue; the last one to answer sends the list (no thread waits for a room).
+            let open = loaded.filter { !$0.isClosed }
+            let gathered = Mutex((byName: byName, waiting: open.count))
+            guard !open.isEmpty else { return reply(byName.values.sorted { $0.name < $1.name }) }
+            for runtime in open {
+                runtime.submit {
+                    let summary = runtime.summary()
+                    let done = gathered.withLock { g -> [RoomSummary]? in
+                        g.byName[summary.name] = summary
+                        g.waiting -= 1
+                        return g.waiting == 0 ? g.byName.values.sorted { $0.name < $1.name } : nil
+                    }
+                    if let done { reply(done) }
+                }
             }
-            reply(byName.values.sorted { $0.name < $1.name })
         }
     }
 
@@ -39,6 +50,10 @@ extension RoomRegistry: RoomAdministration {
         let exists = AdminFailure(.roomExists, "room \(name) already exists", room: name)
         let made: Result<(RoomRuntime, RoomUpdate), AdminFailure> = rooms.withLock { rooms in
             if let existing = rooms[name], !existing.isDeleted { return .failure(exists) }
+            if store.contains(room: name) { return .failure(exists) }  // stored, not loaded: no need to load it to say so
+            guard rooms.count < maxRooms else {
+                return .failure(AdminFailure(.roomLimit, "the server already has \(maxRooms) rooms loaded", room: name))
+            }
             switch load(name) {
             case let .failure(error):
                 return .failure(AdminFailure(error))
@@ -51,9 +66,6 @@ extension RoomRegistry: RoomAdministration {
                 return .failure(exists)
             case .success(.none):
                 break
-            }
-            guard rooms.count < maxRooms else {
-                return .failure(AdminFailure(.roomLimit, "the server already has \(maxRooms) rooms loaded", room: name))
             }
             let recipe: RoomTemplate
             do throws(ProtocolError) { recipe = try config.recipe(forRoom: name, template: template) } catch { return .failure(AdminFailure(error)) }
@@ -78,10 +90,11 @@ extension RoomRegistry: RoomAdministration {
         case let .success((runtime, update)):
             runtime.persistReset { error in
                 if let error {
-                    reply(.failure(AdminFailure(.unavailable, "room \(name) could not be stored: \(error)", room: name)))
-                } else {
-                    reply(.success(runtime.details()))
+                    return reply(.failure(AdminFailure(.unavailable, "room \(name) could not be stored: \(error)", room: name)))
                 }
+                // Joins may have changed it since: shown once what it shows is durable.
+                let details = runtime.details()
+                runtime.deliver(after: details.version, onDrop: { reply(.failure(runtime.stopped)) }) { reply(.success(details)) }
             }
             let timers = update.timers
             if !timers.isEmpty { runtime.submit { for effect in timers { runtime.arm(effect.control, at: effect.deadline) } } }
@@ -115,10 +128,7 @@ extension RoomRegistry: RoomAdministration {
                 guard let self, let runtime else { return }
                 // Off the room's queue: the sweep holds `rooms` while it waits for a room queue.
                 self.housekeeping.async { self.forget(runtime) }
-            }) { [metrics] result in
-                if case .success = result { metrics.roomUnloaded() }
-                reply(result)
-            }
+            }, reply)
         case let .failure(failure):
             reply(.failure(failure))
         }

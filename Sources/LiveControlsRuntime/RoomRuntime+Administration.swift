@@ -31,7 +31,7 @@ extension RoomRuntime {
         submit {
             if let failure = self.unusable() { return reply(.failure(failure)) }
             let details = self.details()
-            self.deliver(after: details.version) { reply(.success(details)) }
+            self.deliver(after: details.version, onDrop: { reply(.failure(self.stopped)) }) { reply(.success(details)) }
         }
     }
 
@@ -77,7 +77,7 @@ extension RoomRuntime {
                 return reply(.failure(AdminFailure(.conflict, "the patches after version \(version) are no longer kept (the room keeps its last \(self.room.history.limit)); read the whole room instead", room: self.name)))
             }
             let history = RoomHistory(name: self.name, epoch: self.room.epoch, version: current, patches: patches)
-            self.deliver(after: current) { reply(.success(history)) }
+            self.deliver(after: current, onDrop: { reply(.failure(self.stopped)) }) { reply(.success(history)) }
         }
     }
 
@@ -116,9 +116,14 @@ extension RoomRuntime {
     /// Whether the server API deleted the room (any thread): the registry then treats the name as free.
     var isDeleted: Bool { deletedFlag.load(ordering: .acquiring) }
 
-    /// Replies with the current version once it is durable.
+    /// Replies with the current version once it is durable (or `unavailable` if the room stops first).
     private func replyWithVersion(_ reply: @escaping @Sendable (Result<RoomVersion, AdminFailure>) -> Void) {
         let result = RoomVersion(name: name, epoch: room.epoch, version: room.version)
-        deliver(after: result.version) { reply(.success(result)) }
+        deliver(after: result.version, onDrop: { reply(.failure(self.stopped)) }) { reply(.success(result)) }
+    }
+
+    /// The answer to an API request whose reply was waiting when a store write failed: it was not applied.
+    var stopped: AdminFailure {
+        AdminFailure(.unavailable, "room \(name) stopped (saving a change failed) before this was done; retry: the room loads again from the store", room: name)
     }
 }

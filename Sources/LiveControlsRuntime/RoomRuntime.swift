@@ -67,7 +67,9 @@ final class RoomRuntime: RoomEndpoint, @unchecked Sendable {
     /// The highest version known to be durable.
     private var durable: Int
     /// Outgoing actions waiting for their version to be durable, in order.
-    var held: [(version: Int, action: () -> Void)] = []
+    /// `dropped` runs instead of `action` when the room stops before `version` is durable (a server API reply, which
+    /// must be answered whatever happens).
+    var held: [(version: Int, action: () -> Void, dropped: (() -> Void)?)] = []
     var heldHead = 0
 
     init(room: Room, store: any RoomStore, historyLimit: Int, waker: any SubscriberWaker, metrics: ServerMetrics,
@@ -340,8 +342,10 @@ final class RoomRuntime: RoomEndpoint, @unchecked Sendable {
         closedFlag.store(true, ordering: .releasing)
         for timer in timers.values { timer.cancel() }
         timers.removeAll()
+        let dropped = held[heldHead...].compactMap(\.dropped)
         held.removeAll()
         heldHead = 0
+        for drop in dropped { drop() }
         if localDelivery {
             logger.error("room stopped: a store write failed; nothing after version \(durable) was acknowledged; the next join reloads it from the store",
                          metadata: ["error": "\(error)"])
@@ -359,11 +363,11 @@ final class RoomRuntime: RoomEndpoint, @unchecked Sendable {
     /// Whether the room stopped or was unloaded (any thread).
     var isClosed: Bool { closedFlag.load(ordering: .acquiring) }
 
-    func deliver(after version: Int, _ action: @escaping () -> Void) {
+    func deliver(after version: Int, onDrop dropped: (() -> Void)? = nil, _ action: @escaping () -> Void) {
         if heldHead == held.count && version <= durable {
             action()
         } else {
-            held.append((version, action))
+            held.append((version, action, dropped))
         }
     }
 

@@ -127,6 +127,8 @@ public final class SQLiteRoomStore: RoomStore, @unchecked Sendable {
         }
     }
 
+    public func contains(room name: String) -> Bool { names.withLock { $0.contains(name) } }
+
     /// On the writer queue, after every write queued before.
     public func listRooms() throws -> [StoredRoomSummary] {
         try writer.sync {
@@ -212,7 +214,11 @@ public final class SQLiteRoomStore: RoomStore, @unchecked Sendable {
         } catch {
             failure = error
             try? statements.rollback.run()
-            for (entry, _) in batch { if let room = entry.room { broken.insert(room) } }
+            for (entry, _) in batch {
+                if let room = entry.room { broken.insert(room) }
+                // A deletion that did not happen: the room is still stored, and a load must find it again.
+                if case let .delete(room, _) = entry { names.withLock { _ = $0.insert(room) } }
+            }
         }
         for (i, (entry, done)) in batch.enumerated() {
             if let failure {

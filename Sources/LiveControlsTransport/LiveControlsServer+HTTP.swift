@@ -98,6 +98,21 @@ extension LiveControlsServer {
         return lws_http_transaction_completed(wsi) != 0 ? -1 : 0
     }
 
+    /// Service thread, inside `LWS_CALLBACK_HTTP`: writes the whole (small) response at once and ends the
+    /// connection, before libwebsockets reads anything more from it — for a request whose remaining bytes it would
+    /// misread as a next request (a chunked body). Returns the callback's result (-1: close).
+    func respondAndClose(_ wsi: OpaquePointer, _ response: PendingHTTPResponse) -> Int32 {
+        var response = response
+        response.closeAfter = true
+        guard writeHeaders(wsi, response) else { return -1 }
+        var buffer = [UInt8](repeating: 0, count: Int(SHIM_LWS_PRE) + response.body.count)
+        buffer.replaceSubrange(Int(SHIM_LWS_PRE)..., with: response.body)
+        _ = buffer.withUnsafeMutableBufferPointer { b in
+            lws_write(wsi, b.baseAddress! + Int(SHIM_LWS_PRE), response.body.count, LWS_WRITE_HTTP_FINAL)
+        }
+        return -1
+    }
+
     private func writeHeaders(_ wsi: OpaquePointer, _ response: PendingHTTPResponse) -> Bool {
         var headers = response.headers
         headers.append(("cache-control", "no-store"))

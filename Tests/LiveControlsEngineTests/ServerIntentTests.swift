@@ -99,3 +99,26 @@ final class ServerIntentTests: XCTestCase {
         XCTAssertEqual(room.render()["controls"]?["quantity"]?["value"], 9)
     }
 }
+
+extension ServerIntentTests {
+    func testAServerHoldInARecoveredRoomEndsWithoutTouchingPresence() throws {
+        var room = makeRoom()
+        _ = room.join(SessionID("sA"), name: "Ann")
+        _ = try room.applyAsServer([intent("quantity", "press", ["direction": "next"])], at: .milliseconds(0))
+        let stored = StoredRoom(name: "r", template: "demo", epoch: "e1", version: room.version,
+                                controls: Dictionary(uniqueKeysWithValues: room.storeReset().controls.map { ($0.id, $0.state) }),
+                                members: [(SessionID("sA"), "Ann")], history: [])
+        var recovered = try XCTUnwrap(Room(restoring: stored, template: template, historyLimit: 16))
+        var state = recovered.render()
+        for update in recovered.dropMembersAfterRestart() {
+            let patch = try XCTUnwrap(update.patch)
+            state = try state.applying(patch.ops)  // every op applies: no remove of a presence the server never had
+            if patch.cause["kind"] == "restart" {
+                XCTAssertEqual(patch.cause["ended"], [["control": "quantity", "session": "server", "reason": "restart"]])
+            }
+        }
+        XCTAssertEqual(state, recovered.render())
+        XCTAssertEqual(recovered.render()["controls"]?["quantity"]?["holding"], .null)
+        XCTAssertEqual(recovered.render()["presence"], .object([:]))
+    }
+}

@@ -151,3 +151,27 @@ final class RoomAdministrationTests: XCTestCase {
         XCTAssertEqual(list.map(\.loaded), [true, false])
     }
 }
+
+/// A reply that waits for a store write is answered even when that write fails.
+final class RoomAdministrationStoreFailureTests: XCTestCase {
+    func testAnAPIRequestWaitingForAFailedWriteIsAnsweredUnavailable() throws {
+        let store = StoreFailureTests.FailingStore()
+        let registry = RoomRegistry(config: .builtin(today: CivilDate(year: 2026, month: 2, day: 28)), maxRooms: 10, store: store,
+                                    waker: CountingWaker(), scheduler: ManualScheduler(), logger: Logger(label: "test"))
+        let runtime = try registry.room(named: "r1", template: nil, force: false)
+        runtime.queue.sync {}
+        store.waitUntilIdle()
+        runtime.queue.sync {}
+        store.failFrom.store(1, ordering: .relaxed)
+        let answered = Mutex<Result<RoomVersion, AdminFailure>?>(nil)
+        let done = DispatchSemaphore(value: 0)
+        registry.applyIntents("r1", [ServerIntent(control: ControlID("quantity"), intent: "next")]) { result in
+            answered.withLock { $0 = result }
+            done.signal()
+        }
+        XCTAssertEqual(done.wait(timeout: .now() + 5), .success, "the reply was dropped with the failed write")
+        guard case let .failure(failure)? = answered.withLock({ $0 }) else { return XCTFail("applied: \(String(describing: answered.withLock { $0 }))") }
+        XCTAssertEqual(failure.error.code, .unavailable)
+        XCTAssertTrue(runtime.isClosed)
+    }
+}

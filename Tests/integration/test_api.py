@@ -47,6 +47,8 @@ def test_a_missing_or_wrong_key_is_unauthorized(api_server):
     wrong = API(api_server, key="not-the-key-0123456789").get("/rooms")
     assert wrong.status_code == 401
     assert error(wrong)["code"] == "unauthorized"
+    assert API(api_server, key=None).get("/no/such/route").status_code == 401, "the credential is checked first"
+    assert API(api_server, key=None).call("PUT", "/rooms/demo").status_code == 401
 
 
 def test_only_admin_tokens_may_call_it_and_only_for_their_rooms(start_server):
@@ -60,6 +62,11 @@ def test_only_admin_tokens_may_call_it_and_only_for_their_rooms(start_server):
     assert [r["room"] for r in team.get("/rooms").json()["rooms"]] == ["team-a"], "only the rooms the token grants"
     assert team.get("/rooms/demo").status_code == 403
     assert team.post("/rooms", {"room": "other"}).status_code == 403
+    ann = s.client()
+    ann.join("team-b")
+    ann.join("demo")
+    refused = team.delete(f"/rooms/team-b/members/{ann.session}")
+    assert refused.status_code == 403 and "demo" in error(refused)["message"], "the close would take it out of demo too"
     expired = API(s, key=handmade({"role": "admin", "rooms": ["*"], "exp": int(time.time()) - 10}))
     assert error(expired.get("/rooms"))["code"] == "token_expired"
 
@@ -262,6 +269,18 @@ def test_routes_methods_and_oversized_bodies(api, api_server):
     head, _, body = answer.partition(b"\r\n\r\n")
     assert head.startswith(b"HTTP/1.1 413")
     assert json.loads(body)["error"]["code"] == "too_large"
+
+
+def test_a_chunked_body_is_refused_on_every_route_and_the_connection_closed(api_server):
+    for request in (b"POST /api/v1/rooms/demo/intents", b"GET /api/v1/rooms"):
+        with socket.create_connection(("127.0.0.1", api_server.port), timeout=5) as raw:
+            raw.sendall(request + b" HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer " + API_KEY.encode()
+                        + b"\r\nTransfer-Encoding: chunked\r\n\r\n5\r\n{\"a\":\r\n0\r\n\r\n")
+            answer = b""
+            while chunk := raw.recv(65536):
+                answer += chunk
+        assert answer.startswith(b"HTTP/1.1 411"), answer[:80]
+        assert answer.count(b"HTTP/1.1") == 1, "the chunks were not read as a second request"
 
 
 def test_one_keep_alive_connection_carries_many_requests(api):

@@ -32,15 +32,23 @@ extension LiveControlsServer {
         // A refusal before the body is read: the connection cannot be reused for a next request.
         let unread = declared > 0 || chunked
         logger.debug("API request", metadata: ["method": "\(method)", "path": "\(path)"])
+        // Who asks comes first: a caller without a valid credential learns nothing about the routes.
+        let grant: AuthPolicy.APIGrant
+        switch options.auth.authorizeAPI(authorization: header(wsi, WSI_TOKEN_HTTP_AUTHORIZATION)) {
+        case let .success(g): grant = g
+        case let .failure(error):
+            let refusal = APIError(status: APIError.status(of: error.code), error)
+            return chunked ? respondAndClose(wsi, PendingHTTPResponse(APIResponse.failure(refusal))) : refuse(wsi, refusal, closeAfter: unread)
+        }
+        if chunked {
+            // libwebsockets does not read chunked request bodies: the chunks would be taken for the next request.
+            return respondAndClose(wsi, PendingHTTPResponse(APIResponse.failure(
+                APIError(status: 411, ProtocolError(.invalidMessage, "send the body with a Content-Length (chunked bodies are not read)")))))
+        }
         let route: APIRoute
         switch APIRoute.match(method: method, path: path) {
         case let .success(r): route = r
         case let .failure(error): return refuse(wsi, error, closeAfter: unread)
-        }
-        let grant: AuthPolicy.APIGrant
-        switch options.auth.authorizeAPI(authorization: header(wsi, WSI_TOKEN_HTTP_AUTHORIZATION)) {
-        case let .success(g): grant = g
-        case let .failure(error): return refuse(wsi, APIError(status: APIError.status(of: error.code), error), closeAfter: unread)
         }
         if let room = route.room, !grant.allows(room: room) {
             return refuse(wsi, APIError(status: 403, ProtocolError(.forbidden, "the token does not grant room \(room)", room: room)), closeAfter: unread)
@@ -56,10 +64,6 @@ extension LiveControlsServer {
         guard route.takesBody else {
             handle(exchange, wsi)
             return 0
-        }
-        if chunked {
-            return refuse(wsi, APIError(status: 411, ProtocolError(.invalidMessage, "send the body with a Content-Length (chunked bodies are not read)")),
-                          closeAfter: true)
         }
         if declared > options.apiMaxBodyBytes {
             return refuse(wsi, APIError(status: 413, ProtocolError(.tooLarge, "the body is \(declared) bytes; the API reads at most \(options.apiMaxBodyBytes)")),
@@ -158,14 +162,18 @@ extension LiveControlsServer {
                 reply(result.map { APIResponse.ok($0.json) }.mapError(APIError.init).orFailure)
             }
         case let .disconnect(room, session):
-            reply(disconnect(session: session, room: room))
+            reply(disconnect(session: session, room: room, grant: exchange.grant))
         }
     }
 
     /// Service thread: closes the connection of a member of `room` on this server with 4001.
-    private func disconnect(session: String, room: String) -> APIResponse {
+    private func disconnect(session: String, room: String, grant: AuthPolicy.APIGrant) -> APIResponse {
         guard let connection = connections[SessionID(session)], connection.joined[room] != nil else {
             return .failure(APIError(status: 404, ProtocolError(.notFound, "no session \(session) is in room \(room) on this server", room: room)))
+        }
+        // The close takes the session out of every room it is in: the token must grant each of them.
+        if let other = connection.joined.keys.sorted().first(where: { !grant.allows(room: $0) }) {
+            return .failure(APIError(status: 403, ProtocolError(.forbidden, "session \(session) is also in room \(other), which the token does not grant", room: room)))
         }
         logger.info("disconnecting a session through the server API", metadata: ["session": "\(session)", "room": "\(room)"])
         if connection.requestClose(code: Self.disconnectedCloseCode, reason: "disconnected by the server") {
