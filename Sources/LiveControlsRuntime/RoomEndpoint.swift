@@ -37,6 +37,8 @@ package protocol RoomDirectory: AnyObject, Sendable {
     func health() -> (ready: Bool, fields: [(String, JSONValue)])
     /// The server API's way in; nil where it is not available (cluster mode, for now).
     var administration: (any RoomAdministration)? { get }
+    /// The webhook dispatcher (nil: no webhooks configured).
+    var webhooks: WebhookDispatcher? { get }
     /// Extra lines for `/metrics`.
     func metricLines() -> [String]
     /// The once-a-second sweep: unload rooms nobody has been in for `idleSeconds` (0: never). Called from the

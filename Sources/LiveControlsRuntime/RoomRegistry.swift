@@ -1,4 +1,5 @@
 import Dispatch
+import Foundation
 import LiveControlsEngine
 import LiveControlsProtocol
 import Logging
@@ -23,9 +24,11 @@ package final class RoomRegistry: RoomDirectory, Sendable {
     let housekeeping = DispatchQueue(label: "livecontrols.registry")
     /// The config's rooms: never unloaded.
     let pinned: Set<String>
+    /// Sends the config's webhooks (nil when it has none).
+    package let webhooks: WebhookDispatcher?
 
     package init(config: ServerConfig, maxRooms: Int, store: any RoomStore, waker: any SubscriberWaker,
-         scheduler: any RoomScheduler = DispatchRoomScheduler(), logger: Logger) {
+         scheduler: any RoomScheduler = DispatchRoomScheduler(), logger: Logger, webhookTransport: (any WebhookTransport)? = nil) {
         self.config = config
         self.maxRooms = maxRooms
         self.store = store
@@ -33,11 +36,17 @@ package final class RoomRegistry: RoomDirectory, Sendable {
         self.scheduler = scheduler
         self.logger = logger
         self.pinned = Set(config.rooms.map(\.name))
+        let metrics = self.metrics
+        self.webhooks = config.webhooks.isEmpty ? nil : WebhookDispatcher(
+            endpoints: config.webhooks, changeIntervalMs: config.webhookChangeIntervalMs, store: store as? any WebhookStore,
+            transport: webhookTransport ?? URLSessionWebhookTransport(), scheduler: scheduler, metrics: metrics, logger: logger,
+            wallClock: { Int((Date().timeIntervalSince1970 * 1000).rounded(.down)) })
     }
 
     /// At start: the config's rooms, recovered from the store or created. Every other stored room stays in the
     /// store until a join loads it (`room(named:)`), as after being unloaded.
     package func start() throws {
+        try webhooks?.start()  // what the last run had not sent goes first
         for (name, template) in config.rooms {
             _ = try room(named: name, template: template, force: true)
         }
@@ -153,7 +162,7 @@ package final class RoomRegistry: RoomDirectory, Sendable {
 
     func makeRuntime(_ room: Room) -> RoomRuntime {
         let runtime = RoomRuntime(room: room, store: store, historyLimit: config.historyLimit, waker: waker, metrics: metrics,
-                                  scheduler: scheduler, logger: logger)
+                                  scheduler: scheduler, logger: logger, webhooks: webhooks)
         runtime.onStoreFailure = { [weak self, weak runtime] _ in
             guard let self, let runtime else { return }
             // Off the room's queue: the sweep holds `rooms` while it waits for a room queue.
@@ -173,6 +182,7 @@ package final class RoomRegistry: RoomDirectory, Sendable {
 
     package func stopAll() {
         for room in rooms.withLock({ Array($0.values) }) { room.stop() }
+        webhooks?.stop()
         store.waitUntilIdle()
     }
 

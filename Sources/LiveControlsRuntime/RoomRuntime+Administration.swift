@@ -91,6 +91,7 @@ extension RoomRuntime {
             if let failure = self.unusable() { return reply(.failure(failure)) }
             let result = RoomVersion(name: self.name, epoch: self.room.epoch, version: self.room.version)
             let (name, logger) = (self.name, self.logger)
+            self.recordRoomEvent("room.deleted")
             self.store.deleteRoom(named: name) { error in
                 guard let error else { return reply(.success(result)) }
                 logger.error("room deleted from memory, but the store could not delete it", metadata: ["error": "\(error)"])

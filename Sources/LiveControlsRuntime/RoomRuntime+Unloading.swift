@@ -39,6 +39,7 @@ extension RoomRuntime {
         armedDeadlines.removeAll()
         retired = true
         closedFlag.store(true, ordering: .releasing)
+        recordRoomEvent("room.unloaded")
         return room.version
     }
 }

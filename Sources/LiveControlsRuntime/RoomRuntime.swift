@@ -72,9 +72,16 @@ final class RoomRuntime: RoomEndpoint, @unchecked Sendable {
     var held: [(version: Int, action: () -> Void, dropped: (() -> Void)?)] = []
     var heldHead = 0
 
+    /// Where the room's webhook events go (nil: no webhooks configured, and nothing is spent on them).
+    let webhooks: WebhookDispatcher?
+    /// Changes not yet told in a `room.changed` event, and whether the timer that tells them is armed (queue only).
+    var unannounced: UnannouncedChanges?
+    var announcing = false
+
     init(room: Room, store: any RoomStore, historyLimit: Int, waker: any SubscriberWaker, metrics: ServerMetrics,
-         scheduler: any RoomScheduler, logger: Logger, localDelivery: Bool = true) {
+         scheduler: any RoomScheduler, logger: Logger, localDelivery: Bool = true, webhooks: WebhookDispatcher? = nil) {
         self.localDelivery = localDelivery
+        self.webhooks = webhooks
         self.metrics = metrics
         self.name = room.name
         self.room = room
@@ -104,7 +111,15 @@ final class RoomRuntime: RoomEndpoint, @unchecked Sendable {
     /// A new room (or a new epoch of a recovered one): write all of it. `written` runs on the queue once the
     /// write is durable (nil) or failed.
     func persistReset(written: (@Sendable ((any Error)?) -> Void)? = nil) {
-        submit { self.persist(self.room.storeReset(), written: written) }
+        submit {
+            var write = self.room.storeReset()
+            let created = self.webhooks?.pending(WebhookDraft(type: "room.created", data: [
+                "room": .string(self.name), "template": .string(self.room.template), "epoch": .string(self.room.epoch),
+                "version": .int(self.room.version)]), room: self.name)
+            write.webhooks = created.map { [$0] } ?? []
+            self.persist(write, written: written)
+            if let created { self.deliver(after: self.room.version) { self.webhooks?.enqueue([created]) } }
+        }
     }
 
     /// A recovered room: nobody is connected, so every stored member leaves (reason `restart`).
@@ -263,11 +278,18 @@ final class RoomRuntime: RoomEndpoint, @unchecked Sendable {
         assertOnQueue(queue)
         if let patch = update.patch {
             metrics.patch()
+            let events = webhooks.map { webhookEvents(for: patch, $0) } ?? []
             if store.discardsWrites {
                 markDurable(patch.version)  // nothing to write: no encoding of the touched controls
             } else {
-                persist(room.storeWrite(for: patch, keepHistory: historyLimit))
+                var write = room.storeWrite(for: patch, keepHistory: historyLimit)
+                if webhooks != nil {
+                    write.webhooks = events
+                    write.unannouncedChanges = unannounced
+                }
+                persist(write)
             }
+            if !events.isEmpty { deliver(after: patch.version) { self.webhooks?.enqueue(events) } }
             guard localDelivery else { return carryOutTimers(update) }
             let frame = Frame.make(patchMessage(patch))
             if heldHead == held.count && patch.version <= durable {

@@ -1,4 +1,5 @@
 import Prometheus
+import Synchronization
 
 /// Counters, gauges and the hold-tick lateness histogram behind `GET /metrics`. Safe from any thread.
 ///
@@ -76,6 +77,32 @@ package final class ServerMetrics: Sendable {
         lateness.record(.nanoseconds(nanoseconds))
     }
 
+    /// The webhook delivery latency (queued → delivered), one histogram for every endpoint.
+    private let webhookLatency = Mutex<DurationHistogram?>(nil)
+
+    /// The metrics of webhook endpoint number `index` (its place in the config's `webhooks`).
+    func webhookEndpoint(_ index: Int) -> WebhookEndpointMetrics {
+        let label = [("endpoint", String(index))]
+        let latency = webhookLatency.withLock { histogram -> DurationHistogram in
+            if let histogram { return histogram }
+            let made = registry.makeDurationHistogram(
+                descriptor: MetricNameDescriptor(metricName: "livecontrols_webhook_delivery_seconds", unitName: "",
+                                                 helpText: "From an event's change being durable to its delivery, every endpoint."),
+                buckets: [.milliseconds(5), .milliseconds(10), .milliseconds(25), .milliseconds(50), .milliseconds(100), .milliseconds(250),
+                          .milliseconds(500), .seconds(1), .seconds(5), .seconds(30), .seconds(120), .seconds(600), .seconds(3600)])
+            histogram = made
+            return made
+        }
+        return WebhookEndpointMetrics(
+            pending: registry.makeGauge(name: "livecontrols_webhook_pending", labels: label,
+                                        help: "Deliveries waiting in memory for the endpoint (more may wait in --data-dir)."),
+            sent: registry.makeCounter(name: "livecontrols_webhook_sent_total", labels: label, help: "Deliveries the endpoint acknowledged (2xx)."),
+            failed: registry.makeCounter(name: "livecontrols_webhook_failed_total", labels: label,
+                                         help: "Deliveries given up after their last attempt (listed by GET /api/v1/webhooks/failed)."),
+            attempts: registry.makeCounter(name: "livecontrols_webhook_attempts_total", labels: label, help: "Delivery attempts, successful or not."),
+            latency: latency)
+    }
+
     /// Prometheus text exposition (version 0.0.4, `contentType`), with the scrape-time gauges set first.
     ///
     /// Families come in the registry's order, which is not fixed. Two calls at once (the server makes one at a
@@ -100,4 +127,13 @@ extension PrometheusCollectorRegistry {
     func gauge(_ name: String, _ help: String) -> Gauge {
         makeGauge(descriptor: MetricNameDescriptor(metricName: name, unitName: "", helpText: help))
     }
+}
+
+/// One webhook endpoint's counters (`endpoint` label: its index in the config).
+package struct WebhookEndpointMetrics: Sendable {
+    let pending: Gauge
+    let sent: Counter
+    let failed: Counter
+    let attempts: Counter
+    let latency: DurationHistogram
 }

@@ -98,6 +98,9 @@ package final class ClusterDirectory: RoomDirectory, @unchecked Sendable {
     }
 
     package func start() throws {
+        guard config.webhooks.isEmpty else {
+            throw ClusterStartError.webhooks
+        }
         RedisProcess.ignoreSIGPIPE()
         let subscriber = RedisSubscriber(
             endpoint: options.redis, channels: [keys.inbox(nodeID)], patterns: [keys.patchPattern],
@@ -227,6 +230,9 @@ package final class ClusterDirectory: RoomDirectory, @unchecked Sendable {
 
     /// The server API does not run in cluster mode yet (the transport answers 503 and says so).
     package var administration: (any RoomAdministration)? { nil }
+
+    /// Cluster mode refuses to start with webhooks configured (`ClusterStartError.webhooks`).
+    package var webhooks: WebhookDispatcher? { nil }
 
     package func metricLines() -> [String] {
         clusterMetrics.lines(redisUp: health().ready, ownedRooms: owned.withLock { $0.count })
@@ -371,6 +377,18 @@ package final class ClusterDirectory: RoomDirectory, @unchecked Sendable {
             for room in rooms.withLock({ Array($0.values) }) { room.redisReconnected() }
         } else if wasUp {
             logger.warning("Redis subscriber lost its connection; reconnecting")
+        }
+    }
+}
+
+/// Why cluster mode does not start.
+enum ClusterStartError: Error, CustomStringConvertible {
+    /// The config names webhooks, which only one node sends for now.
+    case webhooks
+
+    var description: String {
+        switch self {
+        case .webhooks: return "the config has webhooks, which are not sent in cluster mode yet (run one node, or remove webhooks)"
         }
     }
 }

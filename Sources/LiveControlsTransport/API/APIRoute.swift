@@ -13,11 +13,14 @@ enum APIRoute: Equatable {
     case members(String)
     case disconnect(room: String, session: String)
     case patches(String)
+    case webhooks
+    case failedWebhooks
+    case retryWebhook(String)
 
     /// The room the request is about, if any.
     var room: String? {
         switch self {
-        case .listRooms, .createRoom: return nil
+        case .listRooms, .createRoom, .webhooks, .failedWebhooks, .retryWebhook: return nil
         case let .getRoom(r), let .deleteRoom(r), let .applyIntents(r), let .resetRoom(r), let .members(r), let .patches(r): return r
         case let .disconnect(room, _): return room
         }
@@ -48,6 +51,15 @@ enum APIRoute: Equatable {
                 : APIError(status: 400, ProtocolError(.invalidMessage, "a room name is 1–64 characters of A–Z a–z 0–9 _ - . :"))
         }
         switch parts.count {
+        case 1 where parts[0] == "webhooks":
+            return pick([("GET", .webhooks)])
+        case 2 where parts[0] == "webhooks" && parts[1] == "failed":
+            return pick([("GET", .failedWebhooks)])
+        case 4 where parts[0] == "webhooks" && parts[1] == "failed" && parts[3] == "retry":
+            guard !parts[2].isEmpty, parts[2].count <= 64, parts[2].allSatisfy({ $0.isASCII && ($0.isLetter || $0.isNumber || $0 == "_") }) else {
+                return .failure(APIError(status: 400, ProtocolError(.invalidMessage, "an event id is 1–64 characters of A–Z a–z 0–9 _")))
+            }
+            return pick([("POST", .retryWebhook(parts[2]))])
         case 1 where parts[0] == "rooms":
             return pick([("GET", .listRooms), ("POST", .createRoom)])
         case 2 where parts[0] == "rooms":

@@ -163,6 +163,8 @@ extension LiveControlsServer {
             }
         case let .disconnect(room, session):
             reply(disconnect(session: session, room: room, grant: exchange.grant))
+        case .webhooks, .failedWebhooks, .retryWebhook:
+            handleWebhooks(exchange, reply)
         }
     }
 

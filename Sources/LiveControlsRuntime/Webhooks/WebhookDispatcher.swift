@@ -1,0 +1,256 @@
+import Dispatch
+import LiveControlsEngine
+import LiveControlsProtocol
+import Logging
+
+/// Sends webhook events to the configured endpoints, signed as Standard Webhooks says.
+///
+/// Rooms hand it events once the change they stand for is durable (`enqueue`). Each endpoint has its own
+/// `WebhookQueue` (in order per room, several rooms at once, retries with backoff) and its own timer, so a slow or
+/// dead receiver holds up only its own deliveries, never a room or another endpoint. With a `WebhookStore`
+/// (`--data-dir`) every delivery is in the database from the change's own transaction until it is delivered or
+/// given up, so a restart (`kill -9` included) sends what was not sent: at least once, same event id. Without one,
+/// pending deliveries live in memory only.
+///
+/// Thread rules: every `var` is touched only on `queue` (asserted); the rest is `let`.
+package final class WebhookDispatcher: @unchecked Sendable {
+    package let endpoints: [WebhookEndpoint]
+    /// How long `room.changed` gathers a room's changes.
+    package let changeIntervalMs: Int
+    let queue = DispatchQueue(label: "livecontrols.webhooks")
+    private let store: (any WebhookStore)?
+    private let transport: any WebhookTransport
+    private let scheduler: any RoomScheduler
+    /// Milliseconds since 1970 (event times, `webhook-timestamp`).
+    private let wallClock: @Sendable () -> Int
+    private let jitter: @Sendable () -> Double
+    private let logger: Logger
+
+    private struct Endpoint {
+        var deliveries: WebhookQueue
+        var timer: (any RoomTimer)?
+        /// Deliveries are waiting in the store that are not in memory (the queue was full): new ones go to the store
+        /// only until the queue has drained and is filled again from it, oldest first.
+        var spilled = false
+        let metrics: WebhookEndpointMetrics
+    }
+    private var states: [Endpoint] = []
+    /// Without a store: deliveries given up, newest last (at most `failedKept`).
+    private var failedInMemory: [FailedWebhook] = []
+    private static let failedKept = 1_000
+
+    package init(endpoints: [WebhookEndpoint], changeIntervalMs: Int, store: (any WebhookStore)?, transport: any WebhookTransport,
+                 scheduler: any RoomScheduler, metrics: ServerMetrics, logger: Logger, capacity: Int = 10_000,
+                 wallClock: @escaping @Sendable () -> Int, jitter: @escaping @Sendable () -> Double = { Double.random(in: 0..<1) }) {
+        self.endpoints = endpoints
+        self.changeIntervalMs = changeIntervalMs
+        self.store = store
+        self.transport = transport
+        self.scheduler = scheduler
+        self.wallClock = wallClock
+        self.jitter = jitter
+        self.logger = logger
+        self.states = endpoints.enumerated().map { index, endpoint in
+            Endpoint(deliveries: WebhookQueue(endpoint: endpoint, capacity: capacity), metrics: metrics.webhookEndpoint(index))
+        }
+    }
+
+    // MARK: Any thread
+
+    /// Whether any endpoint wants `room.changed` (else rooms gather nothing).
+    package var wantsChanges: Bool { endpoints.contains { $0.wants("room.changed") } }
+
+    /// The URLs of the endpoints that want events of `type`.
+    package func targets(for type: String) -> [String] {
+        endpoints.filter { $0.wants(type) }.map(\.url)
+    }
+
+    /// A new event for `room` now, with a fresh id; nil when no endpoint wants its type.
+    package func pending(_ draft: WebhookDraft, room: String) -> PendingWebhook? {
+        let targets = targets(for: draft.type)
+        guard !targets.isEmpty else { return nil }
+        let event = WebhookEvent(id: "evt_" + RoomRegistry.randomID(length: 24), type: draft.type, room: room, timestamp: wallClock(),
+                                 data: draft.data)
+        return PendingWebhook(event: event, endpoints: targets)
+    }
+
+    /// At start, before any room acts: what the store kept from the last run — its rooms' unannounced changes as
+    /// `room.changed` events, then every delivery still pending — is queued.
+    package func start() throws {
+        guard let store else { return }
+        let dropped = try store.prepareWebhooks(endpoints: endpoints.map(\.url)) { room, changes, toVersion in
+            self.pending(WebhookDraft(type: "room.changed", data: Self.changedData(room: room, changes, toVersion: toVersion)), room: room)
+        }
+        if dropped > 0 { logger.warning("webhook deliveries dropped: their endpoint is no longer in the config", metadata: ["count": "\(dropped)"]) }
+        queue.sync {
+            for index in states.indices { refill(index) }
+        }
+    }
+
+    /// The data of a `room.changed` event.
+    package static func changedData(room: String, _ changes: UnannouncedChanges, toVersion: Int) -> JSONObject {
+        ["room": .string(room), "epoch": .string(changes.epoch), "fromVersion": .int(changes.fromVersion), "toVersion": .int(toVersion),
+         "controls": .array(changes.controls.map { .string($0) }), "presence": .bool(changes.presence)]
+    }
+
+    /// Events whose change is durable (in the store, when there is one): queued for their endpoints, in order.
+    package func enqueue(_ webhooks: [PendingWebhook]) {
+        guard !webhooks.isEmpty else { return }
+        queue.async {
+            for webhook in webhooks {
+                for url in webhook.endpoints {
+                    guard let index = self.endpoints.firstIndex(where: { $0.url == url }) else { continue }
+                    self.add(webhook.event, to: index)
+                }
+            }
+            for index in self.states.indices { self.pump(index) }
+        }
+    }
+
+    /// Each endpoint with what waits for it, what was sent and given up (from the metrics' point of view: since start).
+    package func status(_ reply: @escaping @Sendable ([(endpoint: WebhookEndpoint, pending: Int, inFlight: Int, spilled: Bool)]) -> Void) {
+        queue.async {
+            reply(self.states.enumerated().map { index, state in
+                (self.endpoints[index], state.deliveries.count, state.deliveries.inFlight.count, state.spilled)
+            })
+        }
+    }
+
+    /// Deliveries given up, newest first.
+    package func failed(limit: Int, _ reply: @escaping @Sendable (Result<[FailedWebhook], any Error>) -> Void) {
+        queue.async {
+            if let store = self.store {
+                reply(Result { try store.failedWebhooks(limit: limit) })
+            } else {
+                reply(.success(Array(self.failedInMemory.reversed().prefix(limit))))
+            }
+        }
+    }
+
+    /// Sends the failed deliveries of event `id` again (from their first attempt); replies how many (0: none).
+    package func retry(eventID: String, _ reply: @escaping @Sendable (Result<Int, any Error>) -> Void) {
+        queue.async {
+            var again: [(String, WebhookEvent)] = []
+            if let store = self.store {
+                do { again = try store.retryWebhook(eventID: eventID) } catch { return reply(.failure(error)) }
+            } else {
+                again = self.failedInMemory.filter { $0.event.id == eventID }.map { ($0.endpoint, $0.event) }
+                self.failedInMemory.removeAll { $0.event.id == eventID }
+            }
+            for (url, event) in again {
+                guard let index = self.endpoints.firstIndex(where: { $0.url == url }) else { continue }
+                self.add(event, to: index)
+                self.pump(index)
+            }
+            reply(.success(again.count))
+        }
+    }
+
+    package func stop() {
+        queue.sync {
+            for index in states.indices { states[index].timer?.cancel() }
+        }
+    }
+
+    // MARK: On the queue
+
+    private func add(_ event: WebhookEvent, to index: Int) {
+        assertOnQueue(queue)
+        guard !states[index].spilled else { return }  // it is in the store; it comes back with the rest, in order
+        if states[index].deliveries.add(event, now: scheduler.now()) {
+            states[index].metrics.pending.set(to: Double(states[index].deliveries.count))
+            return
+        }
+        if store != nil {
+            states[index].spilled = true
+            logger.warning("webhook queue full: deliveries wait in the store until the endpoint catches up",
+                           metadata: ["endpoint": "\(index)"])
+        } else {
+            giveUp(WebhookQueue.Delivery(event: event, attempts: 0, dueAt: scheduler.now(), queuedAt: scheduler.now()), at: index,
+                   error: "not sent: more than \(states[index].deliveries.capacity) deliveries were waiting for this endpoint")
+        }
+    }
+
+    /// The queue has drained: take the oldest waiting deliveries from the store.
+    private func refill(_ index: Int) {
+        assertOnQueue(queue)
+        guard let store, states[index].deliveries.count == 0 else { return }
+        do {
+            let waiting = try store.pendingWebhooks(endpoint: endpoints[index].url, limit: states[index].deliveries.capacity)
+            states[index].spilled = false
+            for event in waiting { _ = states[index].deliveries.add(event, now: scheduler.now()) }
+            states[index].spilled = waiting.count >= states[index].deliveries.capacity
+            states[index].metrics.pending.set(to: Double(states[index].deliveries.count))
+        } catch {
+            logger.error("webhook deliveries could not be read from the store", metadata: ["error": "\(error)"])
+        }
+        pump(index)
+    }
+
+    /// Starts what is due, and sets the endpoint's timer for what falls due next.
+    private func pump(_ index: Int) {
+        assertOnQueue(queue)
+        let now = scheduler.now()
+        for delivery in states[index].deliveries.start(now: now) { attempt(delivery, at: index) }
+        if let due = states[index].deliveries.nextDue, due > now {
+            if states[index].timer == nil {
+                states[index].timer = scheduler.makeTimer(on: queue) { [weak self] in self?.pump(index) }
+            }
+            states[index].timer?.schedule(at: due)
+        }
+    }
+
+    private func attempt(_ delivery: WebhookQueue.Delivery, at index: Int) {
+        let endpoint = endpoints[index]
+        let event = delivery.event
+        let body = event.body
+        let seconds = wallClock() / 1000
+        let headers = [
+            ("content-type", "application/json"), ("user-agent", "livecontrols"), ("webhook-id", event.id),
+            ("webhook-timestamp", String(seconds)),
+            ("webhook-signature", WebhookEvent.signature(id: event.id, timestampSeconds: seconds, body: body, key: endpoint.key)),
+        ]
+        states[index].metrics.attempts.increment()
+        transport.post(url: endpoint.url, headers: headers, body: body, timeoutMs: endpoint.timeoutMs) { [weak self] failure in
+            guard let self else { return }
+            self.queue.async { self.finished(event, at: index, failure: failure) }
+        }
+    }
+
+    private func finished(_ event: WebhookEvent, at index: Int, failure: String?) {
+        assertOnQueue(queue)
+        let now = scheduler.now()
+        if let failure {
+            switch states[index].deliveries.failed(room: event.room, now: now, jitter: jitter()) {
+            case let .gaveUp(delivery)?:
+                giveUp(delivery, at: index, error: failure)
+            case .retry?:
+                logger.debug("webhook attempt failed; retrying", metadata: ["endpoint": "\(index)", "event": "\(event.id)", "error": "\(failure)"])
+            case nil:
+                break
+            }
+        } else if let delivery = states[index].deliveries.delivered(room: event.room) {
+            states[index].metrics.sent.increment()
+            states[index].metrics.latency.record(.nanoseconds(Int64(now.nanoseconds &- delivery.queuedAt.nanoseconds)))
+            store?.webhookDelivered(eventID: event.id, endpoint: endpoints[index].url)
+        }
+        states[index].metrics.pending.set(to: Double(states[index].deliveries.count))
+        if states[index].deliveries.count == 0 && states[index].spilled { return refill(index) }
+        pump(index)
+    }
+
+    private func giveUp(_ delivery: WebhookQueue.Delivery, at index: Int, error: String) {
+        assertOnQueue(queue)
+        let url = endpoints[index].url
+        logger.warning("webhook delivery failed for good", metadata: [
+            "endpoint": "\(index)", "event": "\(delivery.event.id)", "type": "\(delivery.event.type)", "attempts": "\(delivery.attempts)", "error": "\(error)"])
+        states[index].metrics.failed.increment()
+        let at = wallClock()
+        if let store {
+            store.webhookFailed(eventID: delivery.event.id, endpoint: url, attempts: delivery.attempts, error: error, atMilliseconds: at)
+        } else {
+            failedInMemory.append(FailedWebhook(endpoint: url, event: delivery.event, attempts: delivery.attempts, error: error, failedAt: at))
+            if failedInMemory.count > Self.failedKept { failedInMemory.removeFirst(failedInMemory.count - Self.failedKept) }
+        }
+    }
+}

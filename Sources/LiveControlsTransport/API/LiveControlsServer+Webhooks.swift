@@ -1,0 +1,69 @@
+import LiveControlsEngine
+import LiveControlsProtocol
+import LiveControlsRuntime
+
+/// The server API's webhook routes: the endpoints and what waits for them, deliveries given up, and retrying one.
+extension LiveControlsServer {
+    func handleWebhooks(_ exchange: APIExchange, _ reply: @escaping @Sendable (APIResponse) -> Void) {
+        let grant = exchange.grant
+        guard let webhooks = registry.webhooks else {
+            if case .retryWebhook = exchange.route {
+                return reply(.failure(APIError(status: 404, ProtocolError(.notFound, "no webhooks are configured"))))
+            }
+            return reply(.ok(exchange.route == .webhooks ? ["endpoints": []] : ["failed": []]))
+        }
+        switch exchange.route {
+        case .webhooks:
+            webhooks.status { endpoints in
+                let list: [JSONValue] = endpoints.enumerated().map { index, status in
+                    let events: [JSONValue] = status.endpoint.events.map { .string($0) }
+                    let entry: JSONObject = [
+                        "index": .int(index), "url": .string(status.endpoint.url), "events": .array(events),
+                        "pending": .int(status.pending), "inFlight": .int(status.inFlight), "spilled": .bool(status.spilled),
+                    ]
+                    return .object(entry)
+                }
+                reply(.ok(["endpoints": .array(list)]))
+            }
+        case .failedWebhooks:
+            let limit = exchange.query["limit"].flatMap(Int.init) ?? 100
+            guard (1...1_000).contains(limit) else { return reply(.failure(.badBody("limit must be an integer within 1…1000"))) }
+            webhooks.failed(limit: limit) { result in
+                switch result {
+                case let .success(failed):
+                    reply(.ok(["failed": .array(failed.filter { grant.allows(room: $0.event.room) }.map(\.json))]))
+                case let .failure(error):
+                    reply(.failure(APIError(status: 503, ProtocolError(.unavailable, "the store could not list failed deliveries: \(error)"))))
+                }
+            }
+        case let .retryWebhook(id):
+            webhooks.failed(limit: 100_000) { result in
+                // A token may retry only events of rooms it grants.
+                if case let .success(failed) = result, let event = failed.first(where: { $0.event.id == id })?.event, !grant.allows(room: event.room) {
+                    return reply(.failure(APIError(status: 403, ProtocolError(.forbidden, "the token does not grant room \(event.room)", room: event.room))))
+                }
+                webhooks.retry(eventID: id) { result in
+                    switch result {
+                    case .success(0):
+                        reply(.failure(APIError(status: 404, ProtocolError(.notFound, "no failed delivery of event \(id)"))))
+                    case let .success(count):
+                        reply(.ok(["id": .string(id), "retried": .int(count)]))
+                    case let .failure(error):
+                        reply(.failure(APIError(status: 503, ProtocolError(.unavailable, "the store could not retry it: \(error)"))))
+                    }
+                }
+            }
+        default:
+            break
+        }
+    }
+}
+
+extension FailedWebhook {
+    var json: JSONValue {
+        ["endpoint": .string(endpoint), "attempts": .int(attempts), "error": .string(error),
+         "failedAt": .string(WebhookEvent.iso8601(milliseconds: failedAt)),
+         "event": ["id": .string(event.id), "type": .string(event.type), "room": .string(event.room),
+                   "timestamp": .string(WebhookEvent.iso8601(milliseconds: event.timestamp)), "data": .object(event.data)]]
+    }
+}
