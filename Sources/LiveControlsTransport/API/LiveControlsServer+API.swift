@@ -59,7 +59,7 @@ extension LiveControlsServer {
         }
         nextExchange += 1
         let exchange = APIExchange(id: nextExchange, route: route, grant: grant)
-        for name in ["after", "epoch"] { if let value = urlArgument(wsi, name) { exchange.query[name] = value } }
+        for name in ["after", "epoch", "limit"] { if let value = urlArgument(wsi, name) { exchange.query[name] = value } }
         apiExchanges[wsi] = exchange
         guard route.takesBody else {
             handle(exchange, wsi)

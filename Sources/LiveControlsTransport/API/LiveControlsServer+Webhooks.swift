@@ -6,6 +6,11 @@ import LiveControlsRuntime
 extension LiveControlsServer {
     func handleWebhooks(_ exchange: APIExchange, _ reply: @escaping @Sendable (APIResponse) -> Void) {
         let grant = exchange.grant
+        var limit = 100
+        if exchange.route == .failedWebhooks, let text = exchange.query["limit"] {
+            guard let value = Int(text), (1...1_000).contains(value) else { return reply(.failure(.badBody("limit must be an integer within 1…1000"))) }
+            limit = value
+        }
         guard let webhooks = registry.webhooks else {
             if case .retryWebhook = exchange.route {
                 return reply(.failure(APIError(status: 404, ProtocolError(.notFound, "no webhooks are configured"))))
@@ -26,8 +31,6 @@ extension LiveControlsServer {
                 reply(.ok(["endpoints": .array(list)]))
             }
         case .failedWebhooks:
-            let limit = exchange.query["limit"].flatMap(Int.init) ?? 100
-            guard (1...1_000).contains(limit) else { return reply(.failure(.badBody("limit must be an integer within 1…1000"))) }
             webhooks.failed(limit: limit) { result in
                 switch result {
                 case let .success(failed):
