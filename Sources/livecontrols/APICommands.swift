@@ -118,21 +118,13 @@ struct Intent: ParsableCommand {
         discussion: #"Example: livecontrols intent demo quantity set '{"value": 5}' (exit status 1 with the error when refused)"#
     )
 
-    @Argument(help: "Room name.") var room: String
-    @Argument(help: "Control id, e.g. quantity.") var control: String
-    @Argument(help: "Intent, e.g. next, set, finish.") var intent: String
-    @Argument(help: "Arguments as a JSON object, e.g. '{\"value\": 5}'.") var args: String?
+    @OptionGroup var target: IntentArguments
     @OptionGroup var api: APIFlags
 
     func run() throws {
-        guard ClientMessage.isValidName(room) else { throw ValidationError("ROOM must be 1–64 characters of A–Z a–z 0–9 _ - . :") }
-        var body: JSONObject = ["control": .string(control), "intent": .string(intent)]
-        if let args {
-            guard let object = (try? JSONParser.parse(args))?.objectValue else {
-                throw ValidationError("ARGS must be a JSON object, e.g. '{\"value\": 5}'")
-            }
-            body["args"] = .object(object)
-        }
-        try api.finish(try api.call("POST", "/rooms/\(room)/intents", body: .object(body)))
+        guard ClientMessage.isValidName(target.room) else { throw ValidationError("ROOM must be 1–64 characters of A–Z a–z 0–9 _ - . :") }
+        var body: JSONObject = ["control": .string(target.control), "intent": .string(target.intent)]
+        if let args = try target.parsedArgs() { body["args"] = .object(args) }
+        try api.finish(try api.call("POST", "/rooms/\(target.room)/intents", body: .object(body)))
     }
 }

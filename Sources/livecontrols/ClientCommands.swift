@@ -20,6 +20,23 @@ struct ConnectionFlags: ParsableArguments {
     var effectiveToken: String? { token ?? ProcessInfo.processInfo.environment["LIVECONTROLS_TOKEN"] }
 }
 
+/// `ROOM CONTROL INTENT [ARGS]`: one intent, as `send` (WebSocket) and `intent` (server API) take it.
+struct IntentArguments: ParsableArguments {
+    @Argument(help: "Room name.") var room: String
+    @Argument(help: "Control id, e.g. quantity.") var control: String
+    @Argument(help: "Intent, e.g. next, set, press.") var intent: String
+    @Argument(help: "Arguments as a JSON object, e.g. '{\"value\": 5}'.") var args: String?
+
+    /// ARGS as an object (nil when not given).
+    func parsedArgs() throws -> JSONObject? {
+        guard let args else { return nil }
+        guard let object = (try? JSONParser.parse(args))?.objectValue else {
+            throw ValidationError("ARGS must be a JSON object, e.g. '{\"value\": 5}'")
+        }
+        return object
+    }
+}
+
 /// `livecontrols send ROOM CONTROL INTENT [ARGS]`: one intent; prints the ack or error; exit 0 on ack.
 struct Send: ParsableCommand {
     static let configuration = CommandConfiguration(
@@ -27,24 +44,15 @@ struct Send: ParsableCommand {
         discussion: #"Example: livecontrols send demo quantity set '{"value": 5}'"#
     )
 
-    @Argument(help: "Room name.") var room: String
-    @Argument(help: "Control id, e.g. quantity.") var control: String
-    @Argument(help: "Intent, e.g. next, set, press.") var intent: String
-    @Argument(help: "Arguments as a JSON object, e.g. '{\"value\": 5}'.") var args: String?
+    @OptionGroup var target: IntentArguments
     @OptionGroup var connection: ConnectionFlags
 
     func run() throws {
-        var parsedArgs: JSONObject? = nil
-        if let args {
-            guard let object = (try? JSONParser.parse(args))?.objectValue else {
-                throw ValidationError("ARGS must be a JSON object, e.g. '{\"value\": 5}'")
-            }
-            parsedArgs = object
-        }
+        let parsedArgs = try target.parsedArgs()
         do {
-            let client = try RoomClient(url: connection.url, room: room, timeout: connection.timeout)
+            let client = try RoomClient(url: connection.url, room: target.room, timeout: connection.timeout)
             try client.join(name: connection.name, token: connection.effectiveToken, timeout: connection.timeout)
-            let reply = try client.send(control: control, intent: intent, args: parsedArgs, timeout: connection.timeout)
+            let reply = try client.send(control: target.control, intent: target.intent, args: parsedArgs, timeout: connection.timeout)
             print(JSONWriter.string(reply))
             client.socket.close()
             if reply["type"]?.stringValue != "ack" { throw ExitCode(1) }
