@@ -12,6 +12,8 @@ public struct StoredRoom: Sendable {
     public var members: [(session: SessionID, name: String?)]
     /// The most recent patches, oldest first, for resuming clients.
     public var history: [Patch]
+    /// Changes not yet told in a `room.changed` webhook event (of this epoch or, after a failure, an earlier one).
+    public var unannounced: UnannouncedChanges? = nil
 
     public init(name: String, template: String, epoch: String, version: Int, controls: [ControlID: String],
                 members: [(session: SessionID, name: String?)], history: [Patch]) {
@@ -109,9 +111,9 @@ public protocol RoomStore: Sendable {
     func listRooms() throws -> [StoredRoomSummary]
     /// Whether a room of that name is stored (or its write is queued), without loading it.
     func contains(room name: String) -> Bool
-    /// Removes everything stored for room `name`, after the writes queued before; `done` once that is durable
-    /// (or failed), on any thread.
-    func deleteRoom(named name: String, done: @escaping @Sendable ((any Error)?) -> Void)
+    /// Removes everything stored for room `name`, after the writes queued before, storing `webhooks` (its
+    /// `room.deleted`) in the same transaction; `done` once that is durable (or failed), on any thread.
+    func deleteRoom(named name: String, webhooks: [PendingWebhook], done: @escaping @Sendable ((any Error)?) -> Void)
     /// Stores webhook events that come with no change of the room (`room.unloaded`, a gathered `room.changed`), in
     /// order with its writes; `clearsUnannounced` also forgets the room's unannounced changes (they are in the
     /// events now). `done` once durable (or failed).
@@ -137,7 +139,7 @@ extension RoomStore {
     public func loadRoom(named name: String, historyLimit: Int) throws -> StoredRoom? { nil }
     public func listRooms() throws -> [StoredRoomSummary] { [] }
     public func contains(room name: String) -> Bool { false }
-    public func deleteRoom(named name: String, done: @escaping @Sendable ((any Error)?) -> Void) { done(nil) }
+    public func deleteRoom(named name: String, webhooks: [PendingWebhook], done: @escaping @Sendable ((any Error)?) -> Void) { done(nil) }
     public func recordWebhooks(_ webhooks: [PendingWebhook], room: String, clearsUnannounced: Bool,
                                done: @escaping @Sendable ((any Error)?) -> Void) { done(nil) }
     public func waitUntilIdle() {}

@@ -73,6 +73,7 @@ package final class RoomRegistry: RoomDirectory, Sendable {
             // A stored room (unloaded, or not loaded since the server started) comes back as it was.
             var template = template
             var stored = false
+            var earlier: (UnannouncedChanges, toVersion: Int)? = nil
             switch load(name) {
             case .failure(let error):
                 return .failure(error)
@@ -82,9 +83,10 @@ package final class RoomRegistry: RoomDirectory, Sendable {
                 metrics.roomLoaded()
                 logger.info("room loaded", metadata: ["room": "\(name)", "epoch": "\(epoch)", "version": "\(version)"])
                 return .success(runtime)
-            case .success(.changed(let storedTemplate)):
+            case .success(.changed(let storedTemplate, let unannounced)):
                 template = storedTemplate  // re-created from its own template, in a new epoch
                 stored = true
+                earlier = unannounced
             case .success(.none):
                 guard create else { return .failure(ProtocolError(.unknownRoom, "there is no room \(name)", room: name)) }
             }
@@ -95,6 +97,13 @@ package final class RoomRegistry: RoomDirectory, Sendable {
             do throws(ProtocolError) { recipe = try config.recipe(forRoom: name, template: template) } catch { return .failure(error) }
             let room = Room(name: name, template: recipe, epoch: Self.newEpoch(), historyLimit: config.historyLimit)
             let runtime = makeRuntime(room)
+            if let (changes, toVersion) = earlier, let webhooks {
+                // The old epoch's changes not yet told go out with the new epoch's reset.
+                runtime.submit {
+                    runtime.pendingChangesOfEarlierEpoch = webhooks.pending(
+                        WebhookDraft(type: "room.changed", data: WebhookDispatcher.changedData(room: name, changes, toVersion: toVersion)), room: name)
+                }
+            }
             runtime.persistReset()
             rooms[name] = runtime
             logger.info("room created", metadata: ["room": "\(name)", "template": "\(recipe.name)", "epoch": "\(room.epoch)"])
@@ -108,8 +117,9 @@ package final class RoomRegistry: RoomDirectory, Sendable {
         case none
         /// Restored exactly.
         case loaded(RoomRuntime, epoch: String, version: Int)
-        /// Stored, but its template's controls changed: re-created from that template in a new epoch.
-        case changed(template: String)
+        /// Stored, but its template's controls changed: re-created from that template in a new epoch (with the old
+        /// epoch's unannounced changes and its last version, for `room.changed`).
+        case changed(template: String, unannounced: (UnannouncedChanges, toVersion: Int)?)
     }
 
     /// The stored room `name`, if the store has it.
@@ -130,7 +140,7 @@ package final class RoomRegistry: RoomDirectory, Sendable {
         guard let runtime = restore(stored, template: template) else {
             logger.warning("room cannot be restored exactly (its template changed): it starts a new epoch",
                            metadata: ["room": "\(name)", "oldEpoch": "\(stored.epoch)"])
-            return .success(.changed(template: stored.template))
+            return .success(.changed(template: stored.template, unannounced: stored.unannounced.map { ($0, stored.version) }))
         }
         return .success(.loaded(runtime, epoch: stored.epoch, version: stored.version))
     }
@@ -138,7 +148,12 @@ package final class RoomRegistry: RoomDirectory, Sendable {
     /// A runtime for a stored room (the caller makes its stored members leave once it is registered).
     private func restore(_ stored: StoredRoom, template: RoomTemplate) -> RoomRuntime? {
         guard let room = Room(restoring: stored, template: template, historyLimit: config.historyLimit) else { return nil }
-        return makeRuntime(room)
+        let runtime = makeRuntime(room)
+        if let changes = stored.unannounced, webhooks != nil {
+            // Left by a run of this server that stopped the room (a failed write): told like any gathered changes.
+            runtime.submit { runtime.resumeAnnouncing(changes) }
+        }
+        return runtime
     }
 
     /// Unloads the rooms nobody has been in for `idleSeconds` or more (0: never), except the config's. A room

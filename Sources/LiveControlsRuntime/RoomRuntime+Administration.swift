@@ -91,8 +91,13 @@ extension RoomRuntime {
             if let failure = self.unusable() { return reply(.failure(failure)) }
             let result = RoomVersion(name: self.name, epoch: self.room.epoch, version: self.room.version)
             let (name, logger) = (self.name, self.logger)
-            self.recordRoomEvent("room.deleted")
-            self.store.deleteRoom(named: name) { error in
+            // Its gathered changes and room.deleted are stored with the deletion, and sent only if it happened.
+            self.announcing = false
+            var events = self.takeChanges().map { [$0] } ?? []
+            if let deleted = self.roomEvent("room.deleted") { events.append(deleted) }
+            let entry = self.openOutboxEntry(events)
+            self.store.deleteRoom(named: name, webhooks: events) { error in
+                self.submit { if error == nil { self.outboxEntryReady(entry) } else { self.dropOutboxEntry(entry) } }
                 guard let error else { return reply(.success(result)) }
                 logger.error("room deleted from memory, but the store could not delete it", metadata: ["error": "\(error)"])
                 reply(.failure(AdminFailure(.unavailable, "room \(name) could not be deleted from the store (it comes back on its next join); retry", room: name)))

@@ -34,6 +34,7 @@ extension RoomRuntime {
         queue.sync {
             for timer in timers.values { timer.cancel() }
             timers.removeAll()
+            announcing = false  // the room.changed timer does nothing more; what it would tell stays in the store
         }
     }
 }

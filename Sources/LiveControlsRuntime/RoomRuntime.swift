@@ -77,6 +77,12 @@ final class RoomRuntime: RoomEndpoint, @unchecked Sendable {
     /// Changes not yet told in a `room.changed` event, and whether the timer that tells them is armed (queue only).
     var unannounced: UnannouncedChanges?
     var announcing = false
+    /// Events on their way to the dispatcher, in the room's order: each goes once it is ready (its change durable, or
+    /// its own store entry committed) and everything before it has gone (queue only; `RoomRuntime+Webhooks.swift`).
+    var webhookOutbox: [WebhookOutboxEntry] = []
+    var nextOutboxID = 0
+    /// A stored room re-created in a new epoch: its old epoch's unannounced changes, told in the reset write.
+    var pendingChangesOfEarlierEpoch: PendingWebhook?
 
     init(room: Room, store: any RoomStore, historyLimit: Int, waker: any SubscriberWaker, metrics: ServerMetrics,
          scheduler: any RoomScheduler, logger: Logger, localDelivery: Bool = true, webhooks: WebhookDispatcher? = nil) {
@@ -113,12 +119,21 @@ final class RoomRuntime: RoomEndpoint, @unchecked Sendable {
     func persistReset(written: (@Sendable ((any Error)?) -> Void)? = nil) {
         submit {
             var write = self.room.storeReset()
-            let created = self.webhooks?.pending(WebhookDraft(type: "room.created", data: [
+            guard let webhooks = self.webhooks else { return self.persist(write, written: written) }
+            var events = self.pendingChangesOfEarlierEpoch.map { [$0] } ?? []
+            if let created = webhooks.pending(WebhookDraft(type: "room.created", data: [
                 "room": .string(self.name), "template": .string(self.room.template), "epoch": .string(self.room.epoch),
-                "version": .int(self.room.version)]), room: self.name)
-            write.webhooks = created.map { [$0] } ?? []
-            self.persist(write, written: written)
-            if let created { self.deliver(after: self.room.version) { self.webhooks?.enqueue([created]) } }
+                "version": .int(self.room.version)]), room: self.name) {
+                events.append(created)
+            }
+            self.pendingChangesOfEarlierEpoch = nil
+            write.webhooks = events
+            // Sent once this write is stored (a new room's version 0 counts as durable before it is).
+            let entry = self.openOutboxEntry(events)
+            self.persist(write) { error in
+                if error == nil { self.submit { self.outboxEntryReady(entry) } } else { self.submit { self.dropOutboxEntry(entry) } }
+                written?(error)
+            }
         }
     }
 
@@ -289,7 +304,10 @@ final class RoomRuntime: RoomEndpoint, @unchecked Sendable {
                 }
                 persist(write)
             }
-            if !events.isEmpty { deliver(after: patch.version) { self.webhooks?.enqueue(events) } }
+            if !events.isEmpty {
+                let entry = openOutboxEntry(events, droppedOnStop: true)
+                deliver(after: patch.version) { self.outboxEntryReady(entry) }
+            }
             guard localDelivery else { return carryOutTimers(update) }
             let frame = Frame.make(patchMessage(patch))
             if heldHead == held.count && patch.version <= durable {
@@ -368,6 +386,7 @@ final class RoomRuntime: RoomEndpoint, @unchecked Sendable {
         held.removeAll()
         heldHead = 0
         for drop in dropped { drop() }
+        stopWebhooks()
         if localDelivery {
             logger.error("room stopped: a store write failed; nothing after version \(durable) was acknowledged; the next join reloads it from the store",
                          metadata: ["error": "\(error)"])

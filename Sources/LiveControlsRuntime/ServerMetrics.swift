@@ -87,7 +87,7 @@ package final class ServerMetrics: Sendable {
             if let histogram { return histogram }
             let made = registry.makeDurationHistogram(
                 descriptor: MetricNameDescriptor(metricName: "livecontrols_webhook_delivery_seconds", unitName: "",
-                                                 helpText: "From an event's change being durable to its delivery, every endpoint."),
+                                                 helpText: "From an event's being queued for its endpoint to its delivery, every endpoint."),
                 buckets: [.milliseconds(5), .milliseconds(10), .milliseconds(25), .milliseconds(50), .milliseconds(100), .milliseconds(250),
                           .milliseconds(500), .seconds(1), .seconds(5), .seconds(30), .seconds(120), .seconds(600), .seconds(3600)])
             histogram = made

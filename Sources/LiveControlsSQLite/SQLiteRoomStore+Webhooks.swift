@@ -7,7 +7,7 @@ import LiveControlsProtocol
 /// Tables: `webhook_event` (in the order events happened: `seq`), `webhook_delivery` (`pending` or `failed`, per
 /// endpoint), `webhook_unannounced` (a room's changes since its last `room.changed` event).
 struct WebhookStatements {
-    let insertEvent, insertDelivery, deleteDelivery, deleteOrphanEvent, failDelivery, setUnannounced, clearUnannounced: SQLiteStatement
+    let insertEvent, insertDelivery, deleteDelivery, deleteOrphanEvent, failDelivery, setUnannounced, clearUnannounced, selectUnannounced: SQLiteStatement
 
     init(_ db: SQLiteDatabase) throws {
         try db.execute("""
@@ -37,6 +37,7 @@ struct WebhookStatements {
             ON CONFLICT(room) DO UPDATE SET epoch = ?2, from_version = ?3, controls = ?4, presence = ?5
             """)
         clearUnannounced = try db.prepare("DELETE FROM webhook_unannounced WHERE room = ?1")
+        selectUnannounced = try db.prepare("SELECT epoch, from_version, controls, presence FROM webhook_unannounced WHERE room = ?1")
     }
 
     func insert(_ webhooks: [PendingWebhook]) throws {
@@ -45,6 +46,15 @@ struct WebhookStatements {
             try insertEvent.run([.text(e.id), .text(e.room), .text(e.type), .int(e.timestamp), .text(JSONWriter.string(.object(e.data)))])
             for endpoint in webhook.endpoints { try insertDelivery.run([.text(e.id), .text(endpoint)]) }
         }
+    }
+
+    /// The room's unannounced changes, if any (writer queue).
+    func unannounced(room: String) throws -> UnannouncedChanges? {
+        try selectUnannounced.rows([.text(room)]) { row in
+            UnannouncedChanges(epoch: row.text(0)!, fromVersion: row.int(1),
+                               controls: (try? JSONParser.parse(row.text(2)!))?.arrayValue?.compactMap(\.stringValue) ?? [],
+                               presence: row.int(3) != 0)
+        }.first
     }
 
     func setUnannounced(room: String, _ changes: UnannouncedChanges) throws {
@@ -125,18 +135,19 @@ extension SQLiteRoomStore: WebhookStore {
         }
     }
 
-    public func retryWebhook(eventID: String) throws -> [(endpoint: String, event: WebhookEvent)] {
+    public func retryWebhook(eventID: String, allowed: (String) -> Bool) throws -> WebhookRetry {
         try writer.sync {
             flush()
             let failed = try db.prepare("""
                 SELECT e.id, e.type, e.room, e.timestamp, e.data, d.endpoint FROM webhook_delivery d JOIN webhook_event e ON e.seq = d.event_seq
                 WHERE e.id = ?1 AND d.state = 'failed'
                 """).rows([.text(eventID)]) { row in (endpoint: row.text(5)!, event: try Self.event(row, from: 0)) }
+            if let room = failed.first?.event.room, !allowed(room) { return .refused(room: room) }
             try db.prepare("""
                 UPDATE webhook_delivery SET state = 'pending', attempts = 0, error = NULL, failed_at = NULL
                 WHERE state = 'failed' AND event_seq = (SELECT seq FROM webhook_event WHERE id = ?1)
                 """).run([.text(eventID)])
-            return failed
+            return .retried(failed)
         }
     }
 

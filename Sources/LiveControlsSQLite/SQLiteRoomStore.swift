@@ -119,6 +119,7 @@ public final class SQLiteRoomStore: RoomStore, @unchecked Sendable {
                     stored.controls[ControlID(id)] = state
                 }
                 stored.members = try members.rows([.text(name)]) { (SessionID($0.text(0)!), $0.text(1)) }
+                stored.unannounced = try self.hooks.unannounced(room: name)
                 stored.history = try patches.rows([.text(name), .text(epoch), .int(version - historyLimit)]) { row in
                     Patch(version: row.int(0), ops: try Self.decodeOps(row.text(1)!), cause: try JSONParser.parse(row.text(2)!))
                 }
@@ -141,10 +142,6 @@ public final class SQLiteRoomStore: RoomStore, @unchecked Sendable {
 
     /// In order with the writes: those queued before land first, a room of the same name created after
     /// (its reset write) lands after. From now on a load of the name finds nothing.
-    public func deleteRoom(named name: String, done: @escaping @Sendable ((any Error)?) -> Void) {
-        deleteRoom(named: name, webhooks: [], done: done)
-    }
-
     /// The deletion, with the webhook events it stands for (`room.deleted`) in the same transaction.
     public func deleteRoom(named name: String, webhooks: [PendingWebhook], done: @escaping @Sendable ((any Error)?) -> Void) {
         names.withLock { _ = $0.remove(name) }
@@ -202,7 +199,10 @@ public final class SQLiteRoomStore: RoomStore, @unchecked Sendable {
                     }
                     try hooks.insert(webhooks)
                 case let .webhooks(room, webhooks, clears):
-                    refused.append(false)
+                    // Built on the room's writes: not after one that failed (they could tell versions never stored).
+                    let skip = broken.contains(room)
+                    refused.append(skip)
+                    if skip { continue }
                     try hooks.insert(webhooks)
                     if clears { try hooks.clearUnannounced.run([.text(room)]) }
                 case let .delivery(eventID, endpoint, failure):
@@ -225,6 +225,8 @@ public final class SQLiteRoomStore: RoomStore, @unchecked Sendable {
                 done(failure)
             } else if i < refused.count, refused[i], case let .write(write) = entry {
                 done(SQLiteError(code: 0, message: "room \(write.room): an earlier write failed; version \(write.version) is not stored"))
+            } else if i < refused.count, refused[i] {
+                done(SQLiteError(code: 0, message: "room \(entry.room ?? ""): an earlier write failed; not stored"))
             } else {
                 done(nil)
             }
@@ -236,6 +238,7 @@ public final class SQLiteRoomStore: RoomStore, @unchecked Sendable {
         try s.upsertRoom.run([.text(w.room), .text(w.template), .text(w.epoch), .int(w.version)])
         switch w.kind {
         case .reset:
+            try hooks.clearUnannounced.run([.text(w.room)])
             try s.deleteControls.run([.text(w.room)])
             try s.deleteMembers.run([.text(w.room)])
             try s.deletePatches.run([.text(w.room)])

@@ -199,3 +199,25 @@ def test_webhooks_in_the_config_are_checked_and_cluster_mode_refuses_them(tmp_pa
     good.write_text(json.dumps(webhook_config(receiver.endpoint())))
     with pytest.raises(RuntimeError, match="not sent in cluster mode"):
         cluster(1, "--config", str(good))
+
+
+def test_room_changed_tells_every_version_once_across_kill_9(hooked, receiver, tmp_path):
+    data = tmp_path / "data"
+    endpoint = receiver.endpoint(["room.changed"])
+    first = hooked(endpoint, interval_ms=600_000, args=("--data-dir", str(data)))  # nothing is told before the kill
+    ann = first.client()
+    ann.join("main")
+    for value in (1, 2, 3):
+        ann.intent("q", "set", {"value": value}, room="main")
+    told = ann.version("main")
+    first.stop(signal.SIGKILL)
+    second = hooked(endpoint, interval_ms=200, args=("--data-dir", str(data)))  # told at start
+    event = receiver.wait_for("room.changed")[0]["data"]
+    assert (event["fromVersion"], event["toVersion"]) == (1, told), event
+    assert event["controls"] == ["q"] and event["presence"] is True
+    bob = second.client()
+    bob.join("main")  # the recovered room's restart leaves and this join follow, from told + 1 on
+    bob.intent("q", "set", {"value": 9}, room="main")
+    later = receiver.wait(lambda events: len(events) >= 2 and events[-1]["data"]["toVersion"] >= bob.version("main"))
+    ranges = [(e["data"]["fromVersion"], e["data"]["toVersion"]) for e in later]
+    assert all(b[0] == a[1] + 1 for a, b in zip(ranges, ranges[1:])), ranges

@@ -116,7 +116,9 @@ extension Room {
         }
         for op in patch.ops {
             let tokens = op.path.tokens
-            guard tokens.count == 3, tokens[0] == "controls", let control = controls[ControlID(tokens[1])] else { continue }
+            // Only `completed` and `phase` can mean an event: nothing else is looked at (no rendering per patch).
+            guard tokens.count == 3, tokens[0] == "controls", tokens[2] == "completed" || tokens[2] == "phase",
+                  let control = controls[ControlID(tokens[1])] else { continue }
             let rendered = control.render()
             if tokens[2] == "completed", op.newValue == .bool(true), rendered["kind"] == "form" {
                 drafts.append(WebhookDraft(type: "form.completed", data: with(["control": .string(tokens[1]), "data": rendered["data"] ?? .null,

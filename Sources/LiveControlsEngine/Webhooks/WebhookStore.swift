@@ -12,8 +12,17 @@ public protocol WebhookStore: Sendable {
     func webhookFailed(eventID: String, endpoint: String, attempts: Int, error: String, atMilliseconds: Int)
     /// Failed deliveries, newest first.
     func failedWebhooks(limit: Int) throws -> [FailedWebhook]
-    /// Makes the failed deliveries of event `id` pending again; returns them (empty: no such failed event).
-    func retryWebhook(eventID: String) throws -> [(endpoint: String, event: WebhookEvent)]
+    /// Makes the failed deliveries of event `id` pending again, if `allowed` accepts its room; returns them (empty:
+    /// no such failed event).
+    func retryWebhook(eventID: String, allowed: (String) -> Bool) throws -> WebhookRetry
+}
+
+/// What `retryWebhook` did.
+public enum WebhookRetry: Sendable {
+    /// These deliveries are pending again (none: the event has no failed delivery).
+    case retried([(endpoint: String, event: WebhookEvent)])
+    /// The event is of this room, which the caller may not touch: nothing changed.
+    case refused(room: String)
 }
 
 /// A delivery given up after its last attempt.

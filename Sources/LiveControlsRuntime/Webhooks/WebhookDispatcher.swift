@@ -35,6 +35,8 @@ package final class WebhookDispatcher: @unchecked Sendable {
         let metrics: WebhookEndpointMetrics
     }
     private var states: [Endpoint] = []
+    /// Set by `stop`: nothing more is attempted or recorded.
+    private var stopped = false
     /// Without a store: deliveries given up, newest last (at most `failedKept`).
     private var failedInMemory: [FailedWebhook] = []
     private static let failedKept = 1_000
@@ -127,14 +129,24 @@ package final class WebhookDispatcher: @unchecked Sendable {
         }
     }
 
-    /// Sends the failed deliveries of event `id` again (from their first attempt); replies how many (0: none).
-    package func retry(eventID: String, _ reply: @escaping @Sendable (Result<Int, any Error>) -> Void) {
+    /// Sends the failed deliveries of event `id` again (from their first attempt), if `allowed` accepts its room;
+    /// replies how many (0: none), or the room that was not allowed.
+    package func retry(eventID: String, allowed: @escaping @Sendable (String) -> Bool,
+                       _ reply: @escaping @Sendable (Result<(count: Int, refusedRoom: String?), any Error>) -> Void) {
         queue.async {
             var again: [(String, WebhookEvent)] = []
             if let store = self.store {
-                do { again = try store.retryWebhook(eventID: eventID) } catch { return reply(.failure(error)) }
+                do {
+                    switch try store.retryWebhook(eventID: eventID, allowed: allowed) {
+                    case let .retried(deliveries): again = deliveries
+                    case let .refused(room): return reply(.success((0, room)))
+                    }
+                } catch {
+                    return reply(.failure(error))
+                }
             } else {
                 again = self.failedInMemory.filter { $0.event.id == eventID }.map { ($0.endpoint, $0.event) }
+                if let room = again.first?.1.room, !allowed(room) { return reply(.success((0, room))) }
                 self.failedInMemory.removeAll { $0.event.id == eventID }
             }
             for (url, event) in again {
@@ -142,12 +154,15 @@ package final class WebhookDispatcher: @unchecked Sendable {
                 self.add(event, to: index)
                 self.pump(index)
             }
-            reply(.success(again.count))
+            reply(.success((again.count, nil)))
         }
     }
 
+    /// At shutdown, after the rooms stopped: no more attempts, and the outcomes of those under way are not recorded
+    /// (they are attempted again at the next start: at least once).
     package func stop() {
         queue.sync {
+            stopped = true
             for index in states.indices { states[index].timer?.cancel() }
         }
     }
@@ -190,6 +205,7 @@ package final class WebhookDispatcher: @unchecked Sendable {
     /// Starts what is due, and sets the endpoint's timer for what falls due next.
     private func pump(_ index: Int) {
         assertOnQueue(queue)
+        guard !stopped else { return }
         let now = scheduler.now()
         for delivery in states[index].deliveries.start(now: now) { attempt(delivery, at: index) }
         if let due = states[index].deliveries.nextDue, due > now {
@@ -219,6 +235,7 @@ package final class WebhookDispatcher: @unchecked Sendable {
 
     private func finished(_ event: WebhookEvent, at index: Int, failure: String?) {
         assertOnQueue(queue)
+        guard !stopped else { return }
         let now = scheduler.now()
         if let failure {
             switch states[index].deliveries.failed(room: event.room, now: now, jitter: jitter()) {

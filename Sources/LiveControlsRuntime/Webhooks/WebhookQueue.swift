@@ -32,6 +32,8 @@ struct WebhookQueue {
     private var order: [String] = []
     private(set) var inFlight: [String: Delivery] = [:]
     private(set) var count = 0
+    /// The events queued (a refill from the store may read one that is also on its way from its room: kept once).
+    private var ids: Set<String> = []
 
     init(endpoint: WebhookEndpoint, maxInFlight: Int = 8, capacity: Int = 10_000) {
         self.endpoint = endpoint
@@ -39,9 +41,12 @@ struct WebhookQueue {
         self.capacity = capacity
     }
 
-    /// Queues `event` behind the room's earlier ones; false when the queue is full (nothing queued).
+    /// Queues `event` behind the room's earlier ones (once: an event already queued is not queued again); false
+    /// when the queue is full (nothing queued).
     mutating func add(_ event: WebhookEvent, now: Instant) -> Bool {
+        guard !ids.contains(event.id) else { return true }
         guard count < capacity else { return false }
+        ids.insert(event.id)
         if rooms[event.room] == nil { order.append(event.room) }
         rooms[event.room, default: []].append(Delivery(event: event, dueAt: now, queuedAt: now))
         count += 1
@@ -101,6 +106,7 @@ struct WebhookQueue {
         guard var list = rooms[room], !list.isEmpty else { return nil }
         let head = list.removeFirst()
         count -= 1
+        ids.remove(head.event.id)
         if list.isEmpty {
             rooms[room] = nil
             order.removeAll { $0 == room }

@@ -40,20 +40,17 @@ extension LiveControlsServer {
                 }
             }
         case let .retryWebhook(id):
-            webhooks.failed(limit: 100_000) { result in
-                // A token may retry only events of rooms it grants.
-                if case let .success(failed) = result, let event = failed.first(where: { $0.event.id == id })?.event, !grant.allows(room: event.room) {
-                    return reply(.failure(APIError(status: 403, ProtocolError(.forbidden, "the token does not grant room \(event.room)", room: event.room))))
-                }
-                webhooks.retry(eventID: id) { result in
-                    switch result {
-                    case .success(0):
-                        reply(.failure(APIError(status: 404, ProtocolError(.notFound, "no failed delivery of event \(id)"))))
-                    case let .success(count):
-                        reply(.ok(["id": .string(id), "retried": .int(count)]))
-                    case let .failure(error):
-                        reply(.failure(APIError(status: 503, ProtocolError(.unavailable, "the store could not retry it: \(error)"))))
-                    }
+            // A token may retry only events of rooms it grants.
+            webhooks.retry(eventID: id, allowed: { grant.allows(room: $0) }) { result in
+                switch result {
+                case let .success((_, room?)):
+                    reply(.failure(APIError(status: 403, ProtocolError(.forbidden, "the token does not grant room \(room)", room: room))))
+                case .success((0, nil)):
+                    reply(.failure(APIError(status: 404, ProtocolError(.notFound, "no failed delivery of event \(id)"))))
+                case let .success((count, nil)):
+                    reply(.ok(["id": .string(id), "retried": .int(count)]))
+                case let .failure(error):
+                    reply(.failure(APIError(status: 503, ProtocolError(.unavailable, "the store could not retry it: \(error)"))))
                 }
             }
         default:
