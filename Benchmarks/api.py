@@ -7,8 +7,9 @@
 2. Fan-out (the load tool's scenario: N subscribers, one sender, window W) against the same two servers: what
    one webhook endpoint costs the room's hot path.
 
-Servers and scenarios alternate every repetition. Usage:
-  python3 Benchmarks/api.py [--repetitions 3] [--seconds 5]
+Servers and scenarios alternate every repetition. With --baseline, an older `livecontrols` binary runs as a third
+server (no webhooks) in every scenario: a before/after check of a change in one run. Usage:
+  python3 Benchmarks/api.py [--repetitions 3] [--seconds 5] [--baseline PATH/TO/older/livecontrols]
 Needs: release builds of `livecontrols` and of the load tool (`swift build -c release --product livecontrols`,
 `swift build -c release --package-path Benchmarks`) and `wrk` (Debian package wrk).
 """
@@ -59,8 +60,8 @@ class Receiver:
         self.url = f"http://127.0.0.1:{self.server.server_address[1]}/hooks"
 
 
-def start_server(config: pathlib.Path):
-    return start([str(SERVER), "--port", "0", "--log-level", "error", "--rate", "1000000", "--burst", "1000000",
+def start_server(config: pathlib.Path, binary=SERVER):
+    return start([str(binary), "--port", "0", "--log-level", "error", "--rate", "1000000", "--burst", "1000000",
                   "--max-connections", "20000", "--config", str(config), "--api-key", KEY],
                  lambda line: (m := re.search(r"127\.0\.0\.1:(\d+)/", line)) and int(m.group(1)))
 
@@ -90,6 +91,7 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--repetitions", type=int, default=3)
     ap.add_argument("--seconds", type=float, default=5)
+    ap.add_argument("--baseline", type=pathlib.Path, help="an older livecontrols binary, run as a third server (no webhooks)")
     args = ap.parse_args()
     if not shutil.which("wrk"):
         sys.exit("wrk is needed: apt-get install wrk")
@@ -105,8 +107,11 @@ def main():
     script.write_text('wrk.method = "POST"\nwrk.body = \'{"control": "quantity", "intent": "next"}\'\n'
                       f'wrk.headers["Authorization"] = "Bearer {KEY}"\nwrk.headers["Content-Type"] = "application/json"\n')
     servers = []
-    for name, config in (("no webhooks", plain), ("webhooks: * to one endpoint", hooked)):
-        proc, port = start_server(config)
+    setups = [("no webhooks", plain, SERVER), ("webhooks: * to one endpoint", hooked, SERVER)]
+    if args.baseline:
+        setups.append(("baseline (older binary), no webhooks", plain, args.baseline))
+    for name, config, binary in setups:
+        proc, port = start_server(config, binary)
         api(port, "POST", "/rooms", {"room": "api-bench"})
         servers.append((name, proc, port))
     pids = [proc.pid for _, proc, _ in servers]

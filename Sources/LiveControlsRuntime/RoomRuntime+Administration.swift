@@ -35,21 +35,37 @@ extension RoomRuntime {
         }
     }
 
+    /// Rooms with more subscribers than this apply the API's intents on their own queue, not on the caller's thread.
+    static let inlineSubscriberLimit = 128
+
+    /// Like a WebSocket intent in a small room, the intents run right on the calling thread (the transport's
+    /// service thread) when the room's queue is idle and the room has at most `inlineSubscriberLimit` subscribers
+    /// (`queue.sync`: the room's order holds); otherwise they are queued.
     func applyAsServer(_ intents: [ServerIntent], _ reply: @escaping @Sendable (Result<RoomVersion, AdminFailure>) -> Void) {
-        submit {
-            if let failure = self.unusable() { return reply(.failure(failure)) }
-            do throws(ServerIntentError) {
-                let update = try self.room.applyAsServer(intents, at: self.scheduler.now())
-                self.carryOut(update)
-                for _ in intents { self.metrics.intent(refused: false) }
-            } catch {
-                self.metrics.intent(refused: true)
-                let prefix = intents.count > 1 ? "intent \(error.index) (\(intents[error.index].control).\(intents[error.index].intent)): " : ""
-                return reply(.failure(AdminFailure(ProtocolError(error.error.code, prefix + error.error.message, room: self.name),
-                                                   index: error.index)))
-            }
-            self.replyWithVersion(reply)
+        let work: @Sendable () -> Void = { self.applyOnQueue(intents, reply) }
+        guard queuedBlocks.load(ordering: .relaxed) == 0 else { return submit(work) }
+        assertNotOnQueue(queue)
+        let ran = queue.sync { () -> Bool in
+            guard self.subscribers.count <= Self.inlineSubscriberLimit else { return false }
+            work()
+            return true
         }
+        if !ran { submit(work) }
+    }
+
+    private func applyOnQueue(_ intents: [ServerIntent], _ reply: @escaping @Sendable (Result<RoomVersion, AdminFailure>) -> Void) {
+        assertOnQueue(queue)
+        if let failure = unusable() { return reply(.failure(failure)) }
+        do throws(ServerIntentError) {
+            let update = try room.applyAsServer(intents, at: scheduler.now())
+            carryOut(update)
+            for _ in intents { metrics.intent(refused: false) }
+        } catch {
+            metrics.intent(refused: true)
+            let prefix = intents.count > 1 ? "intent \(error.index) (\(intents[error.index].control).\(intents[error.index].intent)): " : ""
+            return reply(.failure(AdminFailure(ProtocolError(error.error.code, prefix + error.error.message, room: name), index: error.index)))
+        }
+        replyWithVersion(reply)
     }
 
     func reset(to template: @escaping @Sendable (_ name: String) -> RoomTemplate?, _ reply: @escaping @Sendable (Result<RoomVersion, AdminFailure>) -> Void) {

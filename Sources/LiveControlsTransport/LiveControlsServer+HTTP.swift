@@ -3,7 +3,7 @@ import Foundation
 import LiveControlsProtocol
 import LiveControlsRuntime
 
-/// An HTTP response waiting for `HTTP_WRITEABLE`: the headers go in one writable callback, the body in the next.
+/// An HTTP response waiting for `HTTP_WRITEABLE`, where its headers and body are written.
 struct PendingHTTPResponse {
     var status: Int
     var contentType: String
@@ -11,7 +11,6 @@ struct PendingHTTPResponse {
     var body: [UInt8]
     /// End the connection after the body (its request's body was not read: it cannot be kept alive).
     var closeAfter = false
-    var headersSent = false
 }
 
 extension LiveControlsServer {
@@ -75,17 +74,12 @@ extension LiveControlsServer {
         lws_callback_on_writable(wsi)
     }
 
-    /// Service thread, `HTTP_WRITEABLE`: writes a pending response's headers, then (next callback) its body; nil when
+    /// Service thread, `HTTP_WRITEABLE`: writes a pending response, headers then body in the same callback (as
+    /// `lws_return_http_status` does: lws keeps what the socket does not take at once and sends it first); nil when
     /// this connection has none.
     func writeHTTPResponse(_ wsi: OpaquePointer) -> Int32? {
-        guard var response = httpResponses[wsi] else { return nil }
-        if !response.headersSent {
-            response.headersSent = true
-            httpResponses[wsi] = response
-            guard writeHeaders(wsi, response) else { return -1 }
-            lws_callback_on_writable(wsi)
-            return 0
-        }
+        guard let response = httpResponses[wsi] else { return nil }
+        guard writeHeaders(wsi, response) else { return -1 }
         httpResponses[wsi] = nil
         apiExchanges[wsi] = nil
         let body = response.body

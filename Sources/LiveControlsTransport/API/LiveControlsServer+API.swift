@@ -104,10 +104,12 @@ extension LiveControlsServer {
         let key = UInt(bitPattern: wsi)
         let id = exchange.id
         let reply: @Sendable (APIResponse) -> Void = { [self] response in
-            hub.perform { [self] in
+            let deliver: @Sendable () -> Void = { [self] in
                 guard let wsi = OpaquePointer(bitPattern: key), let current = apiExchanges[wsi], current.id == id else { return }
                 respond(wsi, PendingHTTPResponse(response))
             }
+            // Answered on the service thread itself (a refusal, a disconnect): no hop through the hub.
+            if hub.onServiceThread { deliver() } else { hub.perform(deliver) }
         }
         let room = exchange.route.room ?? ""
         switch exchange.route {
