@@ -33,6 +33,23 @@ final class TokenTests: XCTestCase {
         XCTAssertNil(Base64URL.decode("ab+c"))
     }
 
+    /// Issue 19: the last character of a base64url part could carry unused bits, so one token had several
+    /// spellings (a revocation list by token string could be passed by another spelling of a revoked token).
+    func testOnlyTheCanonicalSpellingOfAPartIsAccepted() throws {
+        XCTAssertEqual(Base64URL.decode("YQ"), [0x61])
+        XCTAssertNil(Base64URL.decode("YR"), "the same byte with unused bits set")
+        XCTAssertEqual(Base64URL.decode("YWI"), [0x61, 0x62])
+        XCTAssertNil(Base64URL.decode("YWJ"))
+        let token = authority.sign(AccessToken(role: .editor, rooms: ["*"], expiresAt: 2_000))
+        // A 32-byte signature is 43 characters: its last one has 2 unused bits. Flip them: another spelling.
+        var characters = Array(token)
+        let alphabet = Array("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_")
+        let last = alphabet.firstIndex(of: characters[characters.count - 1])!
+        characters[characters.count - 1] = alphabet[last ^ 1]
+        XCTAssertThrowsError(try authority.verify(String(characters), now: 1_000))
+        XCTAssertNoThrow(try authority.verify(token, now: 1_000))
+    }
+
     let authority = TokenAuthority(secret: "unit-test-secret-0123456789")
 
     func testSignedTokenVerifiesWithItsClaims() throws {

@@ -140,6 +140,10 @@ public enum Base64URL {
             }
         }
         guard values.count % 4 != 1 else { return nil }
+        // Canonical only: the bits of a last partial group beyond its bytes must be zero, so one value has one
+        // spelling (a token's string then names it exactly, as revocation lists by string need).
+        if values.count % 4 == 2, values[values.count - 1] & 0x0F != 0 { return nil }
+        if values.count % 4 == 3, values[values.count - 1] & 0x03 != 0 { return nil }
         var out: [UInt8] = []
         var i = 0
         while i < values.count {

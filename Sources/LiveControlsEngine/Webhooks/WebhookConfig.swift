@@ -115,6 +115,8 @@ public enum Base64 {
             values.append(UInt8(v))
         }
         guard values.count % 4 != 1 else { return nil }
+        if values.count % 4 == 2, values[values.count - 1] & 0x0F != 0 { return nil }  // canonical only
+        if values.count % 4 == 3, values[values.count - 1] & 0x03 != 0 { return nil }
         var out: [UInt8] = []
         var i = 0
         while i < values.count {
