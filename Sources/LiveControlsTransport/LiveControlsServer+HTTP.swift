@@ -28,6 +28,10 @@ extension LiveControlsServer {
             let ready = !draining && registry.health().ready
             respond(wsi, PendingHTTPResponse(status: ready ? 200 : 503, contentType: "application/json", body: healthBody()))
         case "/metrics":
+            if options.metricsNeedCredential, case let .failure(error) = options.auth.authorizeAPI(authorization: header(wsi, WSI_TOKEN_HTTP_AUTHORIZATION)) {
+                respond(wsi, PendingHTTPResponse(APIResponse.failure(APIError(status: APIError.status(of: error.code), error))))
+                return 0
+            }
             var text = registry.metrics.exposition(connections: connections.count, rooms: registry.count,
                                                    uptimeSeconds: Int(Date().timeIntervalSince(startedAt)))
             for line in registry.metricLines() { text += line + "\n" }

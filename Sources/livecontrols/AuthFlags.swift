@@ -6,6 +6,11 @@ import LiveControlsTransport
 
 extension AuthPolicy.Mode: ExpressibleByArgument {}
 
+/// `--metrics-access`.
+enum MetricsAccess: String, ExpressibleByArgument, CaseIterable {
+    case `public`, key
+}
+
 /// `--auth`, `--auth-secret`, `--api-key`, `--allowed-origin`, `--tls-cert`, `--tls-key`.
 struct AuthFlags: ParsableArguments {
     @Option(help: "open: tokens optional (local use); required: every join needs a valid token.")
@@ -16,6 +21,9 @@ struct AuthFlags: ParsableArguments {
 
     @Option(help: "Key for the server API under /api/v1/ (or set LIVECONTROLS_API_KEY), sent as Authorization: Bearer KEY; at least 16 bytes. Never logged.")
     var apiKey: String?
+
+    @Option(help: "Who may read GET /metrics: public (anyone who reaches the port) or key (Authorization: Bearer with the API key or an admin token).")
+    var metricsAccess: MetricsAccess = .public
 
     @Option(help: "A browser origin allowed to open WebSockets, e.g. https://app.example.com (repeatable; default: any).")
     var allowedOrigin: [String] = []
@@ -43,6 +51,9 @@ struct AuthFlags: ParsableArguments {
             throw ValidationError("--auth required needs a secret: --auth-secret or LIVECONTROLS_AUTH_SECRET")
         }
         if let secret, secret.utf8.count < 16 { throw ValidationError("the auth secret must be at least 16 bytes") }
+        if metricsAccess == .key && key == nil && secret == nil {
+            throw ValidationError("--metrics-access key needs --api-key (or LIVECONTROLS_API_KEY) or --auth-secret")
+        }
         if let key, key.utf8.count < 16 { throw ValidationError("the API key must be at least 16 bytes (openssl rand -hex 32 makes one)") }
         if (tlsCert == nil) != (tlsKey == nil) { throw ValidationError("--tls-cert and --tls-key go together") }
     }

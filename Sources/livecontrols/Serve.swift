@@ -66,6 +66,7 @@ struct Serve: ParsableCommand {
         options.limits = limitFlags.limits
         options.dataDirectory = dataDir
         options.auth = authFlags.policy
+        options.metricsNeedCredential = authFlags.metricsAccess == .key
         options.tls = authFlags.tls
         options.cluster = try clusterFlags.options { "n" + String(UInt64.random(in: 0...UInt64.max), radix: 36) }
         if authFlags.auth == .open {

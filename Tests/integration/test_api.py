@@ -4,12 +4,14 @@ from __future__ import annotations
 import json
 import signal
 import socket
+import subprocess
 import time
 
 import pytest
 from websockets.exceptions import ConnectionClosed
 
 from api_client import API, API_KEY, error, intent
+from livecontrols_server import BINARY
 from redis_server import cluster, redis_server  # noqa: F401  (fixtures)
 from test_auth import SECRET, handmade, mint
 
@@ -309,10 +311,6 @@ def test_in_cluster_mode_the_api_says_it_is_not_available_yet(cluster):
 
 
 def test_the_cli_lists_rooms_reads_one_and_applies_an_intent_over_the_api(api_server):
-    import subprocess
-
-    from livecontrols_server import BINARY
-
     def cli(*args, key=API_KEY):
         env = {"LIVECONTROLS_API_KEY": key, "PATH": "/usr/bin:/bin"}
         return subprocess.run([BINARY, *args, "--server", api_server.http_url], capture_output=True, text=True, timeout=30, env=env)
@@ -331,3 +329,19 @@ def test_the_cli_lists_rooms_reads_one_and_applies_an_intent_over_the_api(api_se
     assert cli("rooms", key="wrong-key-0123456789").returncode == 1
     down = subprocess.run([BINARY, "rooms", "--server", "http://127.0.0.1:1", "--api-key", API_KEY], capture_output=True, text=True, timeout=30)
     assert down.returncode == 2 and "cannot reach" in down.stderr
+
+
+def test_metrics_can_require_the_api_credential(start_server):
+    import urllib.error
+    import urllib.request
+
+    s = start_server("--api-key", API_KEY, "--metrics-access", "key")
+    with pytest.raises(urllib.error.HTTPError) as refused:
+        s.get("/metrics")
+    assert refused.value.code == 401
+    request = urllib.request.Request(s.http_url + "metrics", headers={"Authorization": f"Bearer {API_KEY}"})
+    assert b"livecontrols_intents_total" in urllib.request.urlopen(request, timeout=5).read()
+    assert s.get("/healthz").status == 200, "health checks stay open"
+    assert b"livecontrols_intents_total" in start_server().get("/metrics").read(), "public by default"
+    result = subprocess.run([BINARY, "--port", "0", "--metrics-access", "key"], capture_output=True, text=True, timeout=30)
+    assert result.returncode != 0 and "--metrics-access key needs" in result.stderr
