@@ -78,3 +78,56 @@ final class IntentFuzzTests: XCTestCase {
         XCTAssertGreaterThan(refused, Self.iterations / 10)
     }
 }
+
+extension IntentFuzzTests {
+    /// Random lists of intents applied as the server (the API's all-or-nothing lists): each list is either one patch
+    /// that reproduces the new state, or refused leaving the room exactly as it was, its version unchanged.
+    func testRandomServerIntentListsAreAllOrNothing() throws {
+        let config = ServerConfig.builtin(today: SeedHarness.today)
+        var room = Room(name: "fuzz", template: try XCTUnwrap(config.templates["demo"]), epoch: "e", historyLimit: 8)
+        _ = room.join(SessionID("s0"), name: nil)
+        var document = room.render()
+        let controls = room.controlIDs.map(\.rawValue) + ["nope"]
+        var rng = SplitMix64(state: 7)
+        var now = Instant(nanoseconds: 1_000_000_000)
+        var applied = 0, refused = 0
+        for _ in 0..<(Self.iterations / 4) {
+            let intents = (0..<Int.random(in: 1...4, using: &rng)).map { _ -> ServerIntent in
+                var args = JSONObject()
+                for _ in 0..<Int.random(in: 0...3, using: &rng) { args[Self.keys.randomElement(using: &rng)!] = randomValue(&rng) }
+                return ServerIntent(control: ControlID(controls.randomElement(using: &rng)!), intent: Self.intents.randomElement(using: &rng)!,
+                                    args: args)
+            }
+            now = now.adding(milliseconds: Int.random(in: 0...50, using: &rng))
+            let before = (state: room.render(), version: room.version)
+            let update: RoomUpdate
+            do throws(ServerIntentError) {
+                update = try room.applyAsServer(intents, at: now)
+            } catch {
+                refused += 1
+                XCTAssertTrue(intents.indices.contains(error.index))
+                XCTAssertEqual(room.render(), before.state, "a refused list changed the room")
+                XCTAssertEqual(room.version, before.version)
+                continue
+            }
+            applied += 1
+            if let patch = update.patch {
+                XCTAssertEqual(patch.version, before.version + 1, "one version for the whole list")
+                document = try document.applying(patch.ops)
+            } else {
+                XCTAssertEqual(room.version, before.version)
+            }
+            XCTAssertEqual(document, room.render())
+            // Holds the server started end by their lease: wake what is due, as the server would.
+            for id in room.controlIDs {
+                while let deadline = room.control(id)?.wakeDeadline, deadline <= now {
+                    guard let patch = room.wake(control: id, at: deadline).patch else { break }
+                    document = try document.applying(patch.ops)
+                }
+            }
+        }
+        XCTAssertEqual(document, room.render())
+        XCTAssertGreaterThan(applied, 10)
+        XCTAssertGreaterThan(refused, 10)
+    }
+}
