@@ -107,41 +107,55 @@ public struct TokenAuthority: Sendable {
 
 /// Base64url without padding (RFC 4648 §5), as JWTs use it.
 public enum Base64URL {
-    private static let alphabet = Array("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_".utf8)
+    static let alphabet = Array("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_".utf8)
 
-    public static func encode(_ bytes: [UInt8]) -> String {
+    public static func encode(_ bytes: [UInt8]) -> String { RFC4648.encode(bytes, alphabet: alphabet, padded: false) }
+
+    /// Canonical spellings only (see `RFC4648.decode`); `=` is not accepted.
+    public static func decode<S: StringProtocol>(_ text: S) -> [UInt8]? { RFC4648.decode(text, alphabet: alphabet, padding: false) }
+}
+
+/// Standard base64 (RFC 4648 §4), padded, as Standard Webhooks secrets and signatures use it.
+public enum Base64 {
+    static let alphabet = Array("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/".utf8)
+
+    public static func encode(_ bytes: [UInt8]) -> String { RFC4648.encode(bytes, alphabet: alphabet, padded: true) }
+
+    /// With or without trailing `=`; canonical spellings only.
+    public static func decode<S: StringProtocol>(_ text: S) -> [UInt8]? { RFC4648.decode(text, alphabet: alphabet, padding: true) }
+}
+
+/// The base64 of RFC 4648 in either alphabet.
+enum RFC4648 {
+    static func encode(_ bytes: [UInt8], alphabet: [UInt8], padded: Bool) -> String {
         var out: [UInt8] = []
+        out.reserveCapacity((bytes.count + 2) / 3 * 4)
         var i = 0
-        while i + 2 < bytes.count {
-            let n = UInt32(bytes[i]) << 16 | UInt32(bytes[i + 1]) << 8 | UInt32(bytes[i + 2])
-            out += [alphabet[Int(n >> 18 & 63)], alphabet[Int(n >> 12 & 63)], alphabet[Int(n >> 6 & 63)], alphabet[Int(n & 63)]]
+        while i < bytes.count {
+            let rest = min(3, bytes.count - i)
+            var n = UInt32(bytes[i]) << 16
+            if rest > 1 { n |= UInt32(bytes[i + 1]) << 8 }
+            if rest > 2 { n |= UInt32(bytes[i + 2]) }
+            for j in 0...rest { out.append(alphabet[Int(n >> (18 - 6 * UInt32(j)) & 63)]) }
+            if padded { out.append(contentsOf: repeatElement(UInt8(ascii: "="), count: 3 - rest)) }
             i += 3
-        }
-        if bytes.count - i == 1 {
-            let n = UInt32(bytes[i]) << 16
-            out += [alphabet[Int(n >> 18 & 63)], alphabet[Int(n >> 12 & 63)]]
-        } else if bytes.count - i == 2 {
-            let n = UInt32(bytes[i]) << 16 | UInt32(bytes[i + 1]) << 8
-            out += [alphabet[Int(n >> 18 & 63)], alphabet[Int(n >> 12 & 63)], alphabet[Int(n >> 6 & 63)]]
         }
         return String(decoding: out, as: UTF8.self)
     }
 
-    public static func decode<S: StringProtocol>(_ text: S) -> [UInt8]? {
+    /// The bytes, or nil for a character outside the alphabet (or `=` anywhere but at the end, when allowed), a
+    /// length no encoding has, or a non-canonical spelling: the bits of a last partial group beyond its bytes must
+    /// be zero, so one value has one spelling (a token's string then names it exactly, as revocation lists need).
+    static func decode<S: StringProtocol>(_ text: S, alphabet: [UInt8], padding: Bool) -> [UInt8]? {
+        var utf8 = Array(text.utf8)
+        if padding { while utf8.last == UInt8(ascii: "=") { utf8.removeLast() } }
         var values: [UInt8] = []
-        for c in text.utf8 {
-            switch c {
-            case UInt8(ascii: "A")...UInt8(ascii: "Z"): values.append(c - UInt8(ascii: "A"))
-            case UInt8(ascii: "a")...UInt8(ascii: "z"): values.append(c - UInt8(ascii: "a") + 26)
-            case UInt8(ascii: "0")...UInt8(ascii: "9"): values.append(c - UInt8(ascii: "0") + 52)
-            case UInt8(ascii: "-"): values.append(62)
-            case UInt8(ascii: "_"): values.append(63)
-            default: return nil
-            }
+        values.reserveCapacity(utf8.count)
+        for c in utf8 {
+            guard let v = alphabet.firstIndex(of: c) else { return nil }
+            values.append(UInt8(v))
         }
         guard values.count % 4 != 1 else { return nil }
-        // Canonical only: the bits of a last partial group beyond its bytes must be zero, so one value has one
-        // spelling (a token's string then names it exactly, as revocation lists by string need).
         if values.count % 4 == 2, values[values.count - 1] & 0x0F != 0 { return nil }
         if values.count % 4 == 3, values[values.count - 1] & 0x03 != 0 { return nil }
         var out: [UInt8] = []
