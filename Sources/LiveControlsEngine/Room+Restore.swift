@@ -28,15 +28,8 @@ extension Room {
         var updates = memberOrder.map { leave($0, reason: .restart) }
         // Holds the server API started: the server is no member (no presence to remove); they end in a patch of
         // their own (`cause.kind` `restart`).
-        let serverHeld = controlOrder.filter { controls[$0]!.holder == .server }
-        if !serverHeld.isEmpty {
-            updates.append(commit(cause: ["kind": "restart"], touching: serverHeld) { room, _, ended in
-                for id in serverHeld {
-                    let events = room.controls[id]!.sessionLeft(.server, reason: .restart)
-                    ended.append(contentsOf: events.ended.map { (id, $0) })
-                }
-            })
-        }
+        let serverHolds = endHolds(reason: .restart, heldBy: { $0 == .server })
+        if serverHolds.patch != nil { updates.append(serverHolds) }
         for id in controlOrder {
             guard let holder = controls[id]!.holder else { continue }
             members[holder] = Member(name: nil)
@@ -46,10 +39,10 @@ extension Room {
         return updates
     }
 
-    /// Cluster failover: the node that ran this room's hold timers is gone, so every hold ends (reason
-    /// `failover`) in one patch; the holders stay members. Nil when nothing was held.
-    public mutating func endHolds(reason: HoldEndReason) -> RoomUpdate {
-        let holders = controlOrder.compactMap { id in controls[id]!.holder.map { (id, $0) } }
+    /// Every hold (or those `holderFilter` picks) ends with `reason` in one patch (`cause.kind` the reason); the holders
+    /// stay members. Cluster failover: the node that ran the room's hold timers is gone. No patch when nothing was held.
+    public mutating func endHolds(reason: HoldEndReason, heldBy holderFilter: (SessionID) -> Bool = { _ in true }) -> RoomUpdate {
+        let holders = controlOrder.compactMap { id in controls[id]!.holder.flatMap { holderFilter($0) ? (id, $0) : nil } }
         guard !holders.isEmpty else { return .none }
         return commit(cause: ["kind": .string(reason.rawValue)], touching: holders.map(\.0)) { room, _, ended in
             for (id, holder) in holders {
@@ -61,16 +54,7 @@ extension Room {
 
     /// What a patch changed, for the store: touched controls, joined and left sessions.
     public func storeWrite(for patch: Patch, keepHistory: Int) -> StoreWrite {
-        var touched: [ControlID] = []
-        for op in patch.ops {
-            let tokens: [String]
-            switch op {
-            case let .add(path, _): tokens = path.tokens
-            case let .remove(path): tokens = path.tokens
-            case let .replace(path, _): tokens = path.tokens
-            }
-            if tokens.count >= 2, tokens[0] == "controls", !touched.contains(ControlID(tokens[1])) { touched.append(ControlID(tokens[1])) }
-        }
+        let touched = patch.touched.controls.map(ControlID.init)
         // Members come from the cause, not from presence ops: rooms without presence keep their members too.
         var joined: [(session: SessionID, name: String?)] = []
         var left: [SessionID] = []

@@ -81,8 +81,7 @@ extension Room {
 
     /// The members in join order, each with its name and the controls it holds.
     public var memberList: [(session: SessionID, name: String?, holding: [ControlID])] {
-        var holdings: [SessionID: [ControlID]] = [:]
-        for id in controlOrder { if let h = controls[id]!.holder { holdings[h, default: []].append(id) } }
-        return memberOrder.map { ($0, members[$0]?.name, holdings[$0] ?? []) }
+        let holdings = holdingsBySession()
+        return memberOrder.map { ($0, members[$0]?.name, (holdings[$0] ?? []).map(ControlID.init)) }
     }
 }

@@ -60,7 +60,7 @@ public struct Room: Sendable {
     }
 
     /// Control ids each session holds, in control order.
-    private func holdingsBySession() -> [SessionID: [String]] {
+    func holdingsBySession() -> [SessionID: [String]] {
         var result: [SessionID: [String]] = [:]
         for id in controlOrder { if let h = controls[id]!.holder { result[h, default: []].append(id.rawValue) } }
         return result

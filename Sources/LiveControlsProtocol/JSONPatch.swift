@@ -4,6 +4,22 @@ public enum PatchOp: Sendable, Equatable {
     case remove(path: JSONPointer)
     case replace(path: JSONPointer, value: JSONValue)
 
+    /// Where the operation applies.
+    public var path: JSONPointer {
+        switch self {
+        case let .add(path, _), let .replace(path, _): return path
+        case let .remove(path): return path
+        }
+    }
+
+    /// The value it puts there (nil for `remove`).
+    public var value: JSONValue? {
+        switch self {
+        case let .add(_, value), let .replace(_, value): return value
+        case .remove: return nil
+        }
+    }
+
     public var json: JSONValue {
         switch self {
         case let .add(path, value): return ["op": "add", "path": .string(path.description), "value": value]

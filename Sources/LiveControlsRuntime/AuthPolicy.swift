@@ -93,7 +93,7 @@ public struct AuthPolicy: Sendable {
             return .failure(ProtocolError(.unauthorized, "send Authorization: Bearer <API key or admin token>"))
         }
         let credential = String(authorization.dropFirst(7)).trimmingCharacters(in: .whitespaces)
-        if let apiKey, Self.constantTimeEqual(credential, apiKey) { return .success(APIGrant(token: nil)) }
+        if let apiKey, HMACSHA256.constantTimeEqual(Array(credential.utf8), Array(apiKey.utf8)) { return .success(APIGrant(token: nil)) }
         guard let authority, credential.split(separator: ".", omittingEmptySubsequences: false).count == 3 else {
             return .failure(ProtocolError(.unauthorized, "the API key is not valid"))
         }
@@ -109,16 +109,6 @@ public struct AuthPolicy: Sendable {
             case let .invalid(reason): return .failure(ProtocolError(.unauthorized, "invalid token: \(reason)"))
             }
         }
-    }
-
-    /// Compares without stopping at the first difference, so the time taken tells nothing about the key.
-    static func constantTimeEqual(_ a: String, _ b: String) -> Bool {
-        let x = Array(a.utf8), y = Array(b.utf8)
-        var difference = UInt8(x.count == y.count ? 0 : 1)
-        for i in 0..<max(x.count, y.count) {
-            difference |= (i < x.count ? x[i] : 0) ^ (i < y.count ? y[i] : 0)
-        }
-        return difference == 0
     }
 
     public func originAllowed(_ origin: String?) -> Bool {

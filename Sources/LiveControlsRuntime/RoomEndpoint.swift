@@ -1,6 +1,11 @@
 import LiveControlsEngine
 import LiveControlsProtocol
 
+/// Rooms with at most this many subscribers may run a request on the caller's thread (`queue.sync`) when their
+/// queue is idle: a WebSocket intent from the transport's service thread, a server API intent. Larger rooms' fan-out
+/// is real work, done on the room's own queue beside the service thread's writing.
+package let inlineSubscriberLimit = 128
+
 /// What a transport calls for a room one of its subscribers has joined.
 ///
 /// One node: the `RoomRuntime` itself. Cluster mode: a `ClusterRoomHandle`, which forwards to the room's

@@ -54,19 +54,6 @@ extension RoomRegistry: RoomAdministration {
             guard rooms.count < maxRooms else {
                 return .failure(AdminFailure(.roomLimit, "the server already has \(maxRooms) rooms loaded", room: name))
             }
-            switch load(name) {
-            case let .failure(error):
-                return .failure(AdminFailure(error))
-            case let .success(.loaded(runtime, _, _)):
-                rooms[name] = runtime  // loaded now, as a join would have
-                runtime.dropMembersAfterRestart()
-                metrics.roomLoaded()
-                return .failure(exists)
-            case .success(.changed):
-                return .failure(exists)
-            case .success(.none):
-                break
-            }
             let recipe: RoomTemplate
             do throws(ProtocolError) { recipe = try config.recipe(forRoom: name, template: template) } catch { return .failure(AdminFailure(error)) }
             var room = Room(name: name, template: recipe, epoch: Self.newEpoch(), historyLimit: config.historyLimit)

@@ -112,7 +112,7 @@ package final class RoomRegistry: RoomDirectory, Sendable {
         return try result.get()
     }
 
-    enum Stored {
+    private enum Stored {
         /// Not in the store (or its template is gone from the config): created as a new room.
         case none
         /// Restored exactly.
@@ -123,7 +123,7 @@ package final class RoomRegistry: RoomDirectory, Sendable {
     }
 
     /// The stored room `name`, if the store has it.
-    func load(_ name: String) -> Result<Stored, ProtocolError> {
+    private func load(_ name: String) -> Result<Stored, ProtocolError> {
         let stored: StoredRoom?
         do {
             stored = try store.loadRoom(named: name, historyLimit: config.historyLimit)

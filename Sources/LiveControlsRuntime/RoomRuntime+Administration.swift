@@ -7,7 +7,7 @@ extension RoomRuntime {
     /// Why the room takes no API request now (it stopped, was unloaded or deleted): nil when it does.
     private func unusable() -> AdminFailure? {
         assertOnQueue(queue)
-        if deleted { return AdminFailure(.unknownRoom, "room \(name) was deleted", room: name) }
+        if isDeleted { return AdminFailure(.unknownRoom, "room \(name) was deleted", room: name) }
         if abandoned { return AdminFailure(.unavailable, "room \(name) stopped: saving a change failed; retry in a moment", room: name) }
         if retired { return AdminFailure(.unavailable, "room \(name) was just unloaded; retry", room: name) }
         return nil
@@ -35,9 +35,6 @@ extension RoomRuntime {
         }
     }
 
-    /// Rooms with more subscribers than this apply the API's intents on their own queue, not on the caller's thread.
-    static let inlineSubscriberLimit = 128
-
     /// Like a WebSocket intent in a small room, the intents run right on the calling thread (the transport's
     /// service thread) when the room's queue is idle and the room has at most `inlineSubscriberLimit` subscribers
     /// (`queue.sync`: the room's order holds); otherwise they are queued.
@@ -46,7 +43,7 @@ extension RoomRuntime {
         guard queuedBlocks.load(ordering: .relaxed) == 0 else { return submit(work) }
         assertNotOnQueue(queue)
         let ran = queue.sync { () -> Bool in
-            guard self.subscribers.count <= Self.inlineSubscriberLimit else { return false }
+            guard self.subscribers.count <= inlineSubscriberLimit else { return false }
             work()
             return true
         }
@@ -118,7 +115,6 @@ extension RoomRuntime {
                 logger.error("room deleted from memory, but the store could not delete it", metadata: ["error": "\(error)"])
                 reply(.failure(AdminFailure(.unavailable, "room \(name) could not be deleted from the store (it comes back on its next join); retry", room: name)))
             }
-            self.deleted = true
             self.deletedFlag.store(true, ordering: .releasing)
             self.closedFlag.store(true, ordering: .releasing)
             for timer in self.timers.values { timer.cancel() }

@@ -15,6 +15,22 @@ struct WebhookOutboxEntry {
 /// `webhookChangeIntervalMs`, and the room's own (`room.created`, `room.unloaded`, `room.deleted`). They reach the
 /// dispatcher through the room's outbox: in the room's order, each once what it tells is durable.
 extension RoomRuntime {
+    /// Queue only: puts `room.created` (after the earlier epoch's unannounced changes, if the room is re-created in a new
+    /// one) into the reset write of a new room; returns its outbox entry, nil without webhooks.
+    func attachCreationEvents(to write: inout StoreWrite) -> Int? {
+        assertOnQueue(queue)
+        guard let webhooks else { return nil }
+        var events = pendingChangesOfEarlierEpoch.map { [$0] } ?? []
+        pendingChangesOfEarlierEpoch = nil
+        if let created = webhooks.pending(WebhookDraft(type: "room.created", data: [
+            "room": .string(name), "template": .string(room.template), "epoch": .string(room.epoch), "version": .int(room.version)]),
+                                          room: name) {
+            events.append(created)
+        }
+        write.webhooks = events
+        return openOutboxEntry(events)
+    }
+
     /// Queue only: the events of `patch`, and the change noted for the next `room.changed`.
     func webhookEvents(for patch: Patch, _ webhooks: WebhookDispatcher) -> [PendingWebhook] {
         assertOnQueue(queue)

@@ -41,12 +41,11 @@ final class RoomRuntime: RoomEndpoint, @unchecked Sendable {
     /// holds this endpoint joins the room anew instead (any thread).
     let closedFlag = Atomic<Bool>(false)
     /// Set when a store write failed in cluster mode: the room no longer acts.
-    private(set) var abandoned = false
+    var abandoned = false
     /// Set when the registry unloaded the room (`retireIfUnused`): it takes no more requests.
     var retired = false
-    /// Set when the server API deleted the room (`delete`): its members were told and left; it takes no more requests.
-    var deleted = false
-    /// `deleted`, readable off the queue (set after the store's deletion was queued).
+    /// Set when the server API deleted the room (`delete`, on the queue, once the store's deletion is queued): its
+    /// members were told and left; it takes no more requests. Readable from any thread (`isDeleted`).
     let deletedFlag = Atomic<Bool>(false)
     /// Since when nobody has been in the room (nanoseconds of `scheduler.now()`), 0 while someone is. Written on
     /// the queue, read by the registry's sweep from any thread.
@@ -65,7 +64,7 @@ final class RoomRuntime: RoomEndpoint, @unchecked Sendable {
     /// The deadline each control's timer is armed for (to measure how late it fires).
     var armedDeadlines: [ControlID: Instant] = [:]
     /// The highest version known to be durable.
-    private var durable: Int
+    var durable: Int
     /// Outgoing actions waiting for their version to be durable, in order.
     /// `dropped` runs instead of `action` when the room stops before `version` is durable (a server API reply, which
     /// must be answered whatever happens).
@@ -119,19 +118,10 @@ final class RoomRuntime: RoomEndpoint, @unchecked Sendable {
     func persistReset(written: (@Sendable ((any Error)?) -> Void)? = nil) {
         submit {
             var write = self.room.storeReset()
-            guard let webhooks = self.webhooks else { return self.persist(write, written: written) }
-            var events = self.pendingChangesOfEarlierEpoch.map { [$0] } ?? []
-            if let created = webhooks.pending(WebhookDraft(type: "room.created", data: [
-                "room": .string(self.name), "template": .string(self.room.template), "epoch": .string(self.room.epoch),
-                "version": .int(self.room.version)]), room: self.name) {
-                events.append(created)
-            }
-            self.pendingChangesOfEarlierEpoch = nil
-            write.webhooks = events
-            // Sent once this write is stored (a new room's version 0 counts as durable before it is).
-            let entry = self.openOutboxEntry(events)
+            guard let entry = self.attachCreationEvents(to: &write) else { return self.persist(write, written: written) }
             self.persist(write) { error in
-                if error == nil { self.submit { self.outboxEntryReady(entry) } } else { self.submit { self.dropOutboxEntry(entry) } }
+                // Sent once this write is stored (a new room's version 0 counts as durable before it is).
+                self.submit { if error == nil { self.outboxEntryReady(entry) } else { self.dropOutboxEntry(entry) } }
                 written?(error)
             }
         }
@@ -172,7 +162,7 @@ final class RoomRuntime: RoomEndpoint, @unchecked Sendable {
 
     func leave(_ subscriber: any RoomSubscriber, id: RequestID?, reason: HoldEndReason) {
         submit {
-            if (self.abandoned && self.localDelivery) || self.deleted {
+            if (self.abandoned && self.localDelivery) || self.isDeleted {
                 // Everyone left when the room stopped: this leave is already done. Answered at once (versions past
                 // the last durable one will never be), and nothing else is said (no second `unavailable`).
                 if reason == .leave, subscriber.deliver(Frame.make(.left(room: self.name, id: id))) { self.waker.wake(subscriber) }
@@ -259,7 +249,7 @@ final class RoomRuntime: RoomEndpoint, @unchecked Sendable {
     /// After a failed store write (cluster mode) the room answers `unavailable` until its owner drops it; a
     /// retired room (unloaded) answers it too — no request should reach one, a join again reloads the room.
     private func refusedAsAbandoned(_ subscriber: any RoomSubscriber, id: RequestID?) -> Bool {
-        if deleted {
+        if isDeleted {
             let error = ProtocolError(.notJoined, "room \(name) was deleted; you are no longer in it (join it again to start it anew)", id: id, room: name)
             if subscriber.deliver(Frame.make(.error(error))) { waker.wake(subscriber) }
             return true
@@ -339,90 +329,6 @@ final class RoomRuntime: RoomEndpoint, @unchecked Sendable {
         let version = room.version
         deliver(after: version) {
             if subscriber.deliver(frame, showing: version) { self.waker.wake(subscriber) }
-        }
-    }
-
-    // MARK: Durability
-
-    private func persist(_ write: StoreWrite, written: (@Sendable ((any Error)?) -> Void)? = nil) {
-        let version = write.version
-        if store.isSynchronous {
-            store.write(write) { [weak self, logger] error in
-                written?(error)
-                guard let error else { return }
-                if let self, self.onStoreFailure != nil {
-                    self.submit { self.abandon(after: error) }
-                } else if self != nil {
-                    logger.error("store write failed: \(error)")
-                }
-            }
-            markDurable(version)
-            return
-        }
-        store.write(write) { [weak self] error in
-            guard let self else { return written?(error) ?? () }
-            if let written { self.submit { written(error) } }
-            if let error {
-                // Never acked: the version that failed, and every later one, is dropped with the held replies.
-                self.submit { self.abandon(after: error) }
-                return
-            }
-            self.submit { self.markDurable(version) }
-        }
-    }
-
-    /// A write failed, so the room may no longer act here. What was not durable is never shown: its patches and
-    /// replies are dropped (cluster mode: the clients' nodes answer `unavailable` when they time out). One node:
-    /// every subscriber is told the room stopped (`unavailable`, no `id`) and leaves it; a join loads the room
-    /// again from the store, at its last durable version.
-    func abandon(after error: any Error, notify: Bool = true) {
-        assertOnQueue(queue)
-        guard !abandoned else { return }
-        abandoned = true
-        closedFlag.store(true, ordering: .releasing)
-        for timer in timers.values { timer.cancel() }
-        timers.removeAll()
-        let dropped = held[heldHead...].compactMap(\.dropped)
-        held.removeAll()
-        heldHead = 0
-        for drop in dropped { drop() }
-        stopWebhooks()
-        if localDelivery {
-            logger.error("room stopped: a store write failed; nothing after version \(durable) was acknowledged; the next join reloads it from the store",
-                         metadata: ["error": "\(error)"])
-            let frame = Frame.make(.error(ProtocolError(.unavailable, "room \(name) stopped: saving a change failed, so it was not applied; join the room again", room: name)))
-            var toWake: [any RoomSubscriber] = []
-            for subscriber in subscribers.values where subscriber.deliver(frame) { toWake.append(subscriber) }
-            if !toWake.isEmpty { waker.wake(toWake) }
-            subscribers.removeAll()
-        } else {
-            logger.warning("room stopped on this node: \(error)")
-        }
-        if notify { onStoreFailure?(error) }
-    }
-
-    /// Whether the room stopped or was unloaded (any thread).
-    var isClosed: Bool { closedFlag.load(ordering: .acquiring) }
-
-    func deliver(after version: Int, onDrop dropped: (() -> Void)? = nil, _ action: @escaping () -> Void) {
-        if heldHead == held.count && version <= durable {
-            action()
-        } else {
-            held.append((version, action, dropped))
-        }
-    }
-
-    private func markDurable(_ version: Int) {
-        assertOnQueue(queue)
-        durable = max(durable, version)
-        while heldHead < held.count, held[heldHead].version <= durable {
-            let action = held[heldHead].action
-            heldHead += 1
-            action()
-        }
-        if heldHead == held.count {
-            held.removeAll(keepingCapacity: true)
-            heldHead = 0
         }
     }
 }

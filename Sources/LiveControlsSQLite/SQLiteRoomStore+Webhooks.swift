@@ -90,9 +90,11 @@ extension SQLiteRoomStore: WebhookStore {
                     if let webhook = make(room, changes, version) { try hooks.insert([webhook]) }
                 }
                 try db.execute("DELETE FROM webhook_unannounced")
-                let known = endpoints.map { "'" + $0.replacingOccurrences(of: "'", with: "''") + "'" }.joined(separator: ",")
-                let dropped = try db.prepare("SELECT count(*) FROM webhook_delivery WHERE endpoint NOT IN (\(known.isEmpty ? "''" : known))").rows { $0.int(0) }.first ?? 0
-                try db.execute("DELETE FROM webhook_delivery WHERE endpoint NOT IN (\(known.isEmpty ? "''" : known))")
+                // The configured URLs as one bound JSON array: no URL is ever spliced into the SQL.
+                let known: [SQLiteValue] = [.text(JSONWriter.string(.array(endpoints.map { .string($0) })))]
+                let unknown = "FROM webhook_delivery WHERE endpoint NOT IN (SELECT value FROM json_each(?1))"
+                let dropped = try db.prepare("SELECT count(*) \(unknown)").rows(known) { $0.int(0) }.first ?? 0
+                try db.prepare("DELETE \(unknown)").run(known)
                 try db.execute("DELETE FROM webhook_event WHERE NOT EXISTS (SELECT 1 FROM webhook_delivery WHERE event_seq = webhook_event.seq)")
                 try db.execute("COMMIT")
                 return dropped

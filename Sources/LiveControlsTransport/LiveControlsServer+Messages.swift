@@ -5,7 +5,7 @@ import LiveControlsRuntime
 
 extension LiveControlsServer {
     /// Rooms with more subscribers than this run intents on their own queue rather than on the service thread.
-    static let inlineIntentLimit = 128
+    static let inlineIntentLimit = inlineSubscriberLimit
 
     /// Service thread: one complete text message from a client.
     func handleMessage(_ bytes: UnsafeBufferPointer<UInt8>, from connection: Connection) {

@@ -72,22 +72,6 @@ extension Patch {
     }
 }
 
-extension PatchOp {
-    var path: JSONPointer {
-        switch self {
-        case let .add(path, _), let .replace(path, _): return path
-        case let .remove(path): return path
-        }
-    }
-
-    var newValue: JSONValue? {
-        switch self {
-        case let .add(_, value), let .replace(_, value): return value
-        case .remove: return nil
-        }
-    }
-}
-
 extension Room {
     /// The events a patch of this room stands for, read from the patch and the room as it is after it:
     /// `member.joined`/`member.left` (its cause), `hold.ended` (each entry of `cause.ended`), `form.completed` (a form's
@@ -120,11 +104,11 @@ extension Room {
             guard tokens.count == 3, tokens[0] == "controls", tokens[2] == "completed" || tokens[2] == "phase",
                   let control = controls[ControlID(tokens[1])] else { continue }
             let rendered = control.render()
-            if tokens[2] == "completed", op.newValue == .bool(true), rendered["kind"] == "form" {
+            if tokens[2] == "completed", op.value == .bool(true), rendered["kind"] == "form" {
                 drafts.append(WebhookDraft(type: "form.completed", data: with(["control": .string(tokens[1]), "data": rendered["data"] ?? .null,
                                                                                "cause": patch.cause])))
             }
-            if tokens[2] == "phase", rendered["kind"] == "wizard", let phase = op.newValue?.stringValue, phase == "complete" || phase == "exit" {
+            if tokens[2] == "phase", rendered["kind"] == "wizard", let phase = op.value?.stringValue, phase == "complete" || phase == "exit" {
                 drafts.append(WebhookDraft(type: phase == "complete" ? "wizard.completed" : "wizard.exited",
                                            data: with(["control": .string(tokens[1]), "step": rendered["step"] ?? .null,
                                                        "index": rendered["index"] ?? .null, "cause": patch.cause])))

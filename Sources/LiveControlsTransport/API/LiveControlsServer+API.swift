@@ -13,8 +13,8 @@ final class APIExchange {
     /// Query arguments the route reads (`after`, `epoch`).
     var query: [String: String] = [:]
     var body: [UInt8] = []
-    /// Content-Length still to come; nil once the request is handled.
-    var awaitingBody: Int?
+    /// Whether the request waits for its body (`HTTP_BODY` … `HTTP_BODY_COMPLETION`).
+    var awaitingBody = false
 
     init(id: Int, route: APIRoute, grant: AuthPolicy.APIGrant) {
         self.id = id
@@ -72,22 +72,22 @@ extension LiveControlsServer {
         if declared == 0 {
             handle(exchange, wsi)
         } else {
-            exchange.awaitingBody = declared
+            exchange.awaitingBody = true
         }
         return 0
     }
 
     /// Service thread, `HTTP_BODY`: one piece of a body the request declared (lws delivers no more than declared).
     func receiveAPIBody(_ wsi: OpaquePointer, _ input: UnsafeMutableRawPointer?, _ length: Int) {
-        guard let exchange = apiExchanges[wsi], exchange.awaitingBody != nil, let input, length > 0 else { return }
+        guard let exchange = apiExchanges[wsi], exchange.awaitingBody, let input, length > 0 else { return }
         guard exchange.body.count + length <= options.apiMaxBodyBytes else { return }
         exchange.body.append(contentsOf: UnsafeRawBufferPointer(start: input, count: length))
     }
 
     /// Service thread, `HTTP_BODY_COMPLETION`.
     func completeAPIBody(_ wsi: OpaquePointer) {
-        guard let exchange = apiExchanges[wsi], exchange.awaitingBody != nil else { return }
-        exchange.awaitingBody = nil
+        guard let exchange = apiExchanges[wsi], exchange.awaitingBody else { return }
+        exchange.awaitingBody = false
         handle(exchange, wsi)
     }
 
