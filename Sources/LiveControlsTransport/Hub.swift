@@ -135,14 +135,6 @@ final class Hub: SubscriberWaker, Sendable {
         }
     }
 
-    /// Service thread: the work `perform` handed over, in order.
-    func takeWork() -> [@Sendable () -> Void] {
-        state.withLock { s in
-            defer { s.work = [] }
-            return s.work
-        }
-    }
-
     /// Asks the service thread for its periodic sweep (slow consumers).
     func requestSweep() {
         state.withLock { s in
@@ -151,17 +143,20 @@ final class Hub: SubscriberWaker, Sendable {
         }
     }
 
-    /// Service thread: the connections to make writable, and whether shutdown or a sweep was asked for.
-    func drain() -> (connections: [Connection], batches: [[any RoomSubscriber]], shutdown: Bool, sweep: Bool) {
+    /// Service thread: the connections to make writable, the work `perform` handed over (in order), and whether
+    /// shutdown or a sweep was asked for — all under one lock.
+    func drain() -> (connections: [Connection], batches: [[any RoomSubscriber]], work: [@Sendable () -> Void], shutdown: Bool, sweep: Bool) {
         state.withLock { s in
             let taken = s.dirty
             let batches = s.dirtyBatches
+            let work = s.work
             s.dirty = []
             s.dirtyBatches = []
+            if !work.isEmpty { s.work = [] }
             s.wakePending = false
             let sweep = s.sweepRequested
             s.sweepRequested = false
-            return (taken, batches, s.shutdownRequested, sweep)
+            return (taken, batches, work, s.shutdownRequested, sweep)
         }
     }
 }

@@ -155,8 +155,8 @@ extension LiveControlsServer {
 
     /// `EVENT_WAIT_CANCELLED`: ask for writable callbacks where frames were queued; start draining.
     private func serviceWakeUps() {
-        let (dirty, batches, shutdown, sweep) = hub.drain()
-        for work in hub.takeWork() { work() }
+        let (dirty, batches, work, shutdown, sweep) = hub.drain()
+        for item in work { item() }
         // A connection lws has closed meanwhile (`CLOSED`: its wsi is gone) is skipped.
         for connection in dirty where !connection.lifecycle.isGone {
             lws_callback_on_writable(connection.wsi.raw)
