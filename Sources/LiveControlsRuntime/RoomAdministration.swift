@@ -1,13 +1,17 @@
 import LiveControlsEngine
 import LiveControlsProtocol
+import Synchronization
 
 /// What the server API (the transport's `/api/v1/`) asks of the rooms. Each call returns at once; `reply` runs
 /// exactly once, on any thread. A reply that shows a room's version is given only once that version is durable
 /// (as an `ack` is). Calls that look a room up are made from the thread that dispatches joins (the transport's
 /// service thread), so an idle room cannot be unloaded between the lookup and the request.
+///
+/// Implementations: `RoomRegistry` (one node) and `ClusterDirectory` (any node answers: each call runs on the
+/// room's owner, reached through Redis as a session's requests are).
 package protocol RoomAdministration: AnyObject, Sendable {
     /// Loaded rooms and rooms only in the store, by name.
-    func listRooms(_ reply: @escaping @Sendable ([RoomSummary]) -> Void)
+    func listRooms(_ reply: @escaping @Sendable (Result<[RoomSummary], AdminFailure>) -> Void)
     /// One room's document, loading it from the store if needed; `unknown_room` when there is none.
     func describeRoom(_ name: String, _ reply: @escaping @Sendable (Result<RoomDetails, AdminFailure>) -> Void)
     /// A new room from `template` (nil: the default), with `intents` applied as its starting state (all or
@@ -22,6 +26,27 @@ package protocol RoomAdministration: AnyObject, Sendable {
     func deleteRoom(_ name: String, _ reply: @escaping @Sendable (Result<RoomVersion, AdminFailure>) -> Void)
     /// The retained patches after `version` (of `epoch`, when given).
     func history(_ name: String, epoch: String?, after version: Int, _ reply: @escaping @Sendable (Result<RoomHistory, AdminFailure>) -> Void)
+    /// Closes the connection of `session`, a member of `room`, with 4001, on whichever node it is.
+    /// `grantedRooms`: the room patterns the caller's token grants (nil: every room); the session must be in no
+    /// other room, since the close takes it out of all of them.
+    func disconnect(_ session: SessionID, room: String, grantedRooms: [String]?, _ reply: @escaping @Sendable (DisconnectOutcome) -> Void)
+}
+
+/// The connections of this node, as the server API reaches them (the transport implements it).
+package protocol SessionCloser: AnyObject, Sendable {
+    /// Closes the connection of `session` here with 4001 if it is in `room` (see `RoomAdministration.disconnect`).
+    func disconnect(_ session: SessionID, room: String, grantedRooms: [String]?, _ reply: @escaping @Sendable (DisconnectOutcome) -> Void)
+}
+
+/// What became of a request to disconnect a session.
+package enum DisconnectOutcome: Sendable, Equatable {
+    case disconnected
+    /// No such session is in the room (on any node).
+    case notFound
+    /// The session is also in `otherRoom`, which the caller's token does not grant.
+    case forbidden(otherRoom: String)
+    /// The session's node could not be reached (cluster mode).
+    case unavailable(String)
 }
 
 /// A refused API request: the protocol error, and for a list of intents which one (0-based) was refused.
@@ -36,6 +61,13 @@ package struct AdminFailure: Error, Sendable, Equatable {
 
     package init(_ code: ErrorCode, _ message: String, room: String? = nil) {
         self.init(ProtocolError(code, message, room: room))
+    }
+
+    /// A refused list of server intents; `numbered`: the message names which one (always for a list).
+    init(_ refusal: ServerIntentError, intents: [ServerIntent], room: String, numbered: Bool) {
+        let intent = intents[refusal.index]
+        let prefix = numbered ? "intent \(refusal.index) (\(intent.control).\(intent.intent)): " : ""
+        self.init(ProtocolError(refusal.error.code, prefix + refusal.error.message, room: room), index: refusal.index)
     }
 }
 
@@ -81,4 +113,24 @@ package struct RoomHistory: Sendable {
     package var epoch: String
     package var version: Int
     package var patches: [Patch]
+}
+
+/// Where a directory keeps the transport's `SessionCloser`: weakly (the transport owns the directory), set once
+/// at start-up, read from any thread.
+package final class SessionCloserSlot: Sendable {
+    private struct Weak { weak var closer: (any SessionCloser)? }
+    private let slot = Mutex(Weak())
+
+    package init() {}
+
+    package var closer: (any SessionCloser)? {
+        get { slot.withLock { $0.closer } }
+        set { slot.withLock { $0.closer = newValue } }
+    }
+
+    /// Closes `session` on this node, or `notFound` when nothing here can.
+    func disconnect(_ session: SessionID, room: String, grantedRooms: [String]?, _ reply: @escaping @Sendable (DisconnectOutcome) -> Void) {
+        guard let closer else { return reply(.notFound) }
+        closer.disconnect(session, room: room, grantedRooms: grantedRooms, reply)
+    }
 }

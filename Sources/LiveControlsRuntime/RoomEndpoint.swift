@@ -40,8 +40,10 @@ package protocol RoomDirectory: AnyObject, Sendable {
               mayCreate: @escaping @Sendable (_ template: String?, _ defaultTemplate: String) -> ProtocolError?) throws(ProtocolError) -> any RoomEndpoint
     /// Extra fields for `/healthz`, and whether this node is ready to serve.
     func health() -> (ready: Bool, fields: [(String, JSONValue)])
-    /// The server API's way in; nil where it is not available (cluster mode, for now).
+    /// The server API's way in.
     var administration: (any RoomAdministration)? { get }
+    /// This node's connections, for the server API's `disconnect` (set by the transport before `start`).
+    var sessions: SessionCloserSlot { get }
     /// The webhook dispatcher (nil: no webhooks configured).
     var webhooks: WebhookDispatcher? { get }
     /// Extra lines for `/metrics`.

@@ -8,7 +8,7 @@ import Synchronization
 extension RoomRegistry: RoomAdministration {
     package var administration: (any RoomAdministration)? { self }
 
-    package func listRooms(_ reply: @escaping @Sendable ([RoomSummary]) -> Void) {
+    package func listRooms(_ reply: @escaping @Sendable (Result<[RoomSummary], AdminFailure>) -> Void) {
         let loaded = rooms.withLock { Array($0.values) }
         DispatchQueue.global().async { [store, logger] in
             var byName: [String: RoomSummary] = [:]
@@ -23,7 +23,7 @@ extension RoomRegistry: RoomAdministration {
             // Each room reports on its own queue; the last one to answer sends the list (no thread waits for a room).
             let open = loaded.filter { !$0.isClosed }
             let gathered = Mutex((byName: byName, waiting: open.count))
-            guard !open.isEmpty else { return reply(byName.values.sorted { $0.name < $1.name }) }
+            guard !open.isEmpty else { return reply(.success(byName.values.sorted { $0.name < $1.name })) }
             for runtime in open {
                 runtime.submit {
                     let summary = runtime.summary()
@@ -32,7 +32,7 @@ extension RoomRegistry: RoomAdministration {
                         g.waiting -= 1
                         return g.waiting == 0 ? g.byName.values.sorted { $0.name < $1.name } : nil
                     }
-                    if let done { reply(done) }
+                    if let done { reply(.success(done)) }
                 }
             }
         }
@@ -61,9 +61,7 @@ extension RoomRegistry: RoomAdministration {
             do throws(ServerIntentError) {
                 update = try room.applyAsServer(intents, at: scheduler.now())
             } catch {
-                let intent = intents[error.index]
-                let message = "intent \(error.index) (\(intent.control).\(intent.intent)): \(error.error.message)"
-                return .failure(AdminFailure(ProtocolError(error.error.code, message, room: name), index: error.index))
+                return .failure(AdminFailure(error, intents: intents, room: name, numbered: true))
             }
             room.startHere()
             let runtime = makeRuntime(room)
@@ -126,6 +124,10 @@ extension RoomRegistry: RoomAdministration {
         case let .success(runtime): runtime.history(epoch: epoch, after: version, reply)
         case let .failure(failure): reply(.failure(failure))
         }
+    }
+
+    package func disconnect(_ session: SessionID, room: String, grantedRooms: [String]?, _ reply: @escaping @Sendable (DisconnectOutcome) -> Void) {
+        sessions.disconnect(session, room: room, grantedRooms: grantedRooms, reply)
     }
 
     /// A loaded room, or a stored one loaded now (as a join would); `unknown_room` when there is none.

@@ -16,6 +16,7 @@ package final class RoomRegistry: RoomDirectory, Sendable {
     let store: any RoomStore
     private let waker: any SubscriberWaker
     package let metrics = ServerMetrics()
+    package let sessions = SessionCloserSlot()
     let scheduler: any RoomScheduler
     let logger: Logger
     let rooms = Mutex<[String: RoomRuntime]>([:])

@@ -36,11 +36,12 @@ extension RoomRuntime {
     }
 
     /// Like a WebSocket intent in a small room, the intents run right on the calling thread (the transport's
-    /// service thread) when the room's queue is idle and the room has at most `inlineSubscriberLimit` subscribers
-    /// (`queue.sync`: the room's order holds); otherwise they are queued.
-    func applyAsServer(_ intents: [ServerIntent], _ reply: @escaping @Sendable (Result<RoomVersion, AdminFailure>) -> Void) {
+    /// service thread) when `inline` allows, the room's queue is idle and the room has at most
+    /// `inlineSubscriberLimit` subscribers (`queue.sync`: the room's order holds); otherwise they are queued.
+    /// Cluster mode never runs them inline (the caller holds the directory's `owned` lock).
+    func applyAsServer(_ intents: [ServerIntent], inline: Bool = true, _ reply: @escaping @Sendable (Result<RoomVersion, AdminFailure>) -> Void) {
         let work: @Sendable () -> Void = { self.applyOnQueue(intents, reply) }
-        guard queuedBlocks.load(ordering: .relaxed) == 0 else { return submit(work) }
+        guard inline, queuedBlocks.load(ordering: .relaxed) == 0 else { return submit(work) }
         assertNotOnQueue(queue)
         let ran = queue.sync { () -> Bool in
             guard self.subscribers.count <= inlineSubscriberLimit else { return false }
@@ -59,8 +60,7 @@ extension RoomRuntime {
             for _ in intents { metrics.intent(refused: false) }
         } catch {
             metrics.intent(refused: true)
-            let prefix = intents.count > 1 ? "intent \(error.index) (\(intents[error.index].control).\(intents[error.index].intent)): " : ""
-            return reply(.failure(AdminFailure(ProtocolError(error.error.code, prefix + error.error.message, room: name), index: error.index)))
+            return reply(.failure(AdminFailure(error, intents: intents, room: name, numbered: intents.count > 1)))
         }
         replyWithVersion(reply)
     }
@@ -122,13 +122,20 @@ extension RoomRuntime {
             self.armedDeadlines.removeAll()
             forget()
             self.deliver(after: result.version) {
-                let frame = Frame.make(.error(ProtocolError(.roomDeleted, "room \(name) was deleted by the server; you are no longer in it", room: name)))
+                // Cluster mode: the store's deletion told the members on every node (`RedisRoomStore.deleteRoom`).
+                guard self.localDelivery else { return self.subscribers.removeAll() }
+                let frame = Frame.make(.error(Self.deletedError(name)))
                 var toWake: [any RoomSubscriber] = []
                 for subscriber in self.subscribers.values where subscriber.deliver(frame) { toWake.append(subscriber) }
                 if !toWake.isEmpty { self.waker.wake(toWake) }
                 self.subscribers.removeAll()
             }
         }
+    }
+
+    /// What a member of a deleted room is told (it is no longer in the room).
+    static func deletedError(_ room: String) -> ProtocolError {
+        ProtocolError(.roomDeleted, "room \(room) was deleted by the server; you are no longer in it", room: room)
     }
 
     /// Whether the server API deleted the room (any thread): the registry then treats the name as free.

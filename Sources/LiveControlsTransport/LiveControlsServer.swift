@@ -84,6 +84,7 @@ public final class LiveControlsServer: @unchecked Sendable {
     /// Starts the service thread and returns once the port is bound (or throws why it could not be).
     @discardableResult
     public func start() throws -> Int {
+        registry.sessions.closer = self
         do {
             try registry.start()
         } catch {

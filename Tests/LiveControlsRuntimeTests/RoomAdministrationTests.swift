@@ -146,7 +146,7 @@ final class RoomAdministrationTests: XCTestCase {
         try registry.room(named: "idle", template: nil, force: false).queue.sync {}  // its last store answer handled
         clock.advance(nanoseconds: 700_000_000_000)
         registry.unloadIdleRooms(idleSeconds: 600)
-        let list = try reply { registry.listRooms($0) }
+        let list = try reply { registry.listRooms($0) }.get()
         XCTAssertEqual(list.map(\.name), ["demo", "idle"])
         XCTAssertEqual(list.map(\.loaded), [true, false])
     }

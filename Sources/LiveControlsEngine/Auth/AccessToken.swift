@@ -36,8 +36,11 @@ public struct AccessToken: Sendable, Equatable {
         self.issuedAt = issuedAt
     }
 
-    public func allows(room: String) -> Bool {
-        rooms.contains { pattern in
+    public func allows(room: String) -> Bool { Self.patterns(rooms, allow: room) }
+
+    /// Whether one of `patterns` (a room name, `prefix*`, or `*`) names `room`.
+    public static func patterns(_ patterns: [String], allow room: String) -> Bool {
+        patterns.contains { pattern in
             if pattern == "*" { return true }
             if pattern.hasSuffix("*") { return room.hasPrefix(pattern.dropLast()) }
             return pattern == room

@@ -29,11 +29,7 @@ extension ClusterDirectory {
 
     /// Link queue: acquires the lease and starts the room here. Nil when another node won the race.
     private func takeOver(_ room: String, creation: Creation?) throws(RedisError) -> Resolution? {
-        let acquired = try link.run { c throws(RedisError) in
-            try c.eval(ClusterScripts.acquire, keys: [keys.lease(room), keys.fence(room), keys.state(room)],
-                       args: [Array(nodeID.utf8), Array(String(options.leaseMilliseconds).utf8)])
-        }
-        guard let fence = acquired.integer, fence > 0 else { return nil }
+        guard let fence = try acquireLease(room) else { return nil }
         let stored: ClusterStoredRoom?
         do {
             stored = try loadRoom(room)
@@ -77,7 +73,17 @@ extension ClusterDirectory {
         return .owner(nodeID)
     }
 
-    private func makeRuntime(_ room: Room, store: RedisRoomStore) -> RoomRuntime {
+    /// Link queue: takes the room's lease if no node holds it; its new fencing token, or nil when another holds it.
+    func acquireLease(_ room: String) throws(RedisError) -> Int64? {
+        let acquired = try link.run { c throws(RedisError) in
+            try c.eval(ClusterScripts.acquire, keys: [keys.lease(room), keys.fence(room), keys.state(room)],
+                       args: [Array(nodeID.utf8), Array(String(options.leaseMilliseconds).utf8)])
+        }
+        guard let fence = acquired.integer, fence > 0 else { return nil }
+        return fence
+    }
+
+    func makeRuntime(_ room: Room, store: RedisRoomStore) -> RoomRuntime {
         let runtime = RoomRuntime(room: room, store: store, historyLimit: config.historyLimit, waker: waker, metrics: metrics,
                                   scheduler: scheduler, logger: logger, localDelivery: false)
         store.nodeOf = { [unowned runtime] session in runtime.remoteMembers[session]?.node }
@@ -188,6 +194,7 @@ extension ClusterDirectory {
             let redisUp = control.isReachable
             if redisUp { dropGoneMembers() }
             sweepRooms(takeOver: redisUp)
+            sweepAdminRequests()
         }
     }
 

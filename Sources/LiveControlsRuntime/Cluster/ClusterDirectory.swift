@@ -43,10 +43,11 @@ package final class ClusterDirectory: RoomDirectory, @unchecked Sendable {
     let control: RedisLink
     let waker: any SubscriberWaker
     package let metrics = ServerMetrics()
+    package let sessions = SessionCloserSlot()
     let clusterMetrics = ClusterMetrics()
     let scheduler: any RoomScheduler
     let logger: Logger
-    private let maxRooms: Int
+    let maxRooms: Int
     var nodeID: String { options.nodeID }
     var replyTimeoutMilliseconds: Int { options.leaseMilliseconds + 1_000 }
 
@@ -56,6 +57,8 @@ package final class ClusterDirectory: RoomDirectory, @unchecked Sendable {
     let owners = Mutex<[String: String]>([:])
     /// Whether the link queue has a maintenance pass waiting (member drops, takeovers, timeouts).
     let maintenancePending = Mutex(false)
+    /// Server API requests waiting for their answer, by token.
+    let adminWaiters = Mutex<[Int: AdminWaiter]>([:])
     private let tokens = Mutex(0)
     private let subscriberUp = Mutex(false)
     private var subscriber: RedisSubscriber?
@@ -228,9 +231,6 @@ package final class ClusterDirectory: RoomDirectory, @unchecked Sendable {
         }
     }
 
-    /// The server API does not run in cluster mode yet (the transport answers 503 and says so).
-    package var administration: (any RoomAdministration)? { nil }
-
     /// Cluster mode refuses to start with webhooks configured (`ClusterStartError.webhooks`).
     package var webhooks: WebhookDispatcher? { nil }
 
@@ -318,6 +318,8 @@ package final class ClusterDirectory: RoomDirectory, @unchecked Sendable {
         case let .intent(intent): _ = owner.runtime.intent(remote, intent, inline: false)
         case let .leave(id, reason): owner.runtime.leave(remote, id: id, reason: reason)
         case let .snapshot(id): owner.runtime.resync(remote, id: id)
+        case let .admin(call): run(call, on: owner, replyTo: node, token: token)
+        case .disconnect: break  // never for a room's owner: `received` hands it to this node's connections
         }
     }
 
@@ -328,6 +330,12 @@ package final class ClusterDirectory: RoomDirectory, @unchecked Sendable {
             if let owner = ClusterEnvelope.decodeRelease(payload) {
                 forgetOwner(room, owner)
                 rooms.withLock { $0[room] }?.ownerReleased(owner)
+                failAdminRequests(room: room, sentTo: owner)
+                return
+            }
+            if let message = ClusterEnvelope.decodeDeletion(payload) {
+                forgetOwner(room)
+                rooms.withLock { $0[room] }?.deleted(message: message)
                 return
             }
             guard let local = rooms.withLock({ $0[room] }), let publication = ClusterEnvelope.decodePublication(payload) else { return }
@@ -338,6 +346,10 @@ package final class ClusterDirectory: RoomDirectory, @unchecked Sendable {
         case let .reply(reply)?:
             if reply.notOwner { forgetOwner(reply.room) }  // it handed the room back (idle) or lost it
             rooms.withLock { $0[reply.room] }?.replied(reply)
+        case let .adminReply(reply)?:
+            adminReplied(reply)
+        case let .request(request)? where request.request.isDisconnect:
+            if case let .disconnect(grantedRooms) = request.request { disconnectHere(request, grantedRooms: grantedRooms) }
         case let .request(request)?:
             // Under the `owned` lock, as on the fast path: never onto a runtime an idle hand-back has retired.
             let handled = owned.withLock { owned -> Bool in
@@ -353,6 +365,10 @@ package final class ClusterDirectory: RoomDirectory, @unchecked Sendable {
 
     /// A request reached a node that no longer owns the room: the sender's client gets `unavailable`.
     private func refuseNotOwner(_ request: ClusterEnvelope.Request) {
+        if case .admin = request.request {
+            let answer = ClusterEnvelope.adminReply(room: request.room, token: request.token, .failure(Self.changingOwner(request.room)))
+            return link.publish(keys.inbox(request.node), answer)
+        }
         let message = ServerMessage.error(ProtocolError(.unavailable, "room \(request.room) is changing owner; retry in a moment",
                                                         id: requestID(of: request.request), room: request.room)).encoded()
         let envelope = message.withUnsafeBufferPointer {
@@ -366,6 +382,7 @@ package final class ClusterDirectory: RoomDirectory, @unchecked Sendable {
         case let .join(j): return j.id
         case let .intent(i): return i.id
         case let .leave(id, _), let .snapshot(id): return id
+        case .admin, .disconnect: return nil
         }
     }
 

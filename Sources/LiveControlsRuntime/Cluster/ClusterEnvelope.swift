@@ -8,6 +8,26 @@ enum ClusterRequest: Sendable, Equatable {
     case leave(id: RequestID?, reason: HoldEndReason)
     /// A fresh snapshot (a re-join, or a resync after an overflow or a gap).
     case snapshot(id: RequestID?)
+    /// A server API request, run by the room's owner; the answer is an `AdminReply`.
+    case admin(AdminCall)
+    /// A server API request to the node the session's connection is on: close it (`RoomAdministration.disconnect`).
+    case disconnect(grantedRooms: [String]?)
+}
+
+extension ClusterRequest {
+    var isDisconnect: Bool {
+        if case .disconnect = self { return true }
+        return false
+    }
+}
+
+/// A server API request that the room's owner runs (`RoomAdministration`).
+enum AdminCall: Sendable, Equatable {
+    case describe
+    case apply([ServerIntent])
+    case reset
+    case history(epoch: String?, after: Int)
+    case delete
 }
 
 /// What travels between nodes, as bytes: one header line of tab-separated fields, a newline, a body.
@@ -20,6 +40,8 @@ enum ClusterRequest: Sendable, Equatable {
 ///   the room started a new epoch)
 /// - a hand-back on `p:<room>`: `released <owner node>` + nothing: the owner stopped (SIGTERM) and released the
 ///   lease; requests sent to it that it has not answered never will be
+/// - a deletion on `p:<room>`: `deleted <owner node>` + the `room_deleted` error every member gets
+/// - a server API answer to the asking node's inbox: `A <room> <token>` + `{"ok": …}` or `{"error": {code, message…}}`
 enum ClusterEnvelope {
     struct Request: Sendable {
         var request: ClusterRequest
@@ -41,9 +63,17 @@ enum ClusterEnvelope {
         var notOwner = false
     }
 
+    /// The answer to a server API request (`ClusterRequest.admin`, `.disconnect`).
+    struct AdminReply: Sendable {
+        var room: String
+        var token: Int
+        var result: Result<JSONValue, AdminFailure>
+    }
+
     enum Inbox: Sendable {
         case request(Request)
         case reply(Reply)
+        case adminReply(AdminReply)
     }
 
     static func encode(_ r: Request) -> [UInt8] {
@@ -68,6 +98,23 @@ enum ClusterEnvelope {
         case let .snapshot(id):
             kind = "snapshot"
             if let id { body["id"] = id.json }
+        case let .admin(call):
+            kind = "admin"
+            switch call {
+            case .describe: body["call"] = "describe"
+            case let .apply(intents):
+                body["call"] = "apply"
+                body["intents"] = .array(intents.map(\.json))
+            case .reset: body["call"] = "reset"
+            case let .history(epoch, after):
+                body["call"] = "history"
+                if let epoch { body["epoch"] = .string(epoch) }
+                body["after"] = .int(after)
+            case .delete: body["call"] = "delete"
+            }
+        case let .disconnect(grantedRooms):
+            kind = "disconnect"
+            if let grantedRooms { body["rooms"] = .array(grantedRooms.map { .string($0) }) }
         }
         var bytes = Array("Q\t\(kind)\t\(r.room)\t\(r.node)\t\(r.session.rawValue)\t\(r.token)\n".utf8)
         bytes.append(contentsOf: JSONWriter.encode(.object(body)))
@@ -93,6 +140,26 @@ enum ClusterEnvelope {
         return (fields[0], version, fields[2], body)
     }
 
+    static func adminReply(room: String, token: Int, _ result: Result<JSONValue, AdminFailure>) -> [UInt8] {
+        var bytes = Array("A\t\(room)\t\(token)\n".utf8)
+        switch result {
+        case let .success(value): bytes.append(contentsOf: JSONWriter.encode(["ok": value]))
+        case let .failure(failure): bytes.append(contentsOf: JSONWriter.encode(["error": failure.json]))
+        }
+        return bytes
+    }
+
+    /// The owner's notice that it deleted the room: `message` is what every member there is told.
+    static func deletion(owner: String, message: [UInt8]) -> [UInt8] {
+        Array("deleted\t\(owner)\n".utf8) + message
+    }
+
+    /// The message of a deletion notice, or nil when `bytes` is something else.
+    static func decodeDeletion(_ bytes: [UInt8]) -> ArraySlice<UInt8>? {
+        guard bytes.starts(with: "deleted\t".utf8), let (fields, body) = header(bytes), fields.count == 2 else { return nil }
+        return body
+    }
+
     /// The owner's notice that it released the room (it is stopping).
     static func release(owner: String) -> [UInt8] {
         Array("released\t\(owner)\n".utf8)
@@ -110,6 +177,13 @@ enum ClusterEnvelope {
         if kind == "R" || kind == "N", fields.count == 6, let token = Int(fields[3]) {
             return .reply(Reply(room: fields[1], session: SessionID(fields[2]), token: token,
                                 epoch: fields[4].isEmpty ? nil : fields[4], version: Int(fields[5]), message: body, notOwner: kind == "N"))
+        }
+        if kind == "A", fields.count == 3, let token = Int(fields[2]), let json = try? JSONParser.parse(Array(body)) {
+            if let value = json["ok"] { return .adminReply(AdminReply(room: fields[1], token: token, result: .success(value))) }
+            if let failure = json["error"].flatMap(AdminFailure.init(json:)) {
+                return .adminReply(AdminReply(room: fields[1], token: token, result: .failure(failure)))
+            }
+            return nil
         }
         guard kind == "Q", fields.count == 6, let token = Int(fields[5]),
               let json = try? JSONParser.parse(Array(body)), let request = decodeRequest(kind: fields[1], room: fields[2], json)
@@ -134,6 +208,24 @@ enum ClusterEnvelope {
             return .leave(id: id, reason: reason)
         case "snapshot":
             return .snapshot(id: id)
+        case "admin":
+            switch body["call"]?.stringValue {
+            case "describe": return .admin(.describe)
+            case "apply":
+                guard let list = body["intents"]?.arrayValue else { return nil }
+                let intents = list.compactMap(ServerIntent.init(json:))
+                return intents.count == list.count ? .admin(.apply(intents)) : nil
+            case "reset": return .admin(.reset)
+            case "history":
+                guard let after = body["after"]?.intValue else { return nil }
+                return .admin(.history(epoch: body["epoch"]?.stringValue, after: after))
+            case "delete": return .admin(.delete)
+            default: return nil
+            }
+        case "disconnect":
+            guard let rooms = body["rooms"] else { return .disconnect(grantedRooms: nil) }
+            guard let list = rooms.arrayValue else { return nil }
+            return .disconnect(grantedRooms: list.compactMap(\.stringValue))
         default:
             return nil
         }

@@ -124,7 +124,16 @@ final class ClusterRoom: @unchecked Sendable {
     }
 
     func intent(_ connection: any RoomSubscriber, _ request: IntentRequest) {
-        queue.async { self.forward(.intent(request), for: connection, id: request.id) }
+        queue.async {
+            let session = connection.session
+            guard self.members[session] != nil || self.joining[session] != nil else {
+                // Not subscribed here: the room was deleted, or the join failed. The owner would refuse it too.
+                let error = ProtocolError(.notJoined, "you are not in room \(self.name) (it was deleted, or your join failed); join it again", id: request.id, room: self.name)
+                if connection.deliver(Frame.make(.error(error))) { self.directory.waker.wake(connection) }
+                return
+            }
+            self.forward(.intent(request), for: connection, id: request.id)
+        }
     }
 
     /// Queue only.
@@ -220,6 +229,26 @@ final class ClusterRoom: @unchecked Sendable {
                 if self.leaving[session] != nil, request != nil, self.members[session] == nil { self.leaving[session] = nil }
             }
             if connection.deliver(frame) { self.directory.waker.wake(connection) }
+        }
+    }
+
+    /// The owner deleted the room (server API): every session here is told (`message`, the `room_deleted` error)
+    /// and is no longer in it. Each keeps its join: joining again makes the room anew, where that may.
+    func deleted(message: ArraySlice<UInt8>) {
+        queue.async {
+            self.lastHeard = self.directory.scheduler.now()
+            let frame = Frame.make(bytes: message)
+            var toWake: [any RoomSubscriber] = []
+            for connection in self.members.merging(self.joining, uniquingKeysWith: { member, _ in member }).values where connection.deliver(frame) {
+                toWake.append(connection)
+            }
+            if !toWake.isEmpty { self.directory.waker.wake(toWake) }
+            self.members.removeAll()
+            self.joining.removeAll()
+            self.resyncing.removeAll()
+            self.epoch = nil
+            self.version = 0
+            self.publisher = nil
         }
     }
 

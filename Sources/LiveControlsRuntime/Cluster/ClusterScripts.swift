@@ -63,4 +63,30 @@ enum ClusterScripts {
         if tonumber(redis.call('HGET', KEYS[2], 'version') or '-1') < tonumber(ARGV[2]) then return -1 end
         return redis.call('PUBLISH', ARGV[3], ARGV[4])
         """)
+
+    /// KEYS: fence, state, history. ARGV: token, channel, publication. Deletes the room's state and history only
+    /// while `token` is the room's fencing token, and publishes the deletion to every node. The fence stays, so
+    /// a room made again under the same name never gets a token used before. 1 when deleted, 0 when fenced out.
+    static let delete = RedisScript("""
+        if redis.call('GET', KEYS[1]) ~= ARGV[1] then return 0 end
+        redis.call('DEL', KEYS[2], KEYS[3])
+        redis.call('PUBLISH', ARGV[2], ARGV[3])
+        return 1
+        """)
+
+    /// KEYS: n state hashes, then their n leases. For each room: template, epoch, version, members (its `m:`
+    /// fields), lease holder (false when none), read in one step.
+    static let summaries = RedisScript("""
+        local n = #KEYS / 2
+        local out = {}
+        for i = 1, n do
+          local f = redis.call('HMGET', KEYS[i], 'template', 'epoch', 'version')
+          local members = 0
+          for _, field in ipairs(redis.call('HKEYS', KEYS[i])) do
+            if string.sub(field, 1, 2) == 'm:' then members = members + 1 end
+          end
+          out[i] = {f[1], f[2], f[3], members, redis.call('GET', KEYS[n + i])}
+        end
+        return out
+        """)
 }

@@ -94,6 +94,27 @@ final class RedisRoomStore: RoomStore, @unchecked Sendable {
         link.publish(keys.inbox(node), envelope)
     }
 
+    /// Deletes the room (after every write submitted before) and tells every node: their members of the room get
+    /// `room_deleted` and are no longer in it. Fenced like a write; `done` on the link queue.
+    func deleteRoom(named name: String, webhooks: [PendingWebhook], done: @escaping @Sendable ((any Error)?) -> Void) {
+        guard !failed.withLock({ $0 }) else { return done(ClusterStoreError.stopped) }
+        let message = ServerMessage.error(RoomRuntime.deletedError(room)).encoded()
+        let notice = ClusterEnvelope.deletion(owner: owner, message: message)
+        link.eval(ClusterScripts.delete, keys: [keys.fence(room), keys.state(room), keys.history(room)],
+                  args: [Array(String(fence).utf8), Array(keys.patches(room).utf8), notice]) { [self] result in
+            let error: ClusterStoreError?
+            switch result {
+            case let .success(reply) where reply.integer == 1: error = nil
+            case let .success(.error(message)): error = .redis(RedisError(.protocolError, message))
+            case .success: error = .fencedOut
+            case let .failure(redisError): error = .redis(redisError)
+            }
+            // Nothing more is written for this ownership either way.
+            failed.withLock { $0 = true }
+            done(error)
+        }
+    }
+
     /// Refuses every later write (the lease was lost).
     func stop() {
         failed.withLock { $0 = true }

@@ -53,10 +53,6 @@ extension LiveControlsServer {
         if let room = route.room, !grant.allows(room: room) {
             return refuse(wsi, APIError(status: 403, ProtocolError(.forbidden, "the token does not grant room \(room)", room: room)), closeAfter: unread)
         }
-        guard registry.administration != nil else {
-            return refuse(wsi, APIError(status: 503, ProtocolError(.unavailable, "the server API does not run in cluster mode yet; use the WebSocket protocol")),
-                          closeAfter: unread)
-        }
         nextExchange += 1
         let exchange = APIExchange(id: nextExchange, route: route, grant: grant)
         for name in ["after", "epoch", "limit"] { if let value = urlArgument(wsi, name) { exchange.query[name] = value } }
@@ -115,8 +111,9 @@ extension LiveControlsServer {
         switch exchange.route {
         case .listRooms:
             let grant = exchange.grant
-            administration.listRooms { rooms in
-                reply(.ok(["rooms": .array(rooms.filter { grant.allows(room: $0.name) }.map(\.json))]))
+            administration.listRooms { result in
+                reply(result.map { rooms in APIResponse.ok(["rooms": .array(rooms.filter { grant.allows(room: $0.name) }.map(\.json))]) }
+                    .mapError(APIError.init).orFailure)
             }
         case .createRoom:
             switch APIBody.parse(exchange.body).flatMap(APIBody.creation) {
@@ -164,26 +161,25 @@ extension LiveControlsServer {
                 reply(result.map { APIResponse.ok($0.json) }.mapError(APIError.init).orFailure)
             }
         case let .disconnect(room, session):
-            reply(disconnect(session: session, room: room, grant: exchange.grant))
+            administration.disconnect(SessionID(session), room: room, grantedRooms: exchange.grant.token?.rooms) { outcome in
+                reply(Self.response(to: outcome, session: session, room: room))
+            }
         case .webhooks, .failedWebhooks, .retryWebhook:
             handleWebhooks(exchange, reply)
         }
     }
 
-    /// Service thread: closes the connection of a member of `room` on this server with 4001.
-    private func disconnect(session: String, room: String, grant: AuthPolicy.APIGrant) -> APIResponse {
-        guard let connection = connections[SessionID(session)], connection.joined[room] != nil else {
-            return .failure(APIError(status: 404, ProtocolError(.notFound, "no session \(session) is in room \(room) on this server", room: room)))
-        }
-        // The close takes the session out of every room it is in: the token must grant each of them.
-        if let other = connection.joined.keys.sorted().first(where: { !grant.allows(room: $0) }) {
+    private static func response(to outcome: DisconnectOutcome, session: String, room: String) -> APIResponse {
+        switch outcome {
+        case .disconnected:
+            return .ok(["room": .string(room), "session": .string(session), "disconnected": true])
+        case .notFound:
+            return .failure(APIError(status: 404, ProtocolError(.notFound, "no session \(session) is in room \(room)", room: room)))
+        case let .forbidden(other):
             return .failure(APIError(status: 403, ProtocolError(.forbidden, "session \(session) is also in room \(other), which the token does not grant", room: room)))
+        case let .unavailable(message):
+            return .failure(APIError(status: 503, ProtocolError(.unavailable, "the node of session \(session) could not be asked: \(message); retry", room: room)))
         }
-        logger.info("disconnecting a session through the server API", metadata: ["session": "\(session)", "room": "\(room)"])
-        if connection.requestClose(code: Self.disconnectedCloseCode, reason: "disconnected by the server") {
-            lws_callback_on_writable(connection.wsi.raw)
-        }
-        return .ok(["room": .string(room), "session": .string(session), "disconnected": true])
     }
 
     /// The close code of a connection the server API disconnected: the client should not reconnect on its own.
@@ -202,5 +198,29 @@ extension Result where Success == APIResponse, Failure == APIError {
         case let .success(response): return response
         case let .failure(error): return .failure(error)
         }
+    }
+}
+
+/// The server API's `disconnect` reaches this node's connections here (from this node's API, or another
+/// node's in cluster mode).
+extension LiveControlsServer: SessionCloser {
+    package func disconnect(_ session: SessionID, room: String, grantedRooms: [String]?, _ reply: @escaping @Sendable (DisconnectOutcome) -> Void) {
+        let work: @Sendable () -> Void = { [self] in reply(closeConnection(session, room: room, grantedRooms: grantedRooms)) }
+        if hub.onServiceThread { work() } else { hub.perform(work) }
+    }
+
+    /// Service thread: closes the connection of a member of `room` with 4001.
+    private func closeConnection(_ session: SessionID, room: String, grantedRooms: [String]?) -> DisconnectOutcome {
+        serviceThread.assertOn()
+        guard let connection = connections[session], connection.joined[room] != nil else { return .notFound }
+        // The close takes the session out of every room it is in: the token must grant each of them.
+        if let grantedRooms, let other = connection.joined.keys.sorted().first(where: { !AccessToken.patterns(grantedRooms, allow: $0) }) {
+            return .forbidden(otherRoom: other)
+        }
+        logger.info("disconnecting a session through the server API", metadata: ["session": "\(session)", "room": "\(room)"])
+        if connection.requestClose(code: Self.disconnectedCloseCode, reason: "disconnected by the server") {
+            lws_callback_on_writable(connection.wsi.raw)
+        }
+        return .disconnected
     }
 }
