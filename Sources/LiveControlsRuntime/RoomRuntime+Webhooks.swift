@@ -152,6 +152,7 @@ extension RoomRuntime {
     }
 
     private func flushOutbox() {
+        guard !webhookOutboxClosed else { return webhookOutbox.removeAll() }
         var ready: [PendingWebhook] = []
         while let head = webhookOutbox.first, head.ready {
             ready.append(contentsOf: head.events)
@@ -162,11 +163,13 @@ extension RoomRuntime {
 
     /// Queue only: the room stopped (a failed store write). Events of patches that were not stored are dropped; events
     /// with store entries of their own still go once stored. Nothing more is gathered: the stored unannounced
-    /// changes are told at the next start (or when the room loads again).
+    /// changes are told at the next start (or when the room loads again). Cluster mode: nothing more goes from this
+    /// node at all — another node owns the room now, and sends what Redis holds of it.
     func stopWebhooks() {
         assertOnQueue(queue)
         announcing = false
         unannounced = nil
+        if !localDelivery { webhookOutboxClosed = true }
         webhookOutbox.removeAll { $0.droppedOnStop && !$0.ready }
         flushOutbox()
     }

@@ -79,6 +79,8 @@ final class RoomRuntime: RoomEndpoint, @unchecked Sendable {
     /// Events on their way to the dispatcher, in the room's order: each goes once it is ready (its change durable, or
     /// its own store entry committed) and everything before it has gone (queue only; `RoomRuntime+Webhooks.swift`).
     var webhookOutbox: [WebhookOutboxEntry] = []
+    /// Cluster mode: the room stopped acting here; its events are in Redis, for its next owner to send.
+    var webhookOutboxClosed = false
     var nextOutboxID = 0
     /// A stored room re-created in a new epoch: its old epoch's unannounced changes, told in the reset write.
     var pendingChangesOfEarlierEpoch: PendingWebhook?
@@ -284,6 +286,7 @@ final class RoomRuntime: RoomEndpoint, @unchecked Sendable {
         if let patch = update.patch {
             metrics.patch()
             let events = webhooks.map { webhookEvents(for: patch, $0) } ?? []
+            let entry = events.isEmpty ? nil : openOutboxEntry(events, droppedOnStop: true)
             if store.discardsWrites {
                 markDurable(patch.version)  // nothing to write: no encoding of the touched controls
             } else {
@@ -292,10 +295,15 @@ final class RoomRuntime: RoomEndpoint, @unchecked Sendable {
                     write.webhooks = events
                     write.unannouncedChanges = unannounced
                 }
-                persist(write)
+                if let entry, store.isSynchronous {
+                    // Cluster mode: a version counts as durable once its write is in the pipeline, but its events go
+                    // only once Redis has it (a write fenced out is a change that never happened).
+                    persist(write) { error in self.submit { error == nil ? self.outboxEntryReady(entry) : self.dropOutboxEntry(entry) } }
+                } else {
+                    persist(write)
+                }
             }
-            if !events.isEmpty {
-                let entry = openOutboxEntry(events, droppedOnStop: true)
+            if let entry, store.discardsWrites || !store.isSynchronous {
                 deliver(after: patch.version) { self.outboxEntryReady(entry) }
             }
             guard localDelivery else { return carryOutTimers(update) }

@@ -115,12 +115,12 @@ extension SQLiteRoomStore: WebhookStore {
         }
     }
 
-    public func webhookDelivered(eventID: String, endpoint: String) {
-        enqueue(.delivery(eventID: eventID, endpoint: endpoint, failure: nil)) { _ in }
+    public func webhookDelivered(_ event: WebhookEvent, endpoint: String) {
+        enqueue(.delivery(eventID: event.id, endpoint: endpoint, failure: nil)) { _ in }
     }
 
-    public func webhookFailed(eventID: String, endpoint: String, attempts: Int, error: String, atMilliseconds: Int) {
-        enqueue(.delivery(eventID: eventID, endpoint: endpoint, failure: (attempts, error, atMilliseconds))) { _ in }
+    public func webhookFailed(_ event: WebhookEvent, endpoint: String, attempts: Int, error: String, atMilliseconds: Int) {
+        enqueue(.delivery(eventID: event.id, endpoint: endpoint, failure: (attempts, error, atMilliseconds))) { _ in }
     }
 
     public func failedWebhooks(limit: Int) throws -> [FailedWebhook] {

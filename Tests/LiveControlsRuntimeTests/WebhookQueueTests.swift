@@ -40,6 +40,21 @@ final class WebhookQueueTests: XCTestCase {
         XCTAssertEqual(queue.start(now: ms(230)).map(\.event.id), ["a2"], "the next event of the room is not held up for ever")
     }
 
+    func testDroppingARoomKeepsOnlyItsAttemptUnderWayAndLeavesOtherRoomsAlone() {
+        var queue = WebhookQueue(endpoint: endpoint)
+        for (id, room) in [("a1", "a"), ("a2", "a"), ("a3", "a"), ("b1", "b"), ("c1", "c")] { _ = queue.add(event(id, room: room), now: ms(0)) }
+        XCTAssertEqual(queue.start(now: ms(0)).map(\.event.id), ["a1", "b1", "c1"])
+        queue.drop(room: "a")
+        XCTAssertEqual(queue.count, 3, "a2 and a3 gone; a1 is still being attempted")
+        XCTAssertEqual(queue.delivered(room: "a")?.event.id, "a1", "the attempt under way still ends")
+        XCTAssertEqual(queue.start(now: ms(1)), [], "nothing of room a is left")
+        XCTAssertTrue(queue.add(event("a2", room: "a"), now: ms(2)), "a dropped event may come back (from Redis, to its next owner)")
+        queue.drop(room: "c")
+        XCTAssertNotNil(queue.delivered(room: "c"))
+        XCTAssertEqual(queue.waiting.map(\.event.id), ["b1", "a2"])
+        XCTAssertEqual(queue.count, 2)
+    }
+
     func testTheBackoffDoublesUpToItsCapWithJitterInItsUpperHalf() {
         XCTAssertEqual((1...5).map { WebhookQueue.backoff(attempt: $0, endpoint: endpoint, jitter: 1) }, [100, 200, 300, 300, 300])
         XCTAssertEqual(WebhookQueue.backoff(attempt: 2, endpoint: endpoint, jitter: 0), 100)

@@ -48,4 +48,39 @@ final class WebhookRoomTests: XCTestCase {
         XCTAssertEqual(transport.arrived.wait(timeout: .now() + 5), .success)
         XCTAssertEqual(transport.sent.withLock { $0 }, ["room.created"])
     }
+
+    /// A store that counts a write as done when it is submitted (as cluster mode's Redis pipeline does) and says later
+    /// whether it landed.
+    final class PipelinedStore: RoomStore, Sendable {
+        let pending = Mutex<[@Sendable ((any Error)?) -> Void]>([])
+        var isSynchronous: Bool { true }
+        func write(_ write: StoreWrite, done: @escaping @Sendable ((any Error)?) -> Void) { pending.withLock { $0.append(done) } }
+        func land(_ error: (any Error)? = nil) { pending.withLock { $0.removeFirst() }(error) }
+    }
+
+    struct FencedOut: Error {}
+
+    func testWithAPipelinedStoreEventsWaitUntilTheirWriteLandsAndAreDroppedWhenItDoesNot() throws {
+        let store = PipelinedStore()
+        let transport = RecordingTransport()
+        let registry = RoomRegistry(config: try config(), maxRooms: 10, store: store, waker: CountingWaker(), scheduler: ManualScheduler(),
+                                    logger: Logger(label: "test"), webhookTransport: transport)
+        let runtime = try registry.room(named: "r1", template: nil, force: false)
+        let applied = DispatchSemaphore(value: 0)
+        registry.applyIntents("r1", [ServerIntent(control: ControlID("quantity"), intent: "press", args: ["direction": "next"])]) { _ in applied.signal() }
+        registry.applyIntents("r1", [ServerIntent(control: ControlID("quantity"), intent: "release")]) { _ in applied.signal() }
+        for _ in 0..<2 { XCTAssertEqual(applied.wait(timeout: .now() + 5), .success) }
+        runtime.queue.sync {}
+        XCTAssertEqual(store.pending.withLock { $0.count }, 3, "the reset and two patches are in the pipeline")
+        registry.webhooks!.queue.sync {}
+        XCTAssertEqual(transport.sent.withLock { $0 }, [], "nothing before its write landed")
+        store.land()
+        XCTAssertEqual(transport.arrived.wait(timeout: .now() + 5), .success)
+        store.land()
+        store.land(FencedOut())  // the release's write (with hold.ended) never landed
+        runtime.queue.sync {}
+        runtime.queue.sync {}
+        registry.webhooks!.queue.sync {}
+        XCTAssertEqual(transport.sent.withLock { $0 }, ["room.created"], "no event for a change that was not written")
+    }
 }

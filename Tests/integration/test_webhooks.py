@@ -186,15 +186,122 @@ def test_a_dead_receiver_holds_up_neither_the_room_nor_another_endpoint(hooked, 
         dead.stop()
 
 
-def test_webhooks_in_the_config_are_checked_and_cluster_mode_refuses_them(tmp_path, cluster, receiver):
+def test_webhooks_in_the_config_are_checked(tmp_path, receiver):
     bad = tmp_path / "bad.json"
     bad.write_text(json.dumps(webhook_config({"url": receiver.url, "events": ["*"], "secret": "plain"})))
     result = subprocess.run([BINARY, "--port", "0", "--config", str(bad)], capture_output=True, text=True, timeout=30)
     assert result.returncode != 0 and "/webhooks/0/secret" in result.stderr
-    good = tmp_path / "good.json"
-    good.write_text(json.dumps(webhook_config(receiver.endpoint())))
-    with pytest.raises(RuntimeError, match="not sent in cluster mode"):
-        cluster(1, "--config", str(good))
+
+
+@pytest.fixture
+def hooked_cluster(cluster, tmp_path):
+    """`hooked_cluster(n, *endpoints)`: n cluster nodes whose config sends webhooks."""
+    def start(n, *endpoints, interval_ms=200):
+        path = tmp_path / f"config-{time.monotonic_ns()}.json"
+        path.write_text(json.dumps(webhook_config(*endpoints, interval_ms=interval_ms)))
+        return cluster(n, "--config", str(path), "--api-key", API_KEY)
+    return start
+
+
+def test_in_cluster_mode_the_owner_sends_each_event_once_in_order(hooked_cluster, receiver):
+    a_node, b_node = hooked_cluster(2, receiver.endpoint(["member.*", "form.completed", "room.changed"]))
+    ann = a_node.client()
+    ann.join("main", name="Ann")  # a owns the room
+    bob = b_node.client()
+    bob.join("main", name="Bob")
+    bob.intent("f", "set", {"element": "who", "field": "name", "value": "Bob"}, room="main")
+    bob.intent("f", "finish", room="main")
+    bob.close()
+    receiver.wait_for("member.left")
+    completed = receiver.wait_for("form.completed")[0]
+    assert completed["data"]["data"] == {"who": {"name": "Bob"}}
+    changed = receiver.wait_for("room.changed")[0]["data"]
+    assert changed["fromVersion"] == 1 and "f" in changed["controls"]
+    member_events = [e for e in receiver.events if e["type"].startswith("member.")]
+    assert [(e["type"], e["data"]["session"]) for e in member_events] == [
+        ("member.joined", ann.session), ("member.joined", bob.session), ("member.left", bob.session)]
+    versions = [e["data"]["version"] for e in member_events + [completed]]
+    assert sorted(versions) == [e["data"]["version"] for e in receiver.events if e["type"] != "room.changed"]
+    time.sleep(0.5)  # settle: a second sender would show up as a second attempt of an id
+    assert len(receiver.attempts) == len(set(receiver.attempts)) == len(receiver.events), receiver.attempts
+    assert receiver.invalid == []
+
+
+def test_in_cluster_mode_a_takeover_sends_what_the_killed_owner_had_not(hooked_cluster, receiver):
+    receiver.answers = [500] * 1000  # nothing is accepted while the first owner runs
+    endpoint = receiver.endpoint(["member.*", "form.completed"], retryMs=5000)
+    a_node, b_node = hooked_cluster(2, endpoint)
+    ann = a_node.client()
+    ann.join("main", name="Ann")
+    ann.intent("f", "set", {"element": "who", "field": "name", "value": "Ann"}, room="main")
+    ann.intent("f", "finish", room="main")
+    with receiver.changed:
+        receiver.changed.wait_for(lambda: len(set(receiver.attempts)) >= 1, 10)
+    tried = set(receiver.attempts)
+    a_node.proc.kill()  # SIGKILL: its queued deliveries are lost with it; the room's outbox in Redis is not
+    receiver.answers = []
+    bob = b_node.client()
+    deadline = time.monotonic() + 10
+    while bob.join("main", name="Bob")["type"] != "snapshot":  # unavailable until the lease lapses
+        assert time.monotonic() < deadline
+        time.sleep(0.1)
+    receiver.wait_for("form.completed")
+    left = receiver.wait_for("member.left")  # Ann's node is gone: she leaves
+    assert types(receiver.events)[:2] == ["member.joined", "form.completed"], "the old owner's events first, in order"
+    assert tried <= {e["id"] for e in receiver.events}, "the same event ids as the killed owner tried"
+    assert left[0]["data"]["session"] == ann.session
+
+
+def test_in_cluster_mode_a_retry_leaves_the_events_other_endpoints_still_owe(hooked_cluster, receiver):
+    other = Receiver()
+    try:
+        receiver.answers = [500]  # given up at once for this endpoint, then retried through the API
+        other.answers = [500] * 1000  # still owed to this one when the owner dies
+        a_node, b_node = hooked_cluster(2, receiver.endpoint(["member.joined"], maxAttempts=1),
+                                        other.endpoint(["member.joined"], retryMs=60_000))
+        a_node.client().join("main")
+        a_node.wait_for_log("webhook delivery failed for good")
+        event_id = API(b_node).get("/webhooks/failed").json()["failed"][0]["event"]["id"]
+        assert API(b_node).post(f"/webhooks/failed/{event_id}/retry").json()["retried"] == 1
+        assert receiver.wait_for("member.joined")[0]["id"] == event_id
+        a_node.proc.kill()
+        other.answers = []
+        bob = b_node.client()
+        deadline = time.monotonic() + 10
+        while bob.join("main")["type"] != "snapshot":  # the takeover sends what the room's outbox still owes
+            assert time.monotonic() < deadline
+            time.sleep(0.1)
+        assert other.wait_for("member.joined")[0]["id"] == event_id
+    finally:
+        other.stop()
+
+
+def test_in_cluster_mode_events_of_a_room_nobody_uses_are_sent_once_its_killed_owner_is_gone(hooked_cluster, receiver):
+    receiver.answers = [500] * 1000
+    a_node, b_node = hooked_cluster(2, receiver.endpoint(["member.*"], retryMs=5000))
+    ann = a_node.client()
+    ann.join("main")
+    with receiver.changed:
+        receiver.changed.wait_for(lambda: len(receiver.attempts) >= 1, 10)
+    a_node.proc.kill()  # nobody uses the room afterwards: no node takes it over
+    receiver.answers = []
+    joined = receiver.wait_for("member.joined", timeout=15)  # the other node's look for orphaned outboxes
+    assert joined[0]["id"] == receiver.attempts[0] and joined[0]["data"]["session"] == ann.session
+    b_node.wait_for_log("webhook events of a room no node owns are sent from here")
+
+
+def test_in_cluster_mode_a_delivery_given_up_on_one_node_is_listed_and_retried_on_another(hooked_cluster, receiver):
+    receiver.answers = [500]
+    a_node, b_node = hooked_cluster(2, receiver.endpoint(["member.joined"], maxAttempts=1))
+    a_node.client().join("main")
+    a_node.wait_for_log("webhook delivery failed for good")
+    failed = API(b_node).get("/webhooks/failed").json()["failed"]
+    assert len(failed) == 1 and failed[0]["event"]["type"] == "member.joined" and failed[0]["error"] == "HTTP 500"
+    event_id = failed[0]["event"]["id"]
+    assert API(b_node).post(f"/webhooks/failed/{event_id}/retry").json() == {"id": event_id, "retried": 1}
+    assert receiver.wait_for("member.joined")[0]["id"] == event_id
+    assert API(a_node).get("/webhooks/failed").json()["failed"] == []
+    assert API(a_node).post(f"/webhooks/failed/{event_id}/retry").status_code == 404
 
 
 def test_room_changed_tells_every_version_once_across_kill_9(hooked, receiver, tmp_path):

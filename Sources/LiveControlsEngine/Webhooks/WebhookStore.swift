@@ -1,5 +1,5 @@
-/// The durable side of webhook deliveries (SQLite with `--data-dir`): each event is stored with the change it
-/// stands for (`StoreWrite.webhooks`), one delivery per endpoint, until it is delivered or given up.
+/// The durable side of webhook deliveries (SQLite with `--data-dir`; Redis in cluster mode): each event is stored
+/// with the change it stands for (`StoreWrite.webhooks`), one delivery per endpoint, until it is delivered or given up.
 public protocol WebhookStore: Sendable {
     /// At start: turns every room's unannounced changes into `room.changed` events (`make` builds each, for the
     /// endpoints that want it), drops deliveries for endpoints no longer configured, and returns how many were dropped.
@@ -7,9 +7,9 @@ public protocol WebhookStore: Sendable {
     /// Deliveries still to make to `endpoint`, oldest first (per room, in the order the changes happened).
     func pendingWebhooks(endpoint: String, limit: Int) throws -> [WebhookEvent]
     /// A delivery succeeded: it is forgotten.
-    func webhookDelivered(eventID: String, endpoint: String)
+    func webhookDelivered(_ event: WebhookEvent, endpoint: String)
     /// A delivery's last attempt failed: kept as failed (listed, retried on request).
-    func webhookFailed(eventID: String, endpoint: String, attempts: Int, error: String, atMilliseconds: Int)
+    func webhookFailed(_ event: WebhookEvent, endpoint: String, attempts: Int, error: String, atMilliseconds: Int)
     /// Failed deliveries, newest first.
     func failedWebhooks(limit: Int) throws -> [FailedWebhook]
     /// Makes the failed deliveries of event `id` pending again, if `allowed` accepts its room; returns them (empty:

@@ -252,7 +252,7 @@ extension ClusterDirectory: RoomAdministration {
         guard let removed else { return }
         forgetOwner(room)
         removed.store.stop()
-        releaseLease(room)
+        releaseLeaseAfterItsWrites(room)
         logger.info("room deleted through the API", metadata: ["room": "\(room)"])
     }
 
@@ -301,7 +301,15 @@ extension ClusterDirectory: RoomAdministration {
             room.startHere()
             let details = RoomDetails(name: name, template: recipe.name, epoch: room.epoch, version: room.version, state: room.render(), members: [])
             let store = RedisRoomStore(room: name, fence: fence, owner: nodeID, link: link, keys: keys, historyLimit: config.historyLimit)
+            let leftover: [PendingWebhook]
+            do {
+                leftover = try leftoverWebhooks(name)  // a deleted room's last events, if its owner could not send them
+            } catch {
+                releaseLease(name)
+                throw error
+            }
             let runtime = makeRuntime(room, store: store)
+            webhooks?.enqueue(leftover)
             owned.withLock { $0[name] = Owned(runtime: runtime, store: store) }
             owners.withLock { $0[name] = nodeID }
             runtime.persistReset { error in
@@ -324,20 +332,7 @@ extension ClusterDirectory: RoomAdministration {
 
     /// Every room Redis holds, with whether a node owns it.
     private func storedRooms() throws(RedisError) -> [RoomSummary] {
-        let head = keys.state("")
-        var names = Set<String>()
-        var cursor = "0"
-        repeat {
-            let reply = try link.run { c throws(RedisError) in
-                try c.command(["SCAN", cursor, "MATCH", Self.globEscaped(head) + "*", "COUNT", "1000"])
-            }
-            guard case let .array(parts) = reply, parts.count == 2, let next = parts[0].text, case let .array(found) = parts[1] else {
-                throw RedisError(.protocolError, "unexpected SCAN reply")
-            }
-            cursor = next
-            for key in found.compactMap(\.text) where key.hasPrefix(head) { names.insert(String(key.dropFirst(head.count))) }
-        } while cursor != "0"
-        let sorted = names.sorted()
+        let sorted = try roomNames(withKey: keys.state).sorted()
         var summaries: [RoomSummary] = []
         for start in stride(from: 0, to: sorted.count, by: 256) {
             let batch = Array(sorted[start..<min(start + 256, sorted.count)])
@@ -355,15 +350,6 @@ extension ClusterDirectory: RoomAdministration {
             }
         }
         return summaries
-    }
-
-    private static func globEscaped(_ text: String) -> String {
-        var escaped = ""
-        for character in text {
-            if "*?[]\\".contains(character) { escaped.append("\\") }
-            escaped.append(character)
-        }
-        return escaped
     }
 
     static func unreachable(_ error: RedisError) -> AdminFailure {

@@ -31,8 +31,10 @@ extension ClusterDirectory {
     private func takeOver(_ room: String, creation: Creation?) throws(RedisError) -> Resolution? {
         guard let fence = try acquireLease(room) else { return nil }
         let stored: ClusterStoredRoom?
+        let leftover: [PendingWebhook]
         do {
             stored = try loadRoom(room)
+            leftover = try leftoverWebhooks(room)
         } catch {
             releaseLease(room)
             throw error
@@ -42,6 +44,10 @@ extension ClusterDirectory {
         if let stored, let template = config.templates[stored.room.template],
            let restored = Room(restoring: stored.room, template: template, historyLimit: config.historyLimit) {
             runtime = makeRuntime(restored, store: store)
+            webhooks?.enqueue(leftover)
+            if let changes = stored.room.unannounced {
+                runtime.submit { runtime.resumeAnnouncing(changes) }  // gathered by the last owner, told from here
+            }
             runtime.adoptMembers(stored.nodes) { node, session in
                 RemoteSession(node: node, session: session, token: 0, outlet: store)
             }
@@ -64,6 +70,13 @@ extension ClusterDirectory {
             }
             let fresh = Room(name: room, template: config.templates[templateName]!, epoch: RoomRegistry.newEpoch(), historyLimit: config.historyLimit)
             runtime = makeRuntime(fresh, store: store)
+            webhooks?.enqueue(leftover)
+            if let stored, let changes = stored.room.unannounced, let webhooks {
+                // The old epoch's changes not yet told go out with the new epoch's reset.
+                let earlier = webhooks.pending(WebhookDraft(type: "room.changed", data: WebhookDispatcher.changedData(
+                    room: room, changes, toVersion: stored.room.version)), room: room)
+                runtime.submit { runtime.pendingChangesOfEarlierEpoch = earlier }
+            }
             runtime.persistReset()
             logger.info("room created", metadata: ["room": "\(room)", "template": "\(templateName)", "epoch": "\(fresh.epoch)", "fence": "\(fence)"])
         }
@@ -85,7 +98,7 @@ extension ClusterDirectory {
 
     func makeRuntime(_ room: Room, store: RedisRoomStore) -> RoomRuntime {
         let runtime = RoomRuntime(room: room, store: store, historyLimit: config.historyLimit, waker: waker, metrics: metrics,
-                                  scheduler: scheduler, logger: logger, localDelivery: false)
+                                  scheduler: scheduler, logger: logger, localDelivery: false, webhooks: webhooks)
         store.nodeOf = { [unowned runtime] session in runtime.remoteMembers[session]?.node }
         runtime.onStoreFailure = { [weak self, weak runtime] error in
             guard let self, let runtime else { return }
@@ -106,13 +119,20 @@ extension ClusterDirectory {
         clusterMetrics.relinquished()
         removed.store.stop()
         removed.runtime.relinquish()
-        releaseLease(room)
+        webhooks?.forget(room: room)  // its next owner sends what is left, from Redis
+        releaseLeaseAfterItsWrites(room)
         logger.warning("room no longer owned here: \(why)", metadata: ["room": "\(room)"])
     }
 
-    /// Link queue: gives the lease up if this node still holds it (best effort).
+    /// Link queue: gives the lease up if this node still holds it (best effort), at once.
     func releaseLease(_ room: String) {
         _ = try? link.run { c throws(RedisError) in try c.eval(ClusterScripts.release, keys: [keys.lease(room)], args: [Array(nodeID.utf8)]) }
+    }
+
+    /// Any thread: gives the lease up behind every command the room's ownership put in the pipeline (its last
+    /// writes, its `room.unloaded`, its deletion): no other node can fence those out by taking the room first.
+    func releaseLeaseAfterItsWrites(_ room: String) {
+        link.eval(ClusterScripts.release, keys: [keys.lease(room)], args: [Array(nodeID.utf8)]) { _ in }
     }
 
     /// Link queue: which of `nodes` are still running (their `alive:` key exists).
@@ -195,6 +215,7 @@ extension ClusterDirectory {
             if redisUp { dropGoneMembers() }
             sweepRooms(takeOver: redisUp)
             sweepAdminRequests()
+            if redisUp { sweepOrphanedOutboxes() }
         }
     }
 

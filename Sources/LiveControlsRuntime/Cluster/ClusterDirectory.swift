@@ -1,4 +1,5 @@
 import Dispatch
+import Foundation
 import LiveControlsEngine
 import LiveControlsProtocol
 import LiveControlsRedis
@@ -48,6 +49,9 @@ package final class ClusterDirectory: RoomDirectory, @unchecked Sendable {
     let scheduler: any RoomScheduler
     let logger: Logger
     let maxRooms: Int
+    /// Sends the webhook events of the rooms this node owns (nil: none configured); their outbox is in Redis.
+    package let webhooks: WebhookDispatcher?
+    let webhookOutbox: RedisWebhookStore
     var nodeID: String { options.nodeID }
     var replyTimeoutMilliseconds: Int { options.leaseMilliseconds + 1_000 }
 
@@ -65,11 +69,13 @@ package final class ClusterDirectory: RoomDirectory, @unchecked Sendable {
     private var ticker: (any RoomTimer)?
     /// Control link queue only: when the ticker fires next (deadlines on a fixed grid, so ticks do not drift).
     private var nextTick = Instant(nanoseconds: 0)
+    /// Link queue only: when the next look for orphaned webhook outboxes is due (`sweepOrphanedOutboxes`).
+    var nextOutboxSweep = Instant(nanoseconds: 0)
     /// Control link queue only: an outage of Redis was logged (once, until it answers again).
     var redisLostLogged = false
 
     package init(options: ClusterOptions, config: ServerConfig, maxRooms: Int, waker: any SubscriberWaker,
-         scheduler: any RoomScheduler = DispatchRoomScheduler(), logger: Logger) {
+         scheduler: any RoomScheduler = DispatchRoomScheduler(), logger: Logger, webhookTransport: (any WebhookTransport)? = nil) {
         self.options = options
         self.config = config
         self.maxRooms = maxRooms
@@ -82,6 +88,13 @@ package final class ClusterDirectory: RoomDirectory, @unchecked Sendable {
         var logger = logger
         logger[metadataKey: "node"] = "\(options.nodeID)"
         self.logger = logger
+        let outbox = RedisWebhookStore(link: link, keys: keys)
+        self.webhookOutbox = outbox
+        self.webhooks = config.webhooks.isEmpty ? nil : WebhookDispatcher(
+            endpoints: config.webhooks, changeIntervalMs: config.webhookChangeIntervalMs, store: outbox,
+            transport: webhookTransport ?? URLSessionWebhookTransport(), scheduler: scheduler, metrics: metrics, logger: logger,
+            wallClock: { Int((Date().timeIntervalSince1970 * 1000).rounded(.down)) })
+        outbox.ownedRooms = { [unowned self] in owned.withLock { Array($0.keys) } }
     }
 
     func nextToken() -> Int { tokens.withLock { $0 += 1; return $0 } }
@@ -101,10 +114,8 @@ package final class ClusterDirectory: RoomDirectory, @unchecked Sendable {
     }
 
     package func start() throws {
-        guard config.webhooks.isEmpty else {
-            throw ClusterStartError.webhooks
-        }
         RedisProcess.ignoreSIGPIPE()
+        try webhooks?.start()
         let subscriber = RedisSubscriber(
             endpoint: options.redis, channels: [keys.inbox(nodeID)], patterns: [keys.patchPattern],
             pingIntervalMilliseconds: min(1_000, max(100, options.leaseMilliseconds / 3)),
@@ -140,7 +151,7 @@ package final class ClusterDirectory: RoomDirectory, @unchecked Sendable {
             for (name, owner) in handedBack {
                 owner.runtime.stop()
                 owner.store.stop()
-                releaseLease(name)
+                releaseLeaseAfterItsWrites(name)
             }
             owned.withLock { $0.removeAll() }
             // Sessions here are gone too: owners elsewhere may drop them now rather than a lease later.
@@ -151,6 +162,8 @@ package final class ClusterDirectory: RoomDirectory, @unchecked Sendable {
         // every reply this node sent: nothing it answered is failed.
         for name in handedBack.keys { link.publish(keys.patches(name), ClusterEnvelope.release(owner: nodeID)) }
         link.waitUntilSent()
+        // What it had not sent stays in the rooms' outboxes in Redis: their next owners send it.
+        webhooks?.stop()
         subscriber?.stop()
         link.close()
         control.close()
@@ -223,16 +236,13 @@ package final class ClusterDirectory: RoomDirectory, @unchecked Sendable {
                 link.queue.async { [self] in
                     forgetOwner(name)
                     mine.store.stop()
-                    releaseLease(name)
+                    releaseLeaseAfterItsWrites(name)
                     clusterMetrics.relinquished()
                     logger.info("room handed back: nobody was in it for the idle time", metadata: ["room": "\(name)"])
                 }
             }
         }
     }
-
-    /// Cluster mode refuses to start with webhooks configured (`ClusterStartError.webhooks`).
-    package var webhooks: WebhookDispatcher? { nil }
 
     package func metricLines() -> [String] {
         clusterMetrics.lines(redisUp: health().ready, ownedRooms: owned.withLock { $0.count })
@@ -394,18 +404,6 @@ package final class ClusterDirectory: RoomDirectory, @unchecked Sendable {
             for room in rooms.withLock({ Array($0.values) }) { room.redisReconnected() }
         } else if wasUp {
             logger.warning("Redis subscriber lost its connection; reconnecting")
-        }
-    }
-}
-
-/// Why cluster mode does not start.
-enum ClusterStartError: Error, CustomStringConvertible {
-    /// The config names webhooks, which only one node sends for now.
-    case webhooks
-
-    var description: String {
-        switch self {
-        case .webhooks: return "the config has webhooks, which are not sent in cluster mode yet (run one node, or remove webhooks)"
         }
     }
 }

@@ -6,6 +6,9 @@
 /// | `fence:<room>` | integer | the fencing token, incremented at every acquisition |
 /// | `state:<room>` | hash | `template`, `epoch`, `version`, `fence`, `c:<control>` (kind, newline, state), `m:<session>` (member) |
 /// | `hist:<room>` | list | the recent patches, as sent to clients (for resume) |
+/// | `wh:<room>` | hash | webhook events not yet delivered everywhere: `#` (a counter), `<event id>` → `<seq>\n<endpoint URLs, tab-separated>\n<event JSON>` |
+/// | `whsend:<room>` | string, TTL | the node sending the outbox of a room no node owns |
+/// | `whfailed` | hash | deliveries given up: `<event id>\t<endpoint>` → JSON (`FailedWebhook`) |
 /// | `alive:<node>` | string, TTL | present while the node runs |
 /// | channel `p:<room>` | pub/sub | each patch, published once by the owner inside its fenced write |
 /// | channel `n:<node>` | pub/sub | requests forwarded to the node, and replies for its sessions |
@@ -17,6 +20,9 @@ struct ClusterKeys: Sendable {
     func state(_ room: String) -> String { prefix + "state:" + room }
     func history(_ room: String) -> String { prefix + "hist:" + room }
     func alive(_ node: String) -> String { prefix + "alive:" + node }
+    func webhooks(_ room: String) -> String { prefix + "wh:" + room }
+    var failedWebhooks: String { prefix + "whfailed" }
+    func outboxClaim(_ room: String) -> String { prefix + "whsend:" + room }
     func patches(_ room: String) -> String { prefix + "p:" + room }
     var patchPattern: String { prefix + "p:*" }
     func inbox(_ node: String) -> String { prefix + "n:" + node }

@@ -3,6 +3,27 @@ import LiveControlsProtocol
 import LiveControlsRedis
 
 extension ClusterDirectory {
+    /// Link queue: the rooms that have a key made by `key` (`keys.state`, `keys.webhooks`), found with `SCAN`.
+    func roomNames(withKey key: (String) -> String) throws(RedisError) -> Set<String> {
+        let head = key("")
+        var pattern = ""
+        for character in head {
+            if "*?[]\\".contains(character) { pattern.append("\\") }  // the prefix is taken literally
+            pattern.append(character)
+        }
+        var names = Set<String>()
+        var cursor = "0"
+        repeat {
+            let reply = try link.run { c throws(RedisError) in try c.command(["SCAN", cursor, "MATCH", pattern + "*", "COUNT", "1000"]) }
+            guard case let .array(parts) = reply, parts.count == 2, let next = parts[0].text, case let .array(found) = parts[1] else {
+                throw RedisError(.protocolError, "unexpected SCAN reply")
+            }
+            cursor = next
+            for key in found.compactMap(\.text) where key.hasPrefix(head) { names.insert(String(key.dropFirst(head.count))) }
+        } while cursor != "0"
+        return names
+    }
+
     /// Link queue: the room as `RedisRoomStore` wrote it (state hash and recent patches); nil when none.
     func loadRoom(_ room: String) throws(RedisError) -> ClusterStoredRoom? {
         let replies = try link.run { c throws(RedisError) in
@@ -25,11 +46,14 @@ extension ClusterDirectory {
         var controls: [ControlID: String] = [:]
         var members: [(seq: Int, session: SessionID, name: String?)] = []
         var nodes: [SessionID: String] = [:]
+        var unannounced: UnannouncedChanges?
         for (field, value) in fields {
             if field.hasPrefix("c:") {
                 let content = String(decoding: value, as: UTF8.self)
                 guard let newline = content.firstIndex(of: "\n") else { continue }
                 controls[ControlID(String(field.dropFirst(2)))] = String(content[content.index(after: newline)...])
+            } else if field == "u" {
+                unannounced = (try? JSONParser.parse(value)).flatMap(UnannouncedChanges.init(json:))
             } else if field.hasPrefix("m:"), let record = (try? JSONParser.parse(value))?.arrayValue, record.count == 3 {
                 let session = SessionID(String(field.dropFirst(2)))
                 members.append((record[0].intValue ?? 0, session, record[1].stringValue))
@@ -46,8 +70,9 @@ extension ClusterDirectory {
                 history.append(Patch(version: patchVersion, ops: ops, cause: message["cause"] ?? .null))
             }
         }
-        let stored = StoredRoom(name: room, template: template, epoch: epoch, version: version, controls: controls,
+        var stored = StoredRoom(name: room, template: template, epoch: epoch, version: version, controls: controls,
                                 members: members.map { ($0.session, $0.name) }, history: history)
+        stored.unannounced = unannounced
         return ClusterStoredRoom(room: stored, nodes: nodes)
     }
 }

@@ -98,6 +98,13 @@ final class RedisLink: @unchecked Sendable {
         if batch.withLock({ $0.drainScheduled && $0.head < $0.commands.count }) { queue.async { self.drain() } }
     }
 
+    /// Queue only: sends everything submitted so far before the caller's next exchange (`run`) — for a read that
+    /// must see the pipelined writes before it.
+    func flushPipeline() {
+        dispatchPrecondition(condition: .onQueue(queue))
+        while batch.withLock({ $0.head < $0.commands.count }) { drain() }
+    }
+
     /// Any thread: PUBLISH, pipelined; `receivers` gets how many subscribers received it.
     func publish(_ channel: String, _ payload: [UInt8], receivers: (@Sendable (Result<Int, RedisError>) -> Void)? = nil) {
         submit([Array("PUBLISH".utf8), Array(channel.utf8), payload]) { result in

@@ -55,6 +55,7 @@ final class RedisRoomStore: RoomStore, @unchecked Sendable {
             previous = Array(String(patch.version - 1).utf8)
         }
         for control in w.controls { set.append(("c:" + control.id.rawValue, Array((control.kind + "\n" + control.state).utf8))) }
+        if let changes = w.unannouncedChanges { set.append(("u", JSONWriter.encode(changes.json))) }
         for (index, member) in w.joined.enumerated() {
             let seq = reset ? index : w.version
             let record: JSONValue = [.int(seq), member.name.map { .string($0) } ?? .null, nodeOf(member.session).map { .string($0) } ?? .null]
@@ -67,8 +68,9 @@ final class RedisRoomStore: RoomStore, @unchecked Sendable {
         for (field, value) in set { args.append(Array(field.utf8)); args.append(value) }
         args.append(Array(String(delete.count).utf8))
         for field in delete { args.append(Array(field.utf8)) }
+        args += Self.eventArguments(w.webhooks)
 
-        link.eval(ClusterScripts.write, keys: [keys.fence(room), keys.state(room), keys.history(room)], args: args) { [self] result in
+        link.eval(ClusterScripts.write, keys: [keys.fence(room), keys.state(room), keys.history(room), keys.webhooks(room)], args: args) { [self] result in
             let error: ClusterStoreError?
             switch result {
             case let .success(reply) where reply.integer == 1: error = nil
@@ -100,8 +102,8 @@ final class RedisRoomStore: RoomStore, @unchecked Sendable {
         guard !failed.withLock({ $0 }) else { return done(ClusterStoreError.stopped) }
         let message = ServerMessage.error(RoomRuntime.deletedError(room)).encoded()
         let notice = ClusterEnvelope.deletion(owner: owner, message: message)
-        link.eval(ClusterScripts.delete, keys: [keys.fence(room), keys.state(room), keys.history(room)],
-                  args: [Array(String(fence).utf8), Array(keys.patches(room).utf8), notice]) { [self] result in
+        link.eval(ClusterScripts.delete, keys: [keys.fence(room), keys.state(room), keys.history(room), keys.webhooks(room)],
+                  args: [Array(String(fence).utf8), Array(keys.patches(room).utf8), notice] + Self.eventArguments(webhooks)) { [self] result in
             let error: ClusterStoreError?
             switch result {
             case let .success(reply) where reply.integer == 1: error = nil
@@ -113,6 +115,31 @@ final class RedisRoomStore: RoomStore, @unchecked Sendable {
             failed.withLock { $0 = true }
             done(error)
         }
+    }
+
+    /// Stores events that come with no change (`room.unloaded`, a gathered `room.changed`), fenced, in order with the
+    /// writes; `clearsUnannounced` forgets the room's unannounced changes in the same step.
+    func recordWebhooks(_ webhooks: [PendingWebhook], room: String, clearsUnannounced: Bool, done: @escaping @Sendable ((any Error)?) -> Void) {
+        let args = [Array(String(fence).utf8), [clearsUnannounced ? 0x31 : 0x30]] + Self.eventArguments(webhooks)
+        link.eval(ClusterScripts.recordWebhooks, keys: [keys.fence(room), keys.state(room), keys.webhooks(room)], args: args) { result in
+            switch result {
+            case let .success(reply) where reply.integer == 1: done(nil)
+            case let .success(.error(message)): done(ClusterStoreError.redis(RedisError(.protocolError, message)))
+            case .success: done(ClusterStoreError.fencedOut)
+            case let .failure(error): done(ClusterStoreError.redis(error))
+            }
+        }
+    }
+
+    /// The webhook events of a script's arguments: their count, then each one's id and record.
+    private static func eventArguments(_ webhooks: [PendingWebhook]) -> [[UInt8]] {
+        let stored = webhooks.filter { !$0.endpoints.isEmpty }
+        var args: [[UInt8]] = [Array(String(stored.count).utf8)]
+        for webhook in stored {
+            args.append(Array(webhook.event.id.utf8))
+            args.append(RedisWebhookStore.record(webhook))
+        }
+        return args
     }
 
     /// Refuses every later write (the lease was lost).

@@ -37,6 +37,9 @@ package final class WebhookDispatcher: @unchecked Sendable {
     private var states: [Endpoint] = []
     /// Set by `stop`: nothing more is attempted or recorded.
     private var stopped = false
+    /// Cluster mode: rooms another node owns now (`forget`). An attempt under way for one of them is not retried
+    /// or recorded as failed when it fails: the new owner sends it.
+    private var forgotten: Set<String> = []
     /// Without a store: deliveries given up, newest last (at most `failedKept`).
     private var failedInMemory: [FailedWebhook] = []
     private static let failedKept = 1_000
@@ -100,6 +103,7 @@ package final class WebhookDispatcher: @unchecked Sendable {
         guard !webhooks.isEmpty else { return }
         queue.async {
             for webhook in webhooks {
+                self.forgotten.remove(webhook.event.room)  // it is this node's again (a takeover)
                 for url in webhook.endpoints {
                     guard let index = self.endpoints.firstIndex(where: { $0.url == url }) else { continue }
                     self.add(webhook.event, to: index)
@@ -151,10 +155,24 @@ package final class WebhookDispatcher: @unchecked Sendable {
             }
             for (url, event) in again {
                 guard let index = self.endpoints.firstIndex(where: { $0.url == url }) else { continue }
-                self.add(event, to: index)
+                // Even while deliveries wait in the store: a refill may not read this one back (cluster mode reads
+                // only the outboxes of the rooms this node owns).
+                self.add(event, to: index, evenIfSpilled: true)
                 self.pump(index)
             }
             reply(.success((again.count, nil)))
+        }
+    }
+
+    /// Cluster mode: this node lost `room` (another owner sends its events from now on): what waits for it here is
+    /// dropped, except the attempts under way (their outcome is still recorded).
+    package func forget(room: String) {
+        queue.async {
+            for index in self.states.indices {
+                self.states[index].deliveries.drop(room: room)
+                self.states[index].metrics.pending.set(to: Double(self.states[index].deliveries.count))
+            }
+            if self.states.contains(where: { $0.deliveries.inFlight[room] != nil }) { self.forgotten.insert(room) }
         }
     }
 
@@ -169,9 +187,9 @@ package final class WebhookDispatcher: @unchecked Sendable {
 
     // MARK: On the queue
 
-    private func add(_ event: WebhookEvent, to index: Int) {
+    private func add(_ event: WebhookEvent, to index: Int, evenIfSpilled: Bool = false) {
         assertOnQueue(queue)
-        guard !states[index].spilled else { return }  // it is in the store; it comes back with the rest, in order
+        guard evenIfSpilled || !states[index].spilled else { return }  // it is in the store; it comes back with the rest, in order
         if states[index].deliveries.add(event, now: scheduler.now()) {
             states[index].metrics.pending.set(to: Double(states[index].deliveries.count))
             return
@@ -237,7 +255,10 @@ package final class WebhookDispatcher: @unchecked Sendable {
         assertOnQueue(queue)
         guard !stopped else { return }
         let now = scheduler.now()
-        if let failure {
+        if let failure, forgotten.contains(event.room) {
+            _ = states[index].deliveries.failed(room: event.room, now: now, jitter: 0)
+            states[index].deliveries.drop(room: event.room)
+        } else if let failure {
             switch states[index].deliveries.failed(room: event.room, now: now, jitter: jitter()) {
             case let .gaveUp(delivery)?:
                 giveUp(delivery, at: index, error: failure)
@@ -249,8 +270,9 @@ package final class WebhookDispatcher: @unchecked Sendable {
         } else if let delivery = states[index].deliveries.delivered(room: event.room) {
             states[index].metrics.sent.increment()
             states[index].metrics.latency.record(.nanoseconds(Int64(now.nanoseconds &- delivery.queuedAt.nanoseconds)))
-            store?.webhookDelivered(eventID: event.id, endpoint: endpoints[index].url)
+            store?.webhookDelivered(event, endpoint: endpoints[index].url)
         }
+        if !forgotten.isEmpty, !states.contains(where: { $0.deliveries.inFlight[event.room] != nil }) { forgotten.remove(event.room) }
         states[index].metrics.pending.set(to: Double(states[index].deliveries.count))
         if states[index].deliveries.count == 0 && states[index].spilled { return refill(index) }
         pump(index)
@@ -264,7 +286,7 @@ package final class WebhookDispatcher: @unchecked Sendable {
         states[index].metrics.failed.increment()
         let at = wallClock()
         if let store {
-            store.webhookFailed(eventID: delivery.event.id, endpoint: url, attempts: delivery.attempts, error: error, atMilliseconds: at)
+            store.webhookFailed(delivery.event, endpoint: url, attempts: delivery.attempts, error: error, atMilliseconds: at)
         } else {
             failedInMemory.append(FailedWebhook(endpoint: url, event: delivery.event, attempts: delivery.attempts, error: error, failedAt: at))
             if failedInMemory.count > Self.failedKept { failedInMemory.removeFirst(failedInMemory.count - Self.failedKept) }

@@ -93,6 +93,20 @@ struct WebhookQueue {
         return Int(capped * (0.5 + 0.5 * min(max(jitter, 0), 1)))
     }
 
+    /// Drops `room`'s waiting deliveries, except one in flight (its outcome still comes).
+    mutating func drop(room: String) {
+        guard let list = rooms[room] else { return }
+        let kept = inFlight[room] != nil ? Array(list.prefix(1)) : []
+        for delivery in list.dropFirst(kept.count) { ids.remove(delivery.event.id) }
+        count -= list.count - kept.count
+        if kept.isEmpty {
+            rooms[room] = nil
+            order.removeAll { $0 == room }
+        } else {
+            rooms[room] = kept
+        }
+    }
+
     /// When the earliest waiting delivery that could start falls due (nil: nothing waits, or all rooms are busy).
     var nextDue: Instant? {
         guard inFlight.count < maxInFlight else { return nil }
