@@ -60,6 +60,9 @@ public enum ErrorCode: String, Sendable, CaseIterable {
     case tooLarge = "too_large"
     /// Server API: the path exists, but not with this HTTP method.
     case methodNotAllowed = "method_not_allowed"
+    /// The room is behind: more intents wait for it than `--room-queue` allows, so this one was not queued (and
+    /// not applied). Retry after a moment; nothing else about the room or the connection changed.
+    case overloaded = "overloaded"
 }
 
 /// A request the server refuses: becomes one `error` message.

@@ -25,6 +25,8 @@ public struct Limits: Sendable {
     public var pingIntervalSeconds: Int = 30
     /// Seconds without a pong (or any traffic) before the connection is dropped.
     public var idleTimeoutSeconds: Int = 60
+    /// Intents that may wait for one room at once; one more is refused with `overloaded` (not queued).
+    public var roomQueueIntents: Int = 1_024
 
     public init() {}
 }

@@ -27,9 +27,13 @@ package final class RoomRegistry: RoomDirectory, Sendable {
     let pinned: Set<String>
     /// Sends the config's webhooks (nil when it has none).
     package let webhooks: WebhookDispatcher?
+    /// Intents that may wait for one room (`Limits.roomQueueIntents`).
+    let roomQueueIntents: Int
 
     package init(config: ServerConfig, maxRooms: Int, store: any RoomStore, waker: any SubscriberWaker,
-         scheduler: any RoomScheduler = DispatchRoomScheduler(), logger: Logger, webhookTransport: (any WebhookTransport)? = nil) {
+         scheduler: any RoomScheduler = DispatchRoomScheduler(), logger: Logger, webhookTransport: (any WebhookTransport)? = nil,
+         roomQueueIntents: Int = Limits().roomQueueIntents) {
+        self.roomQueueIntents = roomQueueIntents
         self.config = config
         self.maxRooms = maxRooms
         self.store = store
@@ -178,7 +182,7 @@ package final class RoomRegistry: RoomDirectory, Sendable {
 
     func makeRuntime(_ room: Room) -> RoomRuntime {
         let runtime = RoomRuntime(room: room, store: store, historyLimit: config.historyLimit, waker: waker, metrics: metrics,
-                                  scheduler: scheduler, logger: logger, webhooks: webhooks)
+                                  scheduler: scheduler, logger: logger, webhooks: webhooks, maxQueuedIntents: roomQueueIntents)
         runtime.onStoreFailure = { [weak self, weak runtime] _ in
             guard let self, let runtime else { return }
             // Off the room's queue: the sweep holds `rooms` while it waits for a room queue.

@@ -54,6 +54,10 @@ final class RoomRuntime: RoomEndpoint, @unchecked Sendable {
     /// (`queue.sync`) only while this is 0: room queues share a pool as wide as the CPUs, and waiting there
     /// behind queued work (a store's `markDurable`, a join) would stall every connection.
     let queuedBlocks = Atomic<Int>(0)
+    /// Intents waiting on the queue (at most `maxQueuedIntents`; more are refused with `overloaded`).
+    let queuedIntents = Atomic<Int>(0)
+    /// `Limits.roomQueueIntents`.
+    let maxQueuedIntents: Int
     /// Subscribers of this process that take the room's patches (one node).
     var subscribers: [SessionID: any RoomSubscriber] = [:]
     /// Cluster mode: every member, each with the `node` its connection is on.
@@ -86,7 +90,9 @@ final class RoomRuntime: RoomEndpoint, @unchecked Sendable {
     var pendingChangesOfEarlierEpoch: PendingWebhook?
 
     init(room: Room, store: any RoomStore, historyLimit: Int, waker: any SubscriberWaker, metrics: ServerMetrics,
-         scheduler: any RoomScheduler, logger: Logger, localDelivery: Bool = true, webhooks: WebhookDispatcher? = nil) {
+         scheduler: any RoomScheduler, logger: Logger, localDelivery: Bool = true, webhooks: WebhookDispatcher? = nil,
+         maxQueuedIntents: Int = Limits().roomQueueIntents) {
+        self.maxQueuedIntents = maxQueuedIntents
         self.localDelivery = localDelivery
         self.webhooks = webhooks
         self.metrics = metrics
@@ -183,9 +189,26 @@ final class RoomRuntime: RoomEndpoint, @unchecked Sendable {
     /// here: `sync` executes on the calling thread when the queue is idle (and waits its turn otherwise, so
     /// the room's total order holds), and the waker then only notes the subscribers — no thread hop either
     /// way. Not when work is already queued for the room: the intent goes behind it, and the caller moves on.
+    ///
+    /// Backpressure: at most `maxQueuedIntents` intents wait for the room; one more is refused at once with
+    /// `overloaded` (not queued, not applied), so a flood costs bounded memory and a bounded wait, and intents of
+    /// connections that closed meanwhile are dropped when their turn comes.
     func intent(_ subscriber: any RoomSubscriber, _ request: IntentRequest, inline: Bool) -> Int? {
         guard inline, queuedBlocks.load(ordering: .relaxed) == 0 else {
-            submit { self.handleIntent(subscriber, request) }
+            let waiting = queuedIntents.add(1, ordering: .relaxed).newValue
+            guard waiting <= maxQueuedIntents else {
+                queuedIntents.subtract(1, ordering: .relaxed)
+                metrics.intentOverloaded()
+                let error = ProtocolError(.overloaded, "room \(name) is behind (\(maxQueuedIntents) intents wait for it); not applied, retry in a moment",
+                                          id: request.id, room: name)
+                if subscriber.deliver(Frame.make(.error(error))) { waker.wake(subscriber) }
+                return nil
+            }
+            submit {
+                self.queuedIntents.subtract(1, ordering: .relaxed)
+                guard !subscriber.isGone else { return }  // its connection closed: its leave comes next
+                self.handleIntent(subscriber, request)
+            }
             return nil
         }
         assertNotOnQueue(queue)

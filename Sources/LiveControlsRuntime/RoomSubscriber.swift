@@ -27,6 +27,9 @@ package protocol RoomSubscriber: AnyObject, Sendable {
     func deliverResync(_ frame: Frame, room: String) -> Bool
     /// Forgets a pending resync (the subscriber is no longer in the room).
     func cancelResync(room: String)
+    /// Whether the subscriber is gone (its connection closed; any thread): intents it left queued are dropped,
+    /// not applied — its leave follows them.
+    var isGone: Bool { get }
 }
 
 extension RoomSubscriber {
@@ -36,6 +39,7 @@ extension RoomSubscriber {
     package func requireResync(room: String) -> Bool { false }
     package func deliverResync(_ frame: Frame, room: String) -> Bool { deliver(frame) }
     package func cancelResync(room: String) {}
+    package var isGone: Bool { false }
 }
 
 /// Wakes subscribers whose `deliver` answered true: the transport's hub, which hands their connections to

@@ -29,6 +29,7 @@ package final class ServerMetrics: Sendable {
     private let registry = PrometheusCollectorRegistry()
     private let intents: Counter
     private let refusedIntents: Counter
+    private let overloadedIntents: Counter
     private let patches: Counter
     private let ticks: Counter
     private let roomsUnloaded: Counter
@@ -49,6 +50,8 @@ package final class ServerMetrics: Sendable {
                                        "Stored rooms loaded from the store (the config's at start, others by a join).")
         intents = registry.counter("livecontrols_intents_total", "Intents received.")
         refusedIntents = registry.counter("livecontrols_intents_refused_total", "Intents refused with an error.")
+        overloadedIntents = registry.counter("livecontrols_intents_overloaded_total",
+                                             "Intents refused with `overloaded`: their room had --room-queue intents waiting.")
         patches = registry.counter("livecontrols_patches_total", "Patches (room versions) produced.")
         ticks = registry.counter("livecontrols_hold_ticks_total", "Hold-to-repeat ticks applied.")
         lateness = registry.makeDurationHistogram(
@@ -64,6 +67,12 @@ package final class ServerMetrics: Sendable {
     }
 
     func patch() { patches.increment() }
+
+    /// An intent was refused because its room's queue was full (also counted as received and refused).
+    func intentOverloaded() {
+        intent(refused: true)
+        overloadedIntents.increment()
+    }
 
     /// An idle room left memory.
     func roomUnloaded() { roomsUnloaded.increment() }

@@ -83,8 +83,15 @@ final class Connection: RoomSubscriber, @unchecked Sendable {
     /// The socket is gone: drop what is queued and refuse more.
     func markClosed() {
         lifecycle.socketClosed()
+        gone.store(true, ordering: .releasing)
         dropQueued()
     }
+
+    /// Set once the socket closed (service thread); read by rooms on any thread.
+    private let gone = Atomic<Bool>(false)
+
+    /// Whether the socket closed: rooms drop the intents it left queued (`RoomSubscriber.isGone`).
+    var isGone: Bool { gone.load(ordering: .acquiring) }
 
     /// Service thread: asks for a close with `code` (sent after what is already queued; nothing new is queued
     /// from now on). True when the caller must ask for a writable callback.

@@ -62,7 +62,7 @@ public final class LiveControlsServer: @unchecked Sendable {
         self.logger = logger
         if let cluster = options.cluster {
             self.registry = ClusterDirectory(options: cluster, config: options.config, maxRooms: options.limits.maxRooms, waker: hub,
-                                             logger: logger)
+                                             logger: logger, roomQueueIntents: options.limits.roomQueueIntents)
             return
         }
         let store: any RoomStore
@@ -75,7 +75,8 @@ public final class LiveControlsServer: @unchecked Sendable {
         } else {
             store = MemoryRoomStore()
         }
-        self.registry = RoomRegistry(config: options.config, maxRooms: options.limits.maxRooms, store: store, waker: hub, logger: logger)
+        self.registry = RoomRegistry(config: options.config, maxRooms: options.limits.maxRooms, store: store, waker: hub, logger: logger,
+                                     roomQueueIntents: options.limits.roomQueueIntents)
     }
 
     /// The port actually bound (after `start`).

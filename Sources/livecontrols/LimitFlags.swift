@@ -31,6 +31,9 @@ struct LimitFlags: ParsableArguments {
     @Option(help: "Milliseconds a slow consumer may take to catch up before it is dropped (it reads nothing, so no close frame reaches it).")
     var slowConsumerTimeoutMs = Limits().slowConsumerTimeoutMilliseconds
 
+    @Option(help: "Intents that may wait for one room at once; more are refused with `overloaded` (not queued, not applied).")
+    var roomQueue = Limits().roomQueueIntents
+
     @Option(help: "Idle seconds before a connection is pinged.")
     var pingInterval = Limits().pingIntervalSeconds
 
@@ -42,6 +45,7 @@ struct LimitFlags: ParsableArguments {
         guard maxConnections >= 1, maxRooms >= 1 else { throw ValidationError("--max-connections and --max-rooms must be at least 1") }
         guard rate > 0, burst >= 1 else { throw ValidationError("--rate must be > 0 and --burst ≥ 1") }
         guard outboxMessages >= 1, outboxBytes >= 1024 else { throw ValidationError("--outbox-messages must be ≥ 1 and --outbox-bytes ≥ 1024") }
+        guard roomQueue >= 1 else { throw ValidationError("--room-queue must be at least 1") }
         guard roomIdleSeconds >= 0 else { throw ValidationError("--room-idle-seconds must be ≥ 0 (0: never unload)") }
         guard slowConsumerTimeoutMs >= 1 else { throw ValidationError("--slow-consumer-timeout-ms must be ≥ 1") }
         guard pingInterval >= 1, idleTimeout > pingInterval else { throw ValidationError("--idle-timeout must be greater than --ping-interval (≥ 1)") }
@@ -60,6 +64,7 @@ struct LimitFlags: ParsableArguments {
         l.slowConsumerTimeoutMilliseconds = slowConsumerTimeoutMs
         l.pingIntervalSeconds = pingInterval
         l.idleTimeoutSeconds = idleTimeout
+        l.roomQueueIntents = roomQueue
         return l
     }
 }

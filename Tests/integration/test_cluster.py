@@ -250,7 +250,7 @@ def test_sessions_of_a_killed_non_owner_leave_everywhere(cluster, connect):
 
 
 def test_a_slow_consumer_on_another_node_is_resynced_without_a_gap(cluster, connect):
-    owner_node, node = cluster(2, "--rate", "100000", "--burst", "100000", "--outbox-messages", "256", "--slow-consumer-timeout-ms", "60000")
+    owner_node, node = cluster(2, "--rate", "100000", "--burst", "100000", "--room-queue", "100000", "--outbox-messages", "256", "--slow-consumer-timeout-ms", "60000")
     driver = connect(owner_node)
     driver.join()
     stuck = RawClient(node.port, recv_buffer=4096)
@@ -284,7 +284,7 @@ def test_requests_on_their_way_to_an_owner_that_stops_are_answered_at_once(start
     import threading
     from livecontrols_client import Client
 
-    lease = ["--lease-ms", "5000", "--rate", "100000", "--burst", "100000"]
+    lease = ["--lease-ms", "5000", "--rate", "100000", "--burst", "100000", "--room-queue", "100000"]
     for trial in range(3):
         prefix = ["--redis-prefix", f"stop{trial}:"]
         a_node = start_server("--redis", redis_server.url, "--node-id", f"a{trial}", *prefix, *lease)

@@ -76,7 +76,7 @@ def drive(driver: Client, n: int) -> int:
 
 
 def test_slow_consumer_gets_a_fresh_snapshot_and_never_a_gap(start_server):
-    s = start_server("--rate", "100000", "--burst", "100000", "--outbox-messages", "256", "--slow-consumer-timeout-ms", "60000")
+    s = start_server("--rate", "100000", "--burst", "100000", "--room-queue", "100000", "--outbox-messages", "256", "--slow-consumer-timeout-ms", "60000")
     stuck = RawClient(s.port, recv_buffer=4096)
     assert stuck.read_json()["type"] == "welcome"
     stuck.send_text({"type": "join", "room": "demo", "name": "stuck"})
@@ -109,7 +109,7 @@ def read_until_resynced(stuck: RawClient, target: int) -> None:
 
 
 def test_slow_consumer_that_never_catches_up_is_closed(start_server):
-    s = start_server("--rate", "100000", "--burst", "100000", "--outbox-messages", "32", "--slow-consumer-timeout-ms", "500")
+    s = start_server("--rate", "100000", "--burst", "100000", "--room-queue", "100000", "--outbox-messages", "32", "--slow-consumer-timeout-ms", "500")
     stuck = RawClient(s.port, recv_buffer=4096)
     stuck.read_json()
     stuck.send_text({"type": "join", "room": "demo"})

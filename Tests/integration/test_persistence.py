@@ -21,7 +21,7 @@ def test_graceful_restart_keeps_epoch_version_and_state(start_server, tmp_path):
 
 
 def test_acked_intents_survive_kill_9(start_server, tmp_path):
-    s = start_server("--data-dir", str(tmp_path), "--rate", "100000", "--burst", "100000")
+    s = start_server("--data-dir", str(tmp_path), "--rate", "100000", "--burst", "100000", "--room-queue", "100000")
     c = s.client()
     c.join()
     epoch = c.rooms["demo"]["epoch"]

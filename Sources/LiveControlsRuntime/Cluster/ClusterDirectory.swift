@@ -52,6 +52,8 @@ package final class ClusterDirectory: RoomDirectory, @unchecked Sendable {
     /// Sends the webhook events of the rooms this node owns (nil: none configured); their outbox is in Redis.
     package let webhooks: WebhookDispatcher?
     let webhookOutbox: RedisWebhookStore
+    /// Intents that may wait for one owned room (`Limits.roomQueueIntents`).
+    let roomQueueIntents: Int
     var nodeID: String { options.nodeID }
     var replyTimeoutMilliseconds: Int { options.leaseMilliseconds + 1_000 }
 
@@ -75,7 +77,9 @@ package final class ClusterDirectory: RoomDirectory, @unchecked Sendable {
     var redisLostLogged = false
 
     package init(options: ClusterOptions, config: ServerConfig, maxRooms: Int, waker: any SubscriberWaker,
-         scheduler: any RoomScheduler = DispatchRoomScheduler(), logger: Logger, webhookTransport: (any WebhookTransport)? = nil) {
+         scheduler: any RoomScheduler = DispatchRoomScheduler(), logger: Logger, webhookTransport: (any WebhookTransport)? = nil,
+         roomQueueIntents: Int = Limits().roomQueueIntents) {
+        self.roomQueueIntents = roomQueueIntents
         self.options = options
         self.config = config
         self.maxRooms = maxRooms

@@ -129,7 +129,7 @@ struct APIError: Error, Equatable {
         case .unknownTemplate, .unknownControl, .unknownIntent, .invalidArgs, .outOfRange, .notFound, .notValid: return 422
         case .rateLimited: return 429
         case .internalError: return 500
-        case .roomLimit, .unavailable: return 503
+        case .roomLimit, .unavailable, .overloaded: return 503
         case .roomDeleted: return 410
         }
     }
