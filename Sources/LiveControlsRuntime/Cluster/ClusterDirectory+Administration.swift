@@ -136,7 +136,13 @@ extension ClusterDirectory: RoomAdministration {
                     answerAdmin(token, .failure(AdminFailure(error)))
                 case let .owner(owner):
                     adminWaiters.withLock { $0[token]?.owner = owner }
-                    if owner != nodeID { return send(call, room: room, token: token, to: owner) }
+                    if owner != nodeID {
+                        return send(.admin(call), room: room, session: .server, token: token, to: owner) { [self] error in
+                            var error = error
+                            error.room = room
+                            answerAdmin(token, .failure(AdminFailure(error)))
+                        }
+                    }
                     let ran = owned.withLock { owned -> Bool in
                         guard let mine = owned[room] else { return false }
                         run(call, on: mine, replyTo: nodeID, token: token)
@@ -148,23 +154,6 @@ extension ClusterDirectory: RoomAdministration {
                     }
                 }
             } catch {
-                answerAdmin(token, .failure(Self.unreachable(error)))
-            }
-        }
-    }
-
-    private func send(_ call: AdminCall, room: String, token: Int, to owner: String) {
-        let envelope = ClusterEnvelope.encode(.init(request: .admin(call), room: room, node: nodeID, session: .server, token: token))
-        clusterMetrics.forwarded()
-        let lease = options.leaseMilliseconds
-        link.publish(keys.inbox(owner), envelope) { [self] result in
-            switch result {
-            case .success(0):
-                forgetOwner(room, owner)
-                answerAdmin(token, .failure(AdminFailure(.unavailable, "room \(room)'s owner node \(owner) is not reachable; another node takes over within \(lease) ms, retry then", room: room)))
-            case .success:
-                break
-            case let .failure(error):
                 answerAdmin(token, .failure(Self.unreachable(error)))
             }
         }

@@ -301,7 +301,7 @@ package final class ClusterDirectory: RoomDirectory, @unchecked Sendable {
     }
 
     /// Publishes a request to the owner's inbox; nobody listening there means the owner node is gone.
-    private func send(_ request: ClusterRequest, room: String, session: SessionID, token: Int, to owner: String,
+    func send(_ request: ClusterRequest, room: String, session: SessionID, token: Int, to owner: String,
                       failed: @escaping @Sendable (ProtocolError) -> Void) {
         let envelope = ClusterEnvelope.encode(.init(request: request, room: room, node: nodeID, session: session, token: token))
         clusterMetrics.forwarded()
