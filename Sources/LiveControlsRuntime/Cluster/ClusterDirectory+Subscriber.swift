@@ -1,0 +1,79 @@
+import LiveControlsEngine
+import LiveControlsProtocol
+
+/// What reaches this node on its subscriber connection (its inbox and every room's channel), on the subscriber
+/// thread, in Redis's order: patches, hand-backs and deletions for the `ClusterRoom`s here; requests for the rooms
+/// this node owns; replies for its sessions and its server API requests.
+extension ClusterDirectory {
+    func received(channel: String, payload: [UInt8]) {
+        if let room = keys.room(ofPatchChannel: channel) {
+            if let owner = ClusterEnvelope.decodeRelease(payload) {
+                forgetOwner(room, owner)
+                rooms.withLock { $0[room] }?.ownerReleased(owner)
+                failAdminRequests(room: room, sentTo: owner)
+                return
+            }
+            if let message = ClusterEnvelope.decodeDeletion(payload) {
+                forgetOwner(room)
+                rooms.withLock { $0[room] }?.deleted(message: message)
+                return
+            }
+            guard let local = rooms.withLock({ $0[room] }), let publication = ClusterEnvelope.decodePublication(payload) else { return }
+            local.published(epoch: publication.epoch, version: publication.version, owner: publication.owner, message: publication.message)
+            return
+        }
+        switch ClusterEnvelope.decodeInbox(payload) {
+        case let .reply(reply)?:
+            if reply.notOwner { forgetOwner(reply.room) }  // it handed the room back (idle) or lost it
+            rooms.withLock { $0[reply.room] }?.replied(reply)
+        case let .adminReply(reply)?:
+            adminReplied(reply)
+        case let .request(request)? where request.request.isDisconnect:
+            if case let .disconnect(grantedRooms) = request.request { disconnectHere(request, grantedRooms: grantedRooms) }
+        case let .request(request)?:
+            // Under the `owned` lock, as on the fast path: never onto a runtime an idle hand-back has retired.
+            let handled = owned.withLock { owned -> Bool in
+                guard let mine = owned[request.room] else { return false }
+                handle(request.request, for: mine, from: request.node, session: request.session, token: request.token)
+                return true
+            }
+            if !handled { refuseNotOwner(request) }
+        case nil:
+            logger.warning("malformed cluster message ignored", metadata: ["channel": "\(channel)"])
+        }
+    }
+
+    /// A request reached a node that no longer owns the room: the sender's client gets `unavailable`.
+    private func refuseNotOwner(_ request: ClusterEnvelope.Request) {
+        if case .admin = request.request {
+            let answer = ClusterEnvelope.adminReply(room: request.room, token: request.token, .failure(Self.changingOwner(request.room)))
+            return link.publish(keys.inbox(request.node), answer)
+        }
+        let message = ServerMessage.error(ProtocolError(.unavailable, "room \(request.room) is changing owner; retry in a moment",
+                                                        id: requestID(of: request.request), room: request.room)).encoded()
+        let envelope = message.withUnsafeBufferPointer {
+            ClusterEnvelope.reply(room: request.room, session: request.session, token: request.token, state: nil, message: $0, notOwner: true)
+        }
+        link.publish(keys.inbox(request.node), envelope)
+    }
+
+    private func requestID(of request: ClusterRequest) -> RequestID? {
+        switch request {
+        case let .join(j): return j.id
+        case let .intent(i): return i.id
+        case let .leave(id, _), let .snapshot(id): return id
+        case .admin, .disconnect: return nil
+        }
+    }
+
+    func subscriberChanged(up: Bool) {
+        let wasUp = subscriberUp.withLock { s in defer { s = up }; return s }
+        if up {
+            logger.info("Redis subscriber connected")
+            // Messages published while it was away are lost: every room here resyncs its sessions.
+            for room in rooms.withLock({ Array($0.values) }) { room.redisReconnected() }
+        } else if wasUp {
+            logger.warning("Redis subscriber lost its connection; reconnecting")
+        }
+    }
+}
