@@ -21,7 +21,7 @@ import sys
 import tempfile
 import time
 
-from compare import REPO, SERVER, TOOL, settle, start
+from compare import REPO, SERVER, shares_off, TOOL, settle, start
 
 CONFIG = REPO / "Benchmarks" / "bench-config.json"
 
@@ -33,7 +33,7 @@ def free_port():
 
 
 def start_node(*extra):
-    return start([str(SERVER), "--port", "0", "--log-level", "error", "--rate", "1000000", "--burst", "1000000",
+    return start([str(SERVER), "--port", "0", "--log-level", "error", "--rate", "1000000", "--burst", "1000000", *shares_off(),
                   "--max-connections", "20000", "--config", str(CONFIG), *extra],
                  lambda line: (m := re.search(r"127\.0\.0\.1:(\d+)/", line)) and int(m.group(1)))
 

@@ -34,6 +34,14 @@ TOOL = REPO / "Benchmarks" / ".build" / "release" / "livecontrols-bench"
 SERVER = REPO / ".build" / "release" / "livecontrols"
 
 
+def shares_off(binary=SERVER):
+    """Flags that lift the per-address shares (every load-tool socket comes from 127.0.0.1), for binaries that have
+    them (an older --baseline may not)."""
+    flags = ["--max-connections-per-address", "0", "--room-creations-per-minute", "0"]
+    usage = subprocess.run([str(binary), "--help"], capture_output=True, text=True).stdout
+    return flags if flags[0] in usage else []
+
+
 def start(cmd, ready):
     proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
     deadline = time.monotonic() + 20
@@ -50,7 +58,7 @@ def start(cmd, ready):
 
 def start_livecontrols(binary=SERVER):
     proc, port = start([str(binary), "--port", "0", "--log-level", "error", "--rate", "1000000", "--burst", "1000000",
-                        "--max-connections", "20000", "--config", str(REPO / "Benchmarks" / "bench-config.json")],
+                        "--max-connections", "20000", *shares_off(binary), "--config", str(REPO / "Benchmarks" / "bench-config.json")],
                        lambda line: (m := re.search(r"127\.0\.0\.1:(\d+)/", line)) and int(m.group(1)))
     return proc, port
 

@@ -4,6 +4,11 @@ public struct Limits: Sendable {
     public var maxMessageBytes: Int = 64 * 1024
     /// Open WebSocket connections; one more is closed with 1013 ("try again later").
     public var maxConnections: Int = 10_000
+    /// WebSocket connections one client address may hold at once (0: no limit); one more is closed with 1013.
+    public var maxConnectionsPerAddress: Int = 256
+    /// Rooms the joins from one client address may create per minute, in bursts of as many (0: no limit); past
+    /// it a join that would create a room gets `room_limit`.
+    public var roomCreationsPerMinute: Int = 60
     /// Loaded rooms; a `join` that would create (or load) one more gets `room_limit`.
     public var maxRooms: Int = 1_000
     /// Seconds a room nobody is in stays loaded (0: forever). Then it is unloaded; the next join loads it back

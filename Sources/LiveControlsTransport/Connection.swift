@@ -87,6 +87,16 @@ final class Connection: RoomSubscriber, @unchecked Sendable {
         dropQueued()
     }
 
+    /// Service thread, when a shutdown's grace is over: the rooms drop whatever this connection still has queued
+    /// (never acked, so nothing it was told of is lost), instead of applying it before they can stop.
+    func abandon() {
+        gone.store(true, ordering: .releasing)
+    }
+
+    /// The client address this connection counts against (`AddressShares`); nil when it was refused before being
+    /// counted. Service thread.
+    var countedAddress: String?
+
     /// Set once the socket closed (service thread); read by rooms on any thread.
     private let gone = Atomic<Bool>(false)
 

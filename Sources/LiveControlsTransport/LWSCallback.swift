@@ -57,6 +57,14 @@ extension LiveControlsServer {
                 if connection.requestClose(code: 1013, reason: "server full: too many connections") { lws_callback_on_writable(wsi) }
                 return 0
             }
+            let address = shares.clientAddress(peer: peerAddress(wsi), forwardedFor: header(wsi, WSI_TOKEN_X_FORWARDED_FOR))
+            guard shares.openConnection(from: address) else {
+                logger.warning("connection refused: its address holds its share", metadata: [
+                    "address": "\(address)", "maxConnectionsPerAddress": "\(options.limits.maxConnectionsPerAddress)"])
+                if connection.requestClose(code: 1013, reason: "too many connections from your address") { lws_callback_on_writable(wsi) }
+                return 0
+            }
+            connection.countedAddress = address
             connections[connection.session] = connection
             connection.urlToken = urlArgument(wsi, "token")
             logger.debug("connected", metadata: ["session": "\(connection.session)"])
@@ -74,7 +82,7 @@ extension LiveControlsServer {
         case LWS_CALLBACK_WS_PEER_INITIATED_CLOSE:
             // lws answers the close frame on the next writable; no direct write may come after it.
             connection(user)?.lifecycle.peerSentClose()
-            return 0
+            return answerPeerClose(input, length)
 
         case LWS_CALLBACK_CLOSED:
             guard let user, let raw = user.load(as: UnsafeMutableRawPointer?.self) else { return 0 }
@@ -82,10 +90,14 @@ extension LiveControlsServer {
             user.storeBytes(of: nil, as: UnsafeMutableRawPointer?.self)
             connection.markClosed()  // its wsi is freed when this returns: `flushReady` must not touch it
             if connections[connection.session] === connection { connections[connection.session] = nil }
+            if let address = connection.countedAddress { shares.closeConnection(from: address) }
             for room in connection.joined.values { room.leave(connection, id: nil, reason: .disconnect) }
             connection.joined.removeAll()
             logger.debug("disconnected", metadata: ["session": "\(connection.session)"])
             return 0
+
+        case LWS_CALLBACK_FILTER_HTTP_CONNECTION:
+            return checkRequest(wsi, uri: input, length: length)
 
         case LWS_CALLBACK_HTTP:
             return serveHTTP(wsi, input, length)
@@ -102,8 +114,7 @@ extension LiveControlsServer {
             return writeHTTPResponse(wsi) ?? lws_callback_http_dummy(wsi, reason, user, input, length)
 
         case LWS_CALLBACK_CLOSED_HTTP:
-            httpResponses[wsi] = nil
-            apiExchanges[wsi] = nil
+            forgetHTTP(wsi)
             return lws_callback_http_dummy(wsi, reason, user, input, length)
 
         default:
@@ -143,6 +154,13 @@ extension LiveControlsServer {
         return String(decoding: buffer.prefix(Int(n)).map { UInt8(bitPattern: $0) }, as: UTF8.self)
     }
 
+    /// The peer's IP address as text (`127.0.0.1`, `::1`).
+    func peerAddress(_ wsi: OpaquePointer) -> String {
+        var buffer = [CChar](repeating: 0, count: 64)
+        guard lws_get_peer_simple(wsi, &buffer, buffer.count) != nil else { return "" }
+        return String(decoding: buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+    }
+
     /// A query argument of the request URL (`?token=…`), percent-decoded by lws.
     func urlArgument(_ wsi: OpaquePointer, _ name: String) -> String? {
         var buffer = [CChar](repeating: 0, count: 4096)
@@ -171,6 +189,7 @@ extension LiveControlsServer {
         if sweep {
             closeStuckConsumers()
             expireGrants()
+            shares.sweep(now: Transport.now())
             registry.unloadIdleRooms(idleSeconds: options.limits.roomIdleSeconds)
         }
         if shutdown && !draining {
@@ -334,10 +353,18 @@ extension LiveControlsServer {
             _ = connection.lifecycle.closeNow(code: 1003)
             return close(wsi, 1003, "binary frames are not supported; send JSON text")
         }
-        if connection.receiveBuffer.count + length > options.limits.maxMessageBytes {
+        // What the frame header announces counts, not only what has arrived: a frame claiming 2^63 − 1 bytes is
+        // refused at its first bytes, before anything is buffered.
+        if connection.receiveBuffer.count + length + lws_remaining_packet_payload(wsi) > options.limits.maxMessageBytes {
             logger.info("message too large", metadata: ["session": "\(connection.session)"])
-            _ = connection.lifecycle.closeNow(code: 1009)
-            return close(wsi, 1009, "message larger than \(options.limits.maxMessageBytes) bytes")
+            // The close frame goes out now, while lws goes on reading (and this callback ignoring) whatever else the
+            // client sends until it answers the close: closing the socket with its bytes unread would reset the
+            // connection, and the client would never see 1009.
+            connection.receiveBuffer = []
+            if connection.requestClose(code: 1009, reason: "message larger than \(options.limits.maxMessageBytes) bytes") {
+                lws_callback_on_writable(wsi)
+            }
+            return 0
         }
         let final = lws_is_final_fragment(wsi) != 0 && lws_remaining_packet_payload(wsi) == 0
         if final {
@@ -356,6 +383,21 @@ extension LiveControlsServer {
             let message = connection.receiveBuffer
             connection.receiveBuffer.removeAll(keepingCapacity: message.count <= 4096)
             message.withUnsafeBufferPointer { handleMessage($0, from: connection) }
+        }
+        return 0
+    }
+
+    /// `WS_PEER_INITIATED_CLOSE`: lws echoes the peer's close payload from the buffer it hands us, after it has
+    /// turned the reserved codes below 3000 into 1002 itself. RFC 6455 §7.4 allows 1000–4999 only, and a payload of
+    /// one byte cannot hold a code: a code of 5000 or more is echoed as 1002 (protocol error), and a one-byte payload
+    /// fails the connection (closed without an answer, which is what failing means in §7.1.7).
+    private func answerPeerClose(_ input: UnsafeMutableRawPointer?, _ length: Int) -> Int32 {
+        guard length > 0, let payload = input?.assumingMemoryBound(to: UInt8.self) else { return 0 }
+        guard length >= 2 else { return -1 }
+        let code = Int(payload[0]) << 8 | Int(payload[1])
+        if code >= 5000 {
+            payload[0] = UInt8(1002 >> 8)
+            payload[1] = UInt8(1002 & 0xFF)
         }
         return 0
     }

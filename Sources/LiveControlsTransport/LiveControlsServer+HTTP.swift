@@ -70,30 +70,60 @@ extension LiveControlsServer {
         return bytes
     }
 
-    /// Service thread: queues `response` for the connection's next writable callbacks (any time after its request
-    /// arrived, also long after `LWS_CALLBACK_HTTP` returned).
+    /// Service thread: answers the request now (any time after it arrived, also long after `LWS_CALLBACK_HTTP`
+    /// returned): headers and body are written at once, as `lws_return_http_status` does (lws keeps what the socket
+    /// does not take and sends it first), and the transaction is completed, so a pipelined next request (RFC 9112
+    /// §9.3) is parsed only after this one is answered. A response that ends the connection (its request's body was
+    /// not read) waits for the writable callback instead, where the close can be returned to lws.
     func respond(_ wsi: OpaquePointer, _ response: PendingHTTPResponse) {
         serviceThread.assertOn()
-        httpResponses[wsi] = response
+        guard !response.closeAfter else {
+            httpResponses[wsi] = response
+            lws_callback_on_writable(wsi)
+            return
+        }
+        httpResponses[wsi] = nil
+        apiExchanges[wsi] = nil
+        guard writeHeaders(wsi, response), writeBody(wsi, response.body), lws_http_transaction_completed(wsi) == 0 else {
+            // The socket failed, or the client asked for the connection to end (HTTP/1.0, `Connection: close`).
+            lws_set_timeout(wsi, PENDING_TIMEOUT_USER_OK, LWS_TO_KILL_ASYNC)
+            return
+        }
+        // lws takes the next request only once it has seen the connection writable again (LRS_DEFERRING_ACTION).
         lws_callback_on_writable(wsi)
     }
 
-    /// Service thread, `HTTP_WRITEABLE`: writes a pending response, headers then body in the same callback (as
-    /// `lws_return_http_status` does: lws keeps what the socket does not take at once and sends it first); nil when
-    /// this connection has none.
-    func writeHTTPResponse(_ wsi: OpaquePointer) -> Int32? {
-        guard let response = httpResponses[wsi] else { return nil }
-        guard writeHeaders(wsi, response) else { return -1 }
+    /// Whether a request arrived while an earlier one on the same connection is still unanswered: a server API
+    /// request answered later, by a room. libwebsockets 4.1 would parse the new one into the header table the
+    /// earlier one still uses, so the connection is closed instead (`checkRequest`) and neither is answered: a
+    /// client that pipelines retries what was not answered (RFC 9112 §9.3.2).
+    func isPipelinedBehindAnswer(_ wsi: OpaquePointer) -> Bool {
+        apiExchanges[wsi] != nil || httpResponses[wsi] != nil
+    }
+
+    /// Service thread, `CLOSED_HTTP`.
+    func forgetHTTP(_ wsi: OpaquePointer) {
         httpResponses[wsi] = nil
         apiExchanges[wsi] = nil
-        let body = response.body
+    }
+
+    /// Service thread, `HTTP_WRITEABLE`: writes a response that ends the connection (`respond`); nil when this
+    /// connection has none.
+    func writeHTTPResponse(_ wsi: OpaquePointer) -> Int32? {
+        guard let response = httpResponses[wsi] else { return nil }
+        httpResponses[wsi] = nil
+        apiExchanges[wsi] = nil
+        _ = writeHeaders(wsi, response) && writeBody(wsi, response.body)
+        return -1
+    }
+
+    private func writeBody(_ wsi: OpaquePointer, _ body: [UInt8]) -> Bool {
         var buffer = [UInt8](repeating: 0, count: Int(SHIM_LWS_PRE) + body.count)
         buffer.replaceSubrange(Int(SHIM_LWS_PRE)..., with: body)
         let written = buffer.withUnsafeMutableBufferPointer { b in
             lws_write(wsi, b.baseAddress! + Int(SHIM_LWS_PRE), body.count, LWS_WRITE_HTTP_FINAL)
         }
-        if written != body.count || response.closeAfter { return -1 }
-        return lws_http_transaction_completed(wsi) != 0 ? -1 : 0
+        return written == body.count
     }
 
     /// Service thread, inside `LWS_CALLBACK_HTTP`: writes the whole (small) response at once and ends the
@@ -102,12 +132,7 @@ extension LiveControlsServer {
     func respondAndClose(_ wsi: OpaquePointer, _ response: PendingHTTPResponse) -> Int32 {
         var response = response
         response.closeAfter = true
-        guard writeHeaders(wsi, response) else { return -1 }
-        var buffer = [UInt8](repeating: 0, count: Int(SHIM_LWS_PRE) + response.body.count)
-        buffer.replaceSubrange(Int(SHIM_LWS_PRE)..., with: response.body)
-        _ = buffer.withUnsafeMutableBufferPointer { b in
-            lws_write(wsi, b.baseAddress! + Int(SHIM_LWS_PRE), response.body.count, LWS_WRITE_HTTP_FINAL)
-        }
+        _ = writeHeaders(wsi, response) && writeBody(wsi, response.body)
         return -1
     }
 

@@ -40,8 +40,11 @@ extension LiveControlsServer {
                 }
             }
             do {
+                let (shares, address, perMinute) = (self.shares, connection.countedAddress ?? "", options.limits.roomCreationsPerMinute)
                 let room = try registry.room(named: request.room, template: request.template) { template, defaultTemplate in
-                    self.options.auth.mayCreate(grant, template: template, defaultTemplate: defaultTemplate)
+                    if let refusal = self.options.auth.mayCreate(grant, template: template, defaultTemplate: defaultTemplate) { return refusal }
+                    guard let wait = shares.takeRoomCreation(by: address, now: Transport.now()) else { return nil }
+                    return ProtocolError(.roomLimit, "your address created \(perMinute) rooms in the last minute; try again in \(wait) s")
                 }
                 connection.joined[request.room] = room
                 connection.grants[request.room] = grant

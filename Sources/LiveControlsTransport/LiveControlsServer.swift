@@ -43,6 +43,10 @@ public final class LiveControlsServer: @unchecked Sendable {
     /// Scratch space for batched writes.
     let writeBatch = BatchBuffer()
     var drainDeadline: DispatchTime = .distantFuture
+    /// Each client address's share of connections and room creations.
+    let shares: AddressShares
+    /// The web root with every symlink resolved: static files must resolve inside it.
+    let resolvedWebRoot: String?
     private var context: OpaquePointer?
 
     private struct Lifecycle {
@@ -60,6 +64,13 @@ public final class LiveControlsServer: @unchecked Sendable {
         precondition(Frame.headroomFitsLWS, "libwebsockets' LWS_PRE is larger than Frame.headroom")
         self.options = options
         self.logger = logger
+        self.shares = AddressShares(limits: options.limits, trustedProxies: options.trustedProxies)
+        self.resolvedWebRoot = options.webRoot.flatMap { root in
+            realpath(root, nil).map { resolved in
+                defer { free(resolved) }
+                return String(cString: resolved)
+            }
+        }
         if let cluster = options.cluster {
             self.registry = ClusterDirectory(options: cluster, config: options.config, maxRooms: options.limits.maxRooms, waker: hub,
                                              logger: logger, roomQueueIntents: options.limits.roomQueueIntents)
@@ -156,6 +167,7 @@ public final class LiveControlsServer: @unchecked Sendable {
         ticker?.cancel()
         sweeper.cancel()
         hub.setContext(nil)
+        for connection in connections.values { connection.abandon() }
         registry.stopAll()
         lws_context_destroy(context)
         self.context = nil

@@ -17,6 +17,8 @@ public struct ServerOptions: Sendable {
     /// How long a graceful shutdown waits for clients to take their close frames.
     public var shutdownGraceMilliseconds: Int = 2_000
     public var limits = Limits()
+    /// Reverse proxies whose `X-Forwarded-For` names the client address (`AddressShares`).
+    public var trustedProxies: [AddressPattern] = []
     /// Whether `GET /metrics` needs the server API's credential (the API key or an admin token), as the API does.
     public var metricsNeedCredential = false
     /// The largest request body the server API reads (a larger one is refused with 413 before it is read).

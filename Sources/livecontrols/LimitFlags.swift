@@ -37,6 +37,15 @@ struct LimitFlags: ParsableArguments {
     @Option(help: "Idle seconds before a connection is pinged.")
     var pingInterval = Limits().pingIntervalSeconds
 
+    @Option(help: "Most WebSocket connections one client address may hold at once (0: no limit); more are closed with 1013. Behind a proxy, see --trusted-proxy.")
+    var maxConnectionsPerAddress = Limits().maxConnectionsPerAddress
+
+    @Option(help: "Rooms the joins from one client address may create per minute, in bursts of as many (0: no limit); past it such a join gets room_limit.")
+    var roomCreationsPerMinute = Limits().roomCreationsPerMinute
+
+    @Option(name: .customLong("trusted-proxy"), help: "An address or CIDR network (repeatable) of a reverse proxy in front of the server: for connections from it, the client address is the last one of its X-Forwarded-For header.")
+    var trustedProxies: [String] = []
+
     @Option(help: "Seconds without a pong before a connection is dropped.")
     var idleTimeout = Limits().idleTimeoutSeconds
 
@@ -45,6 +54,12 @@ struct LimitFlags: ParsableArguments {
         guard maxConnections >= 1, maxRooms >= 1 else { throw ValidationError("--max-connections and --max-rooms must be at least 1") }
         guard rate > 0, burst >= 1 else { throw ValidationError("--rate must be > 0 and --burst ≥ 1") }
         guard outboxMessages >= 1, outboxBytes >= 1024 else { throw ValidationError("--outbox-messages must be ≥ 1 and --outbox-bytes ≥ 1024") }
+        guard maxConnectionsPerAddress >= 0, roomCreationsPerMinute >= 0 else {
+            throw ValidationError("--max-connections-per-address and --room-creations-per-minute must be ≥ 0 (0: no limit)")
+        }
+        for proxy in trustedProxies where AddressPattern(proxy) == nil {
+            throw ValidationError("--trusted-proxy \(proxy): not an IPv4 or IPv6 address or CIDR network (10.0.0.0/8)")
+        }
         guard roomQueue >= 1 else { throw ValidationError("--room-queue must be at least 1") }
         guard roomIdleSeconds >= 0 else { throw ValidationError("--room-idle-seconds must be ≥ 0 (0: never unload)") }
         guard slowConsumerTimeoutMs >= 1 else { throw ValidationError("--slow-consumer-timeout-ms must be ≥ 1") }
@@ -65,6 +80,8 @@ struct LimitFlags: ParsableArguments {
         l.pingIntervalSeconds = pingInterval
         l.idleTimeoutSeconds = idleTimeout
         l.roomQueueIntents = roomQueue
+        l.maxConnectionsPerAddress = maxConnectionsPerAddress
+        l.roomCreationsPerMinute = roomCreationsPerMinute
         return l
     }
 }

@@ -25,6 +25,9 @@ struct Serve: ParsableCommand {
     @Option(help: "Directory for the embedded store (SQLite); rooms survive restarts. Without it rooms live in memory.")
     var dataDir: String?
 
+    @Option(help: "Seconds SIGINT or SIGTERM may take at most: clients are closed with 1001 within 2 s, then rooms stop and the store is flushed; whatever is still under way then is abandoned and the process exits with status 1. A second signal exits at once.")
+    var shutdownTimeout = 10
+
     @Option(help: "Log level: trace, debug, info, notice, warning, error, critical.")
     var logLevel: Logger.Level = .info
 
@@ -39,6 +42,7 @@ struct Serve: ParsableCommand {
 
     func validate() throws {
         guard (0...65535).contains(port) else { throw ValidationError("--port must be between 0 and 65535") }
+        guard (1...3600).contains(shutdownTimeout) else { throw ValidationError("--shutdown-timeout must be between 1 and 3600 seconds") }
         if clusterFlags.redis != nil, dataDir != nil {
             throw ValidationError("--data-dir and --redis exclude each other: in cluster mode rooms live in Redis")
         }
@@ -64,6 +68,7 @@ struct Serve: ParsableCommand {
         options.host = host
         options.port = port
         options.limits = limitFlags.limits
+        options.trustedProxies = limitFlags.trustedProxies.compactMap(AddressPattern.init)
         options.dataDirectory = dataDir
         options.auth = authFlags.policy
         options.metricsNeedCredential = authFlags.metricsAccess == .key
@@ -83,11 +88,26 @@ struct Serve: ParsableCommand {
         }
 
         let server = try LiveControlsServer(options: options, logger: logger)
-        let stopper = Thread { [server] in
+        let stopper = Thread { [server, shutdownTimeout, logger] in
             var received: Int32 = 0
             var set = Self.shutdownSignals
             sigwait(&set, &received)
             server.shutdown()
+            // The bound: a clean stop ends the process (run returns) before this thread wakes again.
+            let deadline = DispatchTime.now() + .seconds(shutdownTimeout)
+            var second: Int32 = -1
+            repeat {  // EINTR (another signal arrived): wait on for what is left
+                let left = Int(deadline.uptimeNanoseconds &- min(DispatchTime.now().uptimeNanoseconds, deadline.uptimeNanoseconds))
+                var timeout = timespec(tv_sec: left / 1_000_000_000, tv_nsec: left % 1_000_000_000)
+                second = sigtimedwait(&set, nil, &timeout)
+            } while second < 0 && errno == EINTR
+            if second > 0 {
+                logger.warning("second signal during shutdown: exiting now", metadata: ["signal": "\(second)"])
+            } else {
+                logger.error("shutdown did not finish in time: exiting now", metadata: ["shutdownTimeout": "\(shutdownTimeout) s"])
+            }
+            // Acked changes are already stored (each is acked only once written); what is abandoned was never acked.
+            _exit(1)
         }
         stopper.start()
         let boundPort = try server.start()

@@ -10,17 +10,18 @@ import struct
 
 
 class RawClient:
-    def __init__(self, port: int, recv_buffer: int | None = None, path: str = "/ws"):
+    def __init__(self, port: int, recv_buffer: int | None = None, path: str = "/ws", headers: dict | None = None):
         self.sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
         if recv_buffer:
             self.sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, recv_buffer)
         self.sock.settimeout(10)
         self.sock.connect(("127.0.0.1", port))
         key = base64.b64encode(os.urandom(16)).decode()
-        self.sock.sendall(
+        self.sock.sendall((
             f"GET {path} HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
-            f"Sec-WebSocket-Key: {key}\r\nSec-WebSocket-Version: 13\r\n\r\n".encode()
-        )
+            f"Sec-WebSocket-Key: {key}\r\nSec-WebSocket-Version: 13\r\n"
+            + "".join(f"{k}: {v}\r\n" for k, v in (headers or {}).items()) + "\r\n"
+        ).encode())
         self.buffer = b""
         while b"\r\n\r\n" not in self.buffer:
             chunk = self.sock.recv(4096)
@@ -44,6 +45,33 @@ class RawClient:
             header += bytes([0x80 | 127]) + struct.pack("!Q", n)
         masked = bytes(b ^ mask[i % 4] for i, b in enumerate(payload))
         self.sock.sendall(header + mask + masked)
+
+    def send_frame(self, opcode: int, payload: bytes, *, announced: int | None = None, masked: bool = True) -> None:
+        """One final frame, masked unless told otherwise; `announced` puts another length in its header (a lie)."""
+        n = len(payload) if announced is None else announced
+        mask_bit = 0x80 if masked else 0
+        header = bytes([0x80 | opcode])
+        if n < 126:
+            header += bytes([mask_bit | n])
+        elif n < 65536:
+            header += bytes([mask_bit | 126]) + struct.pack("!H", n)
+        else:
+            header += bytes([mask_bit | 127]) + struct.pack("!Q", n)
+        if masked:
+            mask = os.urandom(4)
+            header += mask
+            payload = bytes(b ^ mask[i % 4] for i, b in enumerate(payload))
+        self.sock.sendall(header + payload)
+
+    def read_close(self) -> int | None:
+        """Reads until the server's close frame; its code (None: a close without a code, or none at all)."""
+        try:
+            while True:
+                op, payload = self.read_frame()
+                if op == 8:
+                    return struct.unpack("!H", payload[:2])[0] if len(payload) >= 2 else None
+        except (EOFError, ConnectionResetError):
+            return None
 
     def _need(self, n: int) -> bytes:
         while len(self.buffer) < n:

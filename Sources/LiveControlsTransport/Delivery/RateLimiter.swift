@@ -29,6 +29,12 @@ struct RateLimiter: Sendable {
         case close
     }
 
+    /// Whether the bucket would be full at `now` (nothing taken for as long as a full refill takes).
+    func isFull(now: Instant) -> Bool {
+        let elapsed = now.nanoseconds >= last.nanoseconds ? now.nanoseconds - last.nanoseconds : 0
+        return tokens + Double(elapsed) / 1e9 * rate >= burst
+    }
+
     mutating func admit(now: Instant) -> Admission {
         let elapsed = now.nanoseconds >= last.nanoseconds ? now.nanoseconds - last.nanoseconds : 0
         tokens = min(burst, tokens + Double(elapsed) / 1e9 * rate)

@@ -1,0 +1,93 @@
+import CLibWebSockets
+import Foundation
+
+/// Why an HTTP request is refused before any route sees it.
+struct RequestRefusal: Equatable {
+    var status: Int
+    var reason: String
+}
+
+/// What libwebsockets 4.1 lets through and RFC 9112 does not: each is answered with a status and the connection
+/// closed (its framing is in doubt, so nothing more is read from it).
+enum RequestCheck {
+    /// `version`: the request line's protocol (`HTTP/1.1`); `host`: the Host header's value; `contentLength`: every
+    /// Content-Length value (lws joins repeated headers with commas); `spacedNames`: whether a Content-Length or
+    /// Transfer-Encoding name came with whitespace before its colon (RFC 9112 §5.1: must be refused with 400, it is
+    /// how requests are smuggled past proxies that read it differently).
+    static func refusal(version: String?, host: String?, contentLength: String?, transferEncoding: Bool,
+                        spacedNames: Bool) -> RequestRefusal? {
+        guard let version, version == "HTTP/1.1" || version == "HTTP/1.0" else {
+            return RequestRefusal(status: 505, reason: "HTTP version not supported: send HTTP/1.1")
+        }
+        if version == "HTTP/1.1" && (host ?? "").isEmpty {
+            return RequestRefusal(status: 400, reason: "an HTTP/1.1 request needs a Host header")
+        }
+        if spacedNames {
+            return RequestRefusal(status: 400, reason: "no whitespace is allowed between a header's name and its colon")
+        }
+        if let contentLength {
+            guard !contentLength.isEmpty, contentLength.utf8.allSatisfy({ $0 >= UInt8(ascii: "0") && $0 <= UInt8(ascii: "9") }),
+                  contentLength.utf8.count <= 18
+            else {
+                return RequestRefusal(status: 400, reason: "Content-Length must be one decimal number")
+            }
+            if transferEncoding {
+                return RequestRefusal(status: 400, reason: "a request may not have both Content-Length and Transfer-Encoding")
+            }
+        }
+        return nil
+    }
+
+    /// The file a static request names may be served only if it lies inside the web root once every symlink is
+    /// resolved: false for a path that resolves outside `root` (already resolved). A path that does not exist is
+    /// left to the file mount (its 404).
+    static func staysInside(root: String, path: String) -> Bool {
+        var file = root + path
+        if file.hasSuffix("/") { file += "index.html" }
+        guard let resolved = realpath(file, nil) else { return true }
+        defer { free(resolved) }
+        let target = String(cString: resolved)
+        return target == root || target.hasPrefix(root == "/" ? "/" : root + "/")
+    }
+}
+
+extension LiveControlsServer {
+    /// Service thread, `LWS_CALLBACK_FILTER_HTTP_CONNECTION` (every HTTP request that is not a WebSocket upgrade, its
+    /// headers complete, before any mount serves it): non-zero closes the connection, after the refusal was written.
+    func checkRequest(_ wsi: OpaquePointer, uri: UnsafeMutableRawPointer?, length: Int) -> Int32 {
+        if isPipelinedBehindAnswer(wsi) {
+            logger.info("HTTP connection closed: a request was pipelined behind a server API request not yet answered")
+            return 1
+        }
+        let contentLength = header(wsi, WSI_TOKEN_HTTP_CONTENT_LENGTH)?.filter { $0 != " " && $0 != "\t" }
+        let spacedNames: [String] = ["content-length :", "content-length\t:", "transfer-encoding :", "transfer-encoding\t:"]
+        let spaced = spacedNames.contains { (name: String) -> Bool in
+            lws_hdr_custom_length(wsi, name, Int32(name.utf8.count)) >= 0
+        }
+        if let refusal = RequestCheck.refusal(version: header(wsi, WSI_TOKEN_HTTP), host: header(wsi, WSI_TOKEN_HOST),
+                                              contentLength: contentLength,
+                                              transferEncoding: header(wsi, WSI_TOKEN_HTTP_TRANSFER_ENCODING) != nil,
+                                              spacedNames: spaced) {
+            logger.info("HTTP request refused", metadata: ["status": "\(refusal.status)", "reason": "\(refusal.reason)"])
+            return refuseAndClose(wsi, refusal.status, refusal.reason)
+        }
+        if let root = resolvedWebRoot, let uri, length > 0 {
+            let path = String(decoding: UnsafeRawBufferPointer(start: uri, count: length), as: UTF8.self)
+            if !isCallbackMount(path), !RequestCheck.staysInside(root: root, path: path) {
+                logger.warning("static file refused: it resolves outside the web root", metadata: ["path": "\(path)"])
+                return refuseAndClose(wsi, 404, "not found")
+            }
+        }
+        return 0
+    }
+
+    private func isCallbackMount(_ path: String) -> Bool {
+        ["/healthz", "/readyz", "/metrics", "/api"].contains { path == $0 || path.hasPrefix($0 + "/") }
+    }
+
+    private func refuseAndClose(_ wsi: OpaquePointer, _ status: Int, _ reason: String) -> Int32 {
+        _ = respondAndClose(wsi, PendingHTTPResponse(status: status, contentType: "text/plain; charset=utf-8",
+                                                     body: Array((reason + "\n").utf8)))
+        return 1
+    }
+}

@@ -1,0 +1,124 @@
+"""HTTP/1.1 framing on a raw socket: pipelined requests each get their own whole response, and requests whose framing
+is in doubt are refused with a status (and the connection closed) instead of being guessed at."""
+from __future__ import annotations
+
+import json
+import os
+import pathlib
+import socket
+
+import pytest
+
+
+def exchange(port: int, raw: bytes, responses: int = 1, timeout: float = 5) -> list[tuple[int, dict, bytes]]:
+    """Sends `raw` in one write; reads `responses` whole responses (status, headers, body by Content-Length)."""
+    sock = socket.create_connection(("127.0.0.1", port), timeout=timeout)
+    sock.sendall(raw)
+    buffer = b""
+    out = []
+
+    def need(predicate):
+        nonlocal buffer
+        while not predicate():
+            chunk = sock.recv(65536)
+            if not chunk:
+                raise EOFError(f"closed after {len(out)} responses; unread: {buffer[:200]!r}")
+            buffer += chunk
+
+    try:
+        for _ in range(responses):
+            need(lambda: b"\r\n\r\n" in buffer)
+            head, buffer = buffer.split(b"\r\n\r\n", 1)
+            lines = head.decode("latin-1").split("\r\n")
+            status = int(lines[0].split()[1])
+            headers = {k.strip().lower(): v.strip() for k, v in (line.split(":", 1) for line in lines[1:])}
+            length = int(headers.get("content-length", "0"))
+            need(lambda: len(buffer) >= length)
+            body, buffer = buffer[:length], buffer[length:]
+            out.append((status, headers, body))
+    finally:
+        sock.close()
+    return out
+
+
+def test_pipelined_requests_each_get_their_own_response(server):
+    raw = (b"GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n"
+           b"GET /index.html HTTP/1.1\r\nHost: x\r\n\r\n"
+           b"GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n")
+    (s1, h1, b1), (s2, h2, b2), (s3, h3, b3) = exchange(server.port, raw, responses=3)
+    assert s1 == 200 and h1["content-type"].startswith("application/json") and json.loads(b1)["status"] == "ok"
+    assert s2 == 200 and h2["content-type"].startswith("text/html") and b"<script" in b2
+    assert s3 == 200 and json.loads(b3)["status"] == "ok"
+
+
+def read_until_closed(port: int, raw: bytes, timeout: float = 5) -> bytes:
+    sock = socket.create_connection(("127.0.0.1", port), timeout=timeout)
+    sock.sendall(raw)
+    data = b""
+    while chunk := sock.recv(65536):
+        data += chunk
+    sock.close()
+    return data
+
+
+def test_a_request_pipelined_behind_an_unanswered_api_request_closes_the_connection_unanswered(start_server):
+    """An API request is answered later, by its room: what the client pipelined behind it is not guessed at. The
+    connection closes with nothing answered wrongly (a pipelining client retries what was not answered), and
+    sequential requests on one keep-alive connection go on working."""
+    s = start_server("--api-key", "pipelined-key-0123456789")
+    auth = b"Authorization: Bearer pipelined-key-0123456789\r\n"
+    get_room = b"GET /api/v1/rooms/demo HTTP/1.1\r\nHost: x\r\n" + auth + b"\r\n"
+    for follower in (b"GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n", b"GET /index.html HTTP/1.1\r\nHost: x\r\n\r\n", get_room):
+        data = read_until_closed(s.port, get_room + follower)
+        assert data.count(b"HTTP/1.1 ") <= 1, "at most the first request is answered"
+        if data:
+            assert data.startswith(b"HTTP/1.1 200") and b'"room":"demo"' in data
+    sock = socket.create_connection(("127.0.0.1", s.port), timeout=5)
+    for _ in range(3):  # one request at a time: keep-alive
+        sock.sendall(get_room)
+        reply = b""
+        while b'"members"' not in reply:
+            reply += sock.recv(65536)
+        assert reply.startswith(b"HTTP/1.1 200")
+    sock.close()
+
+
+@pytest.mark.parametrize("raw, status", [
+    (b"GET /healthz HTTP/9.9\r\nHost: x\r\n\r\n", 505),
+    (b"GET /healthz HTTP/1.1\r\n\r\n", 400),
+    (b"POST /api/v1/rooms HTTP/1.1\r\nHost: x\r\nContent-Length : 2\r\n\r\n{}", 400),
+    (b"POST /api/v1/rooms HTTP/1.1\r\nHost: x\r\nContent-Length: 2\r\nContent-Length: 3\r\n\r\n{}", 400),
+    (b"POST /api/v1/rooms HTTP/1.1\r\nHost: x\r\nContent-Length: -2\r\n\r\n{}", 400),
+    (b"POST /api/v1/rooms HTTP/1.1\r\nHost: x\r\nContent-Length: 2\r\nTransfer-Encoding: chunked\r\n\r\n{}", 400),
+], ids=["unknown-version", "no-host", "space-before-colon", "conflicting-lengths", "negative-length", "length-and-chunked"])
+def test_requests_with_doubtful_framing_are_refused_and_others_carry_on(server, clients, raw, status):
+    other = clients()
+    other.join()
+    [(got, headers, _)] = exchange(server.port, raw)
+    assert got == status
+    assert headers.get("connection") == "close"
+    assert other.intent("quantity", "next")["type"] == "ack"
+
+
+def test_http_1_0_without_host_is_still_served(server):
+    [(status, _, body)] = exchange(server.port, b"GET /healthz HTTP/1.0\r\n\r\n")
+    assert status == 200 and json.loads(body)["status"] == "ok"
+
+
+def test_a_symlink_out_of_the_web_root_is_not_followed(start_server, tmp_path):
+    root = tmp_path / "web"
+    root.mkdir()
+    (root / "index.html").write_text("<p>inside</p>")
+    secret = tmp_path / "secret.txt"
+    secret.write_text("outside the root")
+    (root / "leak.txt").symlink_to(secret)
+    (root / "etc").symlink_to("/etc")
+    (root / "inner.html").symlink_to(root / "index.html")  # a link that stays inside is served
+    s = start_server("--web-root", str(root))
+    for path in (b"/leak.txt", b"/etc/hostname"):
+        [(status, _, body)] = exchange(s.port, b"GET " + path + b" HTTP/1.1\r\nHost: x\r\n\r\n")
+        assert status == 404 and b"outside" not in body
+    [(status, _, body)] = exchange(s.port, b"GET /inner.html HTTP/1.1\r\nHost: x\r\n\r\n")
+    assert status == 200 and body == b"<p>inside</p>"
+    [(status, _, _)] = exchange(s.port, b"GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n")
+    assert status == 200
