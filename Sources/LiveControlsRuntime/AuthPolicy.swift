@@ -19,6 +19,9 @@ public struct AuthPolicy: Sendable {
     /// The server API's key (`--api-key`, `LIVECONTROLS_API_KEY`): `Authorization: Bearer KEY` may do anything
     /// through `/api/v1/`. Nil: only admin tokens may (when a secret is set); with neither, the API is off.
     public var apiKey: String? = nil
+    /// The least role whose `join` may create a room (`--room-creators`): `.editor` (from the default template;
+    /// admins from any) or `.admin`.
+    public var roomCreators: Role = .editor
     /// Wall clock in seconds since 1970, for token expiry.
     public var now: @Sendable () -> Int = { Int(Date().timeIntervalSince1970) }
 
@@ -58,7 +61,11 @@ public struct AuthPolicy: Sendable {
     /// Whether `grant` may create a room from `template` (nil: the default template).
     public func mayCreate(_ grant: Grant, template: String?, defaultTemplate: String) -> ProtocolError? {
         let other = template != nil && template != defaultTemplate
-        if grant.role == .admin || (!other && grant.role == .editor) { return nil }
+        if grant.role == .admin { return nil }
+        if roomCreators == .admin {
+            return ProtocolError(.forbidden, "only an admin may create rooms on this server (--room-creators admin)")
+        }
+        if !other && grant.role == .editor { return nil }
         return ProtocolError(.forbidden, other ? "only an admin may create rooms from template \(template!)"
                                                 : "a viewer cannot create rooms")
     }

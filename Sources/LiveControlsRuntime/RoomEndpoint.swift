@@ -29,15 +29,25 @@ package protocol RoomEndpoint: AnyObject, Sendable {
 }
 
 /// The rooms of this server, whatever runs them: `RoomRegistry` (one node) or `ClusterDirectory` (Redis).
+extension RoomDirectory {
+    func room(named name: String, template: String?,
+              mayCreate: @escaping @Sendable (_ template: String?, _ defaultTemplate: String) -> ProtocolError?) throws(ProtocolError) -> any RoomEndpoint {
+        try room(named: name, template: template, mayCreate: mayCreate, takeCreation: { nil })
+    }
+}
+
 package protocol RoomDirectory: AnyObject, Sendable {
     var metrics: ServerMetrics { get }
     /// Rooms this node knows of (one node: live rooms; cluster: rooms with local activity or owned here).
     var count: Int { get }
     func start() throws
     func stopAll()
-    /// The room `name`, for a join. `mayCreate` says whether this session may create it from a template.
+    /// The room `name`, for a join. `mayCreate` says whether this session may create it from a template;
+    /// `takeCreation` is asked only when the room is created (it does not exist, in the store or in Redis), last, and
+    /// may refuse (the creating address's share).
     func room(named name: String, template: String?,
-              mayCreate: @escaping @Sendable (_ template: String?, _ defaultTemplate: String) -> ProtocolError?) throws(ProtocolError) -> any RoomEndpoint
+              mayCreate: @escaping @Sendable (_ template: String?, _ defaultTemplate: String) -> ProtocolError?,
+              takeCreation: @escaping @Sendable () -> ProtocolError?) throws(ProtocolError) -> any RoomEndpoint
     /// Extra fields for `/healthz`, and whether this node is ready to serve.
     func health() -> (ready: Bool, fields: [(String, JSONValue)])
     /// The server API's way in.

@@ -58,8 +58,9 @@ package final class RoomRegistry: RoomDirectory, Sendable {
     }
 
     package func room(named name: String, template: String?,
-              mayCreate: @escaping @Sendable (_ template: String?, _ defaultTemplate: String) -> ProtocolError?) throws(ProtocolError) -> any RoomEndpoint {
-        try room(named: name, template: template, force: false, mayCreate: mayCreate)
+              mayCreate: @escaping @Sendable (_ template: String?, _ defaultTemplate: String) -> ProtocolError?,
+              takeCreation: @escaping @Sendable () -> ProtocolError?) throws(ProtocolError) -> any RoomEndpoint {
+        try room(named: name, template: template, force: false, mayCreate: mayCreate, takeCreation: takeCreation)
     }
 
     package func health() -> (ready: Bool, fields: [(String, JSONValue)]) { (true, []) }
@@ -69,7 +70,8 @@ package final class RoomRegistry: RoomDirectory, Sendable {
     /// The room `name`, created from `template` (or the default template) when it does not exist (unless not
     /// `create`: then `unknown_room`). A room the server API deleted counts as not existing.
     func room(named name: String, template: String?, force: Bool, create: Bool = true,
-              mayCreate: (_ template: String?, _ defaultTemplate: String) -> ProtocolError? = { _, _ in nil }) throws(ProtocolError) -> RoomRuntime {
+              mayCreate: (_ template: String?, _ defaultTemplate: String) -> ProtocolError? = { _, _ in nil },
+              takeCreation: () -> ProtocolError? = { nil }) throws(ProtocolError) -> RoomRuntime {
         let result: Result<RoomRuntime, ProtocolError> = rooms.withLock { rooms in
             if let existing = rooms[name], !existing.isDeleted { return .success(existing) }
             guard force || rooms.count < maxRooms else {
@@ -100,6 +102,10 @@ package final class RoomRegistry: RoomDirectory, Sendable {
             }
             let recipe: RoomTemplate
             do throws(ProtocolError) { recipe = try config.recipe(forRoom: name, template: template) } catch { return .failure(error) }
+            if !force, !stored, !config.rooms.contains(where: { $0.name == name }), var refusal = takeCreation() {
+                refusal.room = name
+                return .failure(refusal)
+            }
             let room = Room(name: name, template: recipe, epoch: Self.newEpoch(), historyLimit: config.historyLimit)
             let runtime = makeRuntime(room)
             if let (changes, toVersion) = earlier, let webhooks {

@@ -355,7 +355,10 @@ extension LiveControlsServer {
         }
         // What the frame header announces counts, not only what has arrived: a frame claiming 2^63 − 1 bytes is
         // refused at its first bytes, before anything is buffered.
-        if connection.receiveBuffer.count + length + lws_remaining_packet_payload(wsi) > options.limits.maxMessageBytes {
+        // (Compared without adding the announced length, which may be up to 2^63 − 1: the sum could overflow.)
+        let limit = options.limits.maxMessageBytes
+        let announced = lws_remaining_packet_payload(wsi)
+        if connection.receiveBuffer.count + length > limit || announced > limit - connection.receiveBuffer.count - length {
             logger.info("message too large", metadata: ["session": "\(connection.session)"])
             // The close frame goes out now, while lws goes on reading (and this callback ignoring) whatever else the
             // client sends until it answers the close: closing the socket with its bytes unread would reset the

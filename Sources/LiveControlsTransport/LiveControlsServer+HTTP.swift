@@ -11,6 +11,8 @@ struct PendingHTTPResponse {
     var body: [UInt8]
     /// End the connection after the body (its request's body was not read: it cannot be kept alive).
     var closeAfter = false
+    /// The answer to a HEAD request: the headers (Content-Length included) without the body.
+    var headOnly = false
 }
 
 extension LiveControlsServer {
@@ -23,10 +25,10 @@ extension LiveControlsServer {
         }
         switch path {
         case "/healthz":
-            respond(wsi, PendingHTTPResponse(status: draining ? 503 : 200, contentType: "application/json", body: healthBody()))
+            respond(wsi, PendingHTTPResponse(status: draining ? 503 : 200, contentType: "application/json", body: healthBody(), headOnly: method == "HEAD"))
         case "/readyz":
             let ready = !draining && registry.health().ready
-            respond(wsi, PendingHTTPResponse(status: ready ? 200 : 503, contentType: "application/json", body: healthBody()))
+            respond(wsi, PendingHTTPResponse(status: ready ? 200 : 503, contentType: "application/json", body: healthBody(), headOnly: method == "HEAD"))
         case "/metrics":
             if options.metricsNeedCredential, case let .failure(error) = options.auth.authorizeAPI(authorization: header(wsi, WSI_TOKEN_HTTP_AUTHORIZATION)) {
                 respond(wsi, PendingHTTPResponse(APIResponse.failure(APIError(status: APIError.status(of: error.code), error))))
@@ -35,7 +37,7 @@ extension LiveControlsServer {
             var text = registry.metrics.exposition(connections: connections.count, rooms: registry.count,
                                                    uptimeSeconds: Int(Date().timeIntervalSince(startedAt)))
             for line in registry.metricLines() { text += line + "\n" }
-            respond(wsi, PendingHTTPResponse(status: 200, contentType: ServerMetrics.contentType, body: Array(text.utf8)))
+            respond(wsi, PendingHTTPResponse(status: 200, contentType: ServerMetrics.contentType, body: Array(text.utf8), headOnly: method == "HEAD"))
         default:
             if lws_return_http_status(wsi, UInt32(HTTP_STATUS_NOT_FOUND.rawValue), nil) != 0 { return -1 }
             return lws_http_transaction_completed(wsi) != 0 ? -1 : 0
@@ -84,7 +86,8 @@ extension LiveControlsServer {
         }
         httpResponses[wsi] = nil
         apiExchanges[wsi] = nil
-        guard writeHeaders(wsi, response), writeBody(wsi, response.body), lws_http_transaction_completed(wsi) == 0 else {
+        guard writeHeaders(wsi, response), writeBody(wsi, response.headOnly ? [] : response.body),
+              lws_http_transaction_completed(wsi) == 0 else {
             // The socket failed, or the client asked for the connection to end (HTTP/1.0, `Connection: close`).
             lws_set_timeout(wsi, PENDING_TIMEOUT_USER_OK, LWS_TO_KILL_ASYNC)
             return

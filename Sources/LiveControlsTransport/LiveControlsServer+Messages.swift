@@ -41,11 +41,12 @@ extension LiveControlsServer {
             }
             do {
                 let (shares, address, perMinute) = (self.shares, connection.countedAddress ?? "", options.limits.roomCreationsPerMinute)
-                let room = try registry.room(named: request.room, template: request.template) { template, defaultTemplate in
-                    if let refusal = self.options.auth.mayCreate(grant, template: template, defaultTemplate: defaultTemplate) { return refusal }
+                let room = try registry.room(named: request.room, template: request.template, mayCreate: { template, defaultTemplate in
+                    self.options.auth.mayCreate(grant, template: template, defaultTemplate: defaultTemplate)
+                }, takeCreation: {
                     guard let wait = shares.takeRoomCreation(by: address, now: Transport.now()) else { return nil }
                     return ProtocolError(.roomLimit, "your address created \(perMinute) rooms in the last minute; try again in \(wait) s")
-                }
+                })
                 connection.joined[request.room] = room
                 connection.grants[request.room] = grant
                 if let name = grant.name { request.name = name }

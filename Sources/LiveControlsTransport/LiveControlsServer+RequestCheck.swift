@@ -16,7 +16,11 @@ enum RequestCheck {
     /// how requests are smuggled past proxies that read it differently).
     static func refusal(version: String?, host: String?, contentLength: String?, transferEncoding: Bool,
                         spacedNames: Bool) -> RequestRefusal? {
-        guard let version, version == "HTTP/1.1" || version == "HTTP/1.0" else {
+        // (HTTP/2 streams, over TLS, have no version token and carry the host as `:authority`: the caller passes
+        // their version as nil and their host as that.)
+        // lws leaves the version empty when the request line's URI decodes to control characters (`%0A`); it reads
+        // such a request as HTTP/1.0, and the routes answer it (404, 400).
+        if let version, version != "HTTP/1.1" && version != "HTTP/1.0" {
             return RequestRefusal(status: 505, reason: "HTTP version not supported: send HTTP/1.1")
         }
         if version == "HTTP/1.1" && (host ?? "").isEmpty {
@@ -42,12 +46,26 @@ enum RequestCheck {
     /// resolved: false for a path that resolves outside `root` (already resolved). A path that does not exist is
     /// left to the file mount (its 404).
     static func staysInside(root: String, path: String) -> Bool {
+        // lws builds the file's path in 256 bytes and cuts what is longer: a path it would cut is never served.
+        guard root.utf8.count + 1 + path.utf8.count + "/index.html".utf8.count < 256 else { return false }
         var file = root + path
         if file.hasSuffix("/") { file += "index.html" }
-        guard let resolved = realpath(file, nil) else { return true }
+        guard let target = resolve(file) else {
+            return errno == ENOENT || errno == ENOTDIR  // nothing there: the file mount answers 404
+        }
+        guard target == root || target.hasPrefix(root == "/" ? "/" : root + "/") else { return false }
+        // A directory named without its slash: lws serves its index.html, which must stay inside too.
+        var isDirectory: ObjCBool = false
+        if FileManager.default.fileExists(atPath: target, isDirectory: &isDirectory), isDirectory.boolValue {
+            return staysInside(root: root, path: String(target.dropFirst(root.count)) + "/")
+        }
+        return true
+    }
+
+    private static func resolve(_ path: String) -> String? {
+        guard let resolved = realpath(path, nil) else { return nil }
         defer { free(resolved) }
-        let target = String(cString: resolved)
-        return target == root || target.hasPrefix(root == "/" ? "/" : root + "/")
+        return String(cString: resolved)
     }
 }
 
@@ -64,7 +82,9 @@ extension LiveControlsServer {
         let spaced = spacedNames.contains { (name: String) -> Bool in
             lws_hdr_custom_length(wsi, name, Int32(name.utf8.count)) >= 0
         }
-        if let refusal = RequestCheck.refusal(version: header(wsi, WSI_TOKEN_HTTP), host: header(wsi, WSI_TOKEN_HOST),
+        let isStream = lws_get_network_wsi(wsi) != wsi  // an HTTP/2 stream
+        let host = isStream ? header(wsi, WSI_TOKEN_HTTP_COLON_AUTHORITY) ?? header(wsi, WSI_TOKEN_HOST) : header(wsi, WSI_TOKEN_HOST)
+        if let refusal = RequestCheck.refusal(version: isStream ? nil : header(wsi, WSI_TOKEN_HTTP), host: host,
                                               contentLength: contentLength,
                                               transferEncoding: header(wsi, WSI_TOKEN_HTTP_TRANSFER_ENCODING) != nil,
                                               spacedNames: spaced) {

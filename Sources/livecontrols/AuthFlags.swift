@@ -11,6 +11,11 @@ enum MetricsAccess: String, ExpressibleByArgument, CaseIterable {
     case `public`, key
 }
 
+/// `--room-creators`: the least role whose join may create a room.
+enum RoomCreators: String, ExpressibleByArgument, CaseIterable {
+    case editor, admin
+}
+
 /// `--auth`, `--auth-secret`, `--api-key`, `--allowed-origin`, `--tls-cert`, `--tls-key`.
 struct AuthFlags: ParsableArguments {
     @Option(help: "open: tokens optional (local use); required: every join needs a valid token.")
@@ -24,6 +29,9 @@ struct AuthFlags: ParsableArguments {
 
     @Option(help: "Who may read GET /metrics: public (anyone who reaches the port) or key (Authorization: Bearer with the API key or an admin token).")
     var metricsAccess: MetricsAccess = .public
+
+    @Option(help: "Who may create a room by joining one that does not exist: editor (editors from the default template, admins from any) or admin (admins only). Tokenless joins in open mode count as admin; the server API creates rooms whatever this says.")
+    var roomCreators: RoomCreators = .editor
 
     @Option(help: "A browser origin allowed to open WebSockets, e.g. https://app.example.com (repeatable; default: any).")
     var allowedOrigin: [String] = []
@@ -64,6 +72,7 @@ struct AuthFlags: ParsableArguments {
         policy.authority = secret.map(TokenAuthority.init(secret:))
         policy.allowedOrigins = allowedOrigin
         policy.apiKey = key
+        policy.roomCreators = roomCreators == .admin ? .admin : .editor
         return policy
     }
 

@@ -46,11 +46,13 @@ class RawClient:
         masked = bytes(b ^ mask[i % 4] for i, b in enumerate(payload))
         self.sock.sendall(header + mask + masked)
 
-    def send_frame(self, opcode: int, payload: bytes, *, announced: int | None = None, masked: bool = True) -> None:
-        """One final frame, masked unless told otherwise; `announced` puts another length in its header (a lie)."""
+    def send_frame(self, opcode: int, payload: bytes, *, announced: int | None = None, masked: bool = True,
+                   fin: bool = True) -> None:
+        """One frame (final unless told otherwise), masked unless told otherwise; `announced` puts another length
+        in its header (a lie)."""
         n = len(payload) if announced is None else announced
         mask_bit = 0x80 if masked else 0
-        header = bytes([0x80 | opcode])
+        header = bytes([(0x80 if fin else 0) | opcode])
         if n < 126:
             header += bytes([mask_bit | n])
         elif n < 65536:

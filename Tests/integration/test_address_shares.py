@@ -5,6 +5,8 @@ import time
 
 import pytest
 
+from redis_server import cluster, redis_server  # noqa: F401  (fixtures)
+
 from rawws import RawClient
 
 
@@ -71,3 +73,17 @@ def test_a_bad_trusted_proxy_is_refused_at_start(value):
     from livecontrols_server import BINARY
     done = subprocess.run([BINARY, "--port", "0", "--trusted-proxy", value], capture_output=True, text=True, timeout=20)
     assert done.returncode != 0 and "--trusted-proxy" in done.stderr
+
+
+def test_in_cluster_mode_joining_rooms_that_exist_takes_nothing_from_the_share(cluster):  # noqa: F811
+    [node] = cluster(1, "--room-creations-per-minute", "2")
+    c = node.client()
+    assert c.join("made-0")["type"] == "snapshot"
+    for _ in range(5):  # joins of rooms that exist (made-0, and the config's demo), again and again
+        for room in ("made-0", "demo"):
+            other = node.client()
+            assert other.join(room)["type"] == "snapshot"
+            other.close()
+    assert c.join("made-1")["type"] == "snapshot", "one creation is left of two"
+    refusal = c.join("made-2")
+    assert refusal["type"] == "error" and refusal["code"] == "room_limit"

@@ -129,6 +129,16 @@ def test_only_admins_create_rooms_from_other_templates(start_server, tmp_path):
     assert list(snap["state"]["controls"]) == ["n"]
 
 
+def test_room_creators_admin_leaves_room_creation_to_admins(start_server):
+    s = start_server("--auth", "required", "--auth-secret", SECRET, "--room-creators", "admin")
+    editor, admin = s.client(), s.client()
+    refused = editor.join("new-room", token=mint("--role", "editor", "--room", "*"))
+    assert refused["code"] == "forbidden" and "--room-creators" in refused["message"]
+    assert editor.join("demo", token=mint("--role", "editor", "--room", "*"))["type"] == "snapshot", "existing rooms stay open"
+    assert admin.join("new-room", token=mint("--role", "admin", "--room", "*"))["type"] == "snapshot"
+    assert editor.join("new-room", token=mint("--role", "editor", "--room", "*"))["type"] == "snapshot"
+
+
 def test_a_token_that_expires_while_connected_removes_the_session(secured):
     watcher, short = secured.client(), secured.client()
     watcher.join(token=mint("--room", "demo"))
@@ -178,6 +188,11 @@ def test_tls_serves_https_and_wss_on_the_same_port(start_server, tmp_path):
     context = ssl.create_default_context(cafile=str(cert))
     with urllib.request.urlopen(s.http_url + "healthz", context=context, timeout=5) as r:
         assert json.loads(r.read())["status"] == "ok"
+    # Browsers and curl speak HTTP/2 over TLS (ALPN): its requests have no HTTP/1 version line and no Host header.
+    for path in ("healthz", ""):
+        h2 = subprocess.run(["curl", "-sS", "--http2", "--cacert", str(cert), "-o", "/dev/null", "-w", "%{http_version} %{http_code}",
+                             s.http_url + path], capture_output=True, text=True, timeout=20)
+        assert h2.stdout == "2 200", (path, h2.stdout, h2.stderr)
     with ws_connect(s.ws_url, ssl=context, open_timeout=5) as ws:
         assert json.loads(ws.recv(timeout=5))["type"] == "welcome"
         ws.send(json.dumps({"type": "join", "room": "demo"}))

@@ -51,6 +51,21 @@ def test_pipelined_requests_each_get_their_own_response(server):
     assert s3 == 200 and json.loads(b3)["status"] == "ok"
 
 
+def test_a_head_request_gets_headers_only_and_the_next_pipelined_request_its_answer(server):
+    sock = socket.create_connection(("127.0.0.1", server.port), timeout=5)
+    sock.sendall(b"HEAD /healthz HTTP/1.1\r\nHost: x\r\n\r\nGET /healthz HTTP/1.1\r\nHost: x\r\n\r\n")
+    data = b""
+    while data.count(b"\r\n\r\n") < 2 or not data.rstrip().endswith(b"}"):
+        chunk = sock.recv(65536)
+        assert chunk, data
+        data += chunk
+    sock.close()
+    head, rest = data.split(b"\r\n\r\n", 1)
+    assert head.startswith(b"HTTP/1.1 200") and b"content-length:" in head.lower()
+    assert rest.startswith(b"HTTP/1.1 200"), "the HEAD answer carried no body"
+    assert json.loads(rest.split(b"\r\n\r\n", 1)[1])["status"] == "ok"
+
+
 def read_until_closed(port: int, raw: bytes, timeout: float = 5) -> bytes:
     sock = socket.create_connection(("127.0.0.1", port), timeout=timeout)
     sock.sendall(raw)
@@ -114,8 +129,12 @@ def test_a_symlink_out_of_the_web_root_is_not_followed(start_server, tmp_path):
     (root / "leak.txt").symlink_to(secret)
     (root / "etc").symlink_to("/etc")
     (root / "inner.html").symlink_to(root / "index.html")  # a link that stays inside is served
+    (root / "sub").mkdir()
+    (root / "sub" / "index.html").symlink_to(secret)  # served for /sub (no slash) and /sub/
+    (root / "deep").symlink_to(tmp_path)  # a link to a directory outside, padded past lws's 256-byte path
     s = start_server("--web-root", str(root))
-    for path in (b"/leak.txt", b"/etc/hostname"):
+    padded = b"/deep/" + b"x/" * 120 + b"../" * 120 + b"secret.txt"
+    for path in (b"/leak.txt", b"/etc/hostname", b"/sub", b"/sub/", padded):
         [(status, _, body)] = exchange(s.port, b"GET " + path + b" HTTP/1.1\r\nHost: x\r\n\r\n")
         assert status == 404 and b"outside" not in body
     [(status, _, body)] = exchange(s.port, b"GET /inner.html HTTP/1.1\r\nHost: x\r\n\r\n")

@@ -48,6 +48,18 @@ def test_a_frame_announcing_more_than_the_message_limit_is_refused_at_its_first_
     assert other.intent("quantity", "next")["type"] == "ack"
 
 
+def test_a_continuation_announcing_2_63_bytes_after_a_fragment_is_refused(server, clients):
+    """The message's buffered start plus what the continuation announces overflow any integer: refused all the same."""
+    other = clients()
+    other.join()
+    c = joined(server)
+    c.send_frame(0x1, b'{"type":', fin=False)
+    c.send_frame(0x0, b'"join"', announced=2**63 - 1)
+    assert c.read_close() == 1009
+    c.close()
+    assert other.intent("quantity", "next")["type"] == "ack"
+
+
 @pytest.mark.xfail(strict=True, reason="libwebsockets 4.1.6 (Debian 12) does not check the mask bit of client frames; "
                    "fixed upstream after 4.3 (warmcat/libwebsockets cae06c63a). docs/PROTOCOL.md says so.")
 def test_an_unmasked_client_frame_closes_with_1002(server):

@@ -10,6 +10,7 @@ import Glibc
 ///   livecontrols-bench hold    --port P --template bench [--subscribers 1000] [--seconds 10] [--delay-ms 500] [--interval-ms 100]
 ///   livecontrols-bench idle    --port P [--mirror] [--connections 10000] [--in-flight 512] [--server-pid PID]
 ///   livecontrols-bench churn   --port P --template bench [--cycles 2000] [--server-pid PID]
+///   livecontrols-bench overload --port P [--clients 5000] [--rate 10] [--seconds 20] [--server-pid PID]
 ///
 /// Cluster mode (fanout, latency, idle): `--ports P0,P1` (and `--hosts H0,H1`, default --host for all) name
 /// the nodes; subscribers are spread round-robin over them, and node 0's first subscriber joins before the
@@ -81,6 +82,10 @@ case "idle":
 case "churn":
     guard case let .livecontrols(room, template) = target else { print("churn needs LiveControls"); exit(2) }
     print(runChurn(loop: loop, room: room, template: template, cycles: Int(option("cycles") ?? "2000")!, serverPID: serverPID))
+case "overload":
+    guard case let .livecontrols(room, _) = target else { print("overload needs LiveControls"); exit(2) }
+    print(runOverload(loop: loop, room: room, clients: Int(option("clients") ?? "5000")!, rate: Int(option("rate") ?? "10")!,
+                      seconds: Double(option("seconds") ?? "20")!, serverPID: serverPID))
 default:
     print("unknown scenario \(scenario)")
     exit(2)

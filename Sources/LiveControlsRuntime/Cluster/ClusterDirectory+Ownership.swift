@@ -66,6 +66,11 @@ extension ClusterDirectory {
                     releaseLease(room)
                     return .refused(creation?.refusal ?? ProtocolError(.unknownRoom, "room \(room) does not exist"))
                 }
+                if !config.rooms.contains(where: { $0.name == room }), var refusal = creation.take?() {
+                    releaseLease(room)
+                    refusal.room = room
+                    return .refused(refusal)
+                }
                 templateName = creation.template ?? config.defaultTemplate
             }
             let fresh = Room(name: room, template: config.templates[templateName]!, epoch: RoomRegistry.newEpoch(), historyLimit: config.historyLimit)

@@ -28,6 +28,8 @@ package final class ClusterDirectory: RoomDirectory, @unchecked Sendable {
     struct Creation: Sendable {
         var template: String?
         var refusal: ProtocolError?
+        /// Asked when the room is created (`takeCreation` of the join), on the node that creates it.
+        var take: (@Sendable () -> ProtocolError?)? = nil
     }
 
     struct Owned {
@@ -174,10 +176,12 @@ package final class ClusterDirectory: RoomDirectory, @unchecked Sendable {
     }
 
     package func room(named name: String, template: String?,
-              mayCreate: @escaping @Sendable (_ template: String?, _ defaultTemplate: String) -> ProtocolError?) throws(ProtocolError) -> any RoomEndpoint {
+              mayCreate: @escaping @Sendable (_ template: String?, _ defaultTemplate: String) -> ProtocolError?,
+              takeCreation: @escaping @Sendable () -> ProtocolError?) throws(ProtocolError) -> any RoomEndpoint {
         // Whether this join may create the room is known now; whether it must is known only to Redis. A room of
         // the config exists from the start on a single node; here the first node to need it creates it.
-        var creation = Creation(template: nil, refusal: config.creationRefusal(room: name, template: template, mayCreate: mayCreate))
+        var creation = Creation(template: nil, refusal: config.creationRefusal(room: name, template: template, mayCreate: mayCreate),
+                                take: takeCreation)
         if creation.refusal == nil {
             do throws(ProtocolError) { creation.template = try config.recipe(forRoom: name, template: template).name } catch { creation.refusal = error }
         }

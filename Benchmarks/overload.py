@@ -1,0 +1,95 @@
+#!/usr/bin/env python3
+"""Overload: more intents than a room can apply, from 5,000 clients (issue #19's scenario).
+
+    python3 Benchmarks/overload.py [--clients 5000] [--rate 10] [--seconds 20] [--baseline OLD_BINARY]
+
+5,000 clients join one room (the built-in demo template, presence on) and each sends 10 intents per second, under
+the per-connection rate limit; every applied intent is a patch for all 5,000, so the room falls behind. A probe in
+another room sends one intent at a time. Reported per server: intents sent, acked, refused with `overloaded`, other
+errors, connections the server closed, the probe's ack latency, the server's RSS (peak and at the end), how long the
+server stays busy after every client has gone, and how long a SIGTERM sent in the middle of a second flood takes to
+end the process. Needs the release binaries of `livecontrols` and of the tool
+(`swift build -c release --package-path Benchmarks`).
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import pathlib
+import re
+import signal
+import subprocess
+import time
+
+from compare import SERVER, TOOL, cpu_ticks, shares_off, start
+
+
+def start_server(binary: pathlib.Path):
+    return start([str(binary), "--port", "0", "--log-level", "error", "--max-connections", "20000", *shares_off(binary)],
+                 lambda line: (m := re.search(r"127\.0\.0\.1:(\d+)/", line)) and int(m.group(1)))
+
+
+def tool(port: int, pid: int, clients: int, rate: int, seconds: float, room: str) -> subprocess.Popen:
+    return subprocess.Popen([str(TOOL), "overload", "--port", str(port), "--server-pid", str(pid), "--clients", str(clients),
+                             "--rate", str(rate), "--seconds", str(seconds), "--room", room],
+                            stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+
+
+def busy_after(pid: int, limit: float = 300) -> float:
+    """Seconds until the server uses under 5% of a core (over 0.5 s), from now."""
+    started = time.monotonic()
+    while time.monotonic() - started < limit:
+        before = cpu_ticks(pid)
+        time.sleep(0.5)
+        if cpu_ticks(pid) - before <= 2:  # 100 ticks/s: ≤ 2 ticks in 0.5 s
+            return time.monotonic() - started - 0.5
+    return limit
+
+
+def measure(binary: pathlib.Path, clients: int, rate: int, seconds: float) -> dict:
+    proc, port = start_server(binary)
+    try:
+        run = tool(port, proc.pid, clients, rate, seconds, "flood")
+        out, _ = run.communicate(timeout=seconds + 300)
+        result = json.loads(out.strip().splitlines()[-1])
+        result["busySecondsAfterClientsLeft"] = round(busy_after(proc.pid), 1)
+        # A second flood, and SIGTERM in the middle of it.
+        second = tool(port, proc.pid, clients, rate, 10, "flood-2")
+        time.sleep(8)  # the tool connects its clients first (a few seconds), then floods
+        sent_at = time.monotonic()
+        proc.send_signal(signal.SIGTERM)
+        try:
+            status = proc.wait(timeout=300)
+            result["sigtermExitSeconds"] = round(time.monotonic() - sent_at, 2)
+            result["sigtermExitStatus"] = status
+        except subprocess.TimeoutExpired:
+            result["sigtermExitSeconds"] = None
+        second.kill()
+        second.wait()
+        return result
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--clients", type=int, default=5000)
+    ap.add_argument("--rate", type=int, default=10)
+    ap.add_argument("--seconds", type=float, default=20)
+    ap.add_argument("--baseline", type=pathlib.Path, help="an older livecontrols binary, measured the same way after")
+    args = ap.parse_args()
+    servers = [("livecontrols", SERVER)] + ([("baseline", args.baseline)] if args.baseline else [])
+    print("| server | sent | acked | overloaded | closed by server | probe p50 µs | probe p99 µs | probe max µs | peak RSS MiB "
+          "| RSS at end MiB | busy after clients left s | SIGTERM → exit s |")
+    print("|---|---|---|---|---|---|---|---|---|---|---|---|")
+    for name, binary in servers:
+        r = measure(binary, args.clients, args.rate, args.seconds)
+        print(f"| {name} | {r['sent']:,} | {r['acked']:,} | {r['overloaded']:,} | {r['closed']:,} | {r['probeP50Us']:,} "
+              f"| {r['probeP99Us']:,} | {r['probeMaxUs']:,} | {r['peakRSSKiB'] / 1024:.0f} | {r['finalRSSKiB'] / 1024:.0f} "
+              f"| {r['busySecondsAfterClientsLeft']} | {r['sigtermExitSeconds']} (status {r.get('sigtermExitStatus')}) |", flush=True)
+
+
+if __name__ == "__main__":
+    main()
