@@ -38,7 +38,7 @@ def shares_off(binary=SERVER):
     """Flags that lift the per-address shares (every load-tool socket comes from 127.0.0.1), for binaries that have
     them (an older --baseline may not)."""
     flags = ["--max-connections-per-address", "0", "--room-creations-per-minute", "0"]
-    usage = subprocess.run([str(binary), "--help"], capture_output=True, text=True).stdout
+    usage = subprocess.run([str(binary), "serve", "--help"], capture_output=True, text=True).stdout
     return flags if flags[0] in usage else []
 
 

@@ -18,8 +18,12 @@ import json
 import pathlib
 import re
 import signal
+import statistics
 import subprocess
+import threading
 import time
+
+import websocket
 
 from compare import SERVER, TOOL, cpu_ticks, shares_off, start
 
@@ -29,10 +33,45 @@ def start_server(binary: pathlib.Path):
                  lambda line: (m := re.search(r"127\.0\.0\.1:(\d+)/", line)) and int(m.group(1)))
 
 
-def tool(port: int, pid: int, clients: int, rate: int, seconds: float, room: str) -> subprocess.Popen:
-    return subprocess.Popen([str(TOOL), "overload", "--port", str(port), "--server-pid", str(pid), "--clients", str(clients),
+def tool(port: int, pid: int, clients: int, rate: int, seconds: float, room: str) -> tuple[subprocess.Popen, threading.Event]:
+    """The flood, and an event set once its clients have joined and it floods."""
+    proc = subprocess.Popen([str(TOOL), "overload", "--port", str(port), "--server-pid", str(pid), "--clients", str(clients),
                              "--rate", str(rate), "--seconds", str(seconds), "--room", room],
-                            stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    flooding = threading.Event()
+
+    def watch():
+        for line in proc.stderr:
+            if "flooding:" in line:
+                flooding.set()
+    threading.Thread(target=watch, daemon=True).start()
+    return proc, flooding
+
+
+def probe(port: int, stop: threading.Event) -> list[float]:
+    """One client in another room: an intent at a time, each ack's round trip in µs, until `stop`."""
+    ws = websocket.create_connection(f"ws://127.0.0.1:{port}/ws", timeout=30)
+    json.loads(ws.recv())  # welcome
+    ws.send(json.dumps({"type": "join", "room": "probe"}))
+    while json.loads(ws.recv())["type"] != "snapshot":
+        pass
+    rtts, i = [], 0
+    while not stop.is_set():
+        i += 1
+        sent = time.perf_counter()
+        ws.send(json.dumps({"type": "intent", "id": i, "room": "probe", "control": "quantity", "intent": "next" if i % 2 else "prev"}))
+        while True:
+            m = json.loads(ws.recv())
+            if m.get("id") == i:
+                break
+        rtts.append((time.perf_counter() - sent) * 1e6)
+        time.sleep(0.01)
+    ws.close()
+    return rtts
+
+
+def quantile(values: list[float], q: float) -> int:
+    return int(statistics.quantiles(values, n=100, method="inclusive")[int(q * 100) - 1]) if len(values) > 1 else int(values[0] if values else 0)
 
 
 def busy_after(pid: int, limit: float = 300) -> float:
@@ -49,13 +88,23 @@ def busy_after(pid: int, limit: float = 300) -> float:
 def measure(binary: pathlib.Path, clients: int, rate: int, seconds: float) -> dict:
     proc, port = start_server(binary)
     try:
-        run = tool(port, proc.pid, clients, rate, seconds, "flood")
-        out, _ = run.communicate(timeout=seconds + 300)
+        run, flooding = tool(port, proc.pid, clients, rate, seconds, "flood")
+        flooding.wait(timeout=300)
+        stop, rtts = threading.Event(), []
+        prober = threading.Thread(target=lambda: rtts.extend(probe(port, stop)))
+        prober.start()
+        out = run.stdout.read()
+        run.wait(timeout=seconds + 300)
+        stop.set()
+        prober.join(timeout=60)
         result = json.loads(out.strip().splitlines()[-1])
+        result.update(probeIntents=len(rtts), probeP50Us=quantile(rtts, 0.5), probeP99Us=quantile(rtts, 0.99),
+                      probeMaxUs=int(max(rtts, default=0)))
         result["busySecondsAfterClientsLeft"] = round(busy_after(proc.pid), 1)
         # A second flood, and SIGTERM in the middle of it.
-        second = tool(port, proc.pid, clients, rate, 10, "flood-2")
-        time.sleep(8)  # the tool connects its clients first (a few seconds), then floods
+        second, flooding = tool(port, proc.pid, clients, rate, 30, "flood-2")
+        flooding.wait(timeout=300)
+        time.sleep(3)  # well into the flood
         sent_at = time.monotonic()
         proc.send_signal(signal.SIGTERM)
         try:

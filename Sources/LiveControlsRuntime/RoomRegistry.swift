@@ -206,6 +206,10 @@ package final class RoomRegistry: RoomDirectory, Sendable {
 
     package var count: Int { rooms.withLock { $0.count } }
 
+    package func beginShutdown() {
+        for room in rooms.withLock({ Array($0.values) }) { room.shuttingDown.store(true, ordering: .relaxed) }
+    }
+
     package func stopAll() {
         for room in rooms.withLock({ Array($0.values) }) { room.stop() }
         webhooks?.stop()

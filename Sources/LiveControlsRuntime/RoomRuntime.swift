@@ -56,10 +56,15 @@ final class RoomRuntime: RoomEndpoint, @unchecked Sendable {
     let queuedBlocks = Atomic<Int>(0)
     /// Intents waiting on the queue (at most `maxQueuedIntents`; more are refused with `overloaded`).
     let queuedIntents = Atomic<Int>(0)
+    /// The server is shutting down (`RoomDirectory.beginShutdown`): a leave only takes its member out (no patch).
+    let shuttingDown = Atomic<Bool>(false)
     /// `Limits.roomQueueIntents`.
     let maxQueuedIntents: Int
     /// Subscribers of this process that take the room's patches (one node).
     var subscribers: [SessionID: any RoomSubscriber] = [:]
+    /// The id-less snapshot last made for a resync after overflow, while the room is at its version: when a burst
+    /// overflows many subscribers at once, each gets the same frame, encoded once (not once per subscriber).
+    private var resyncSnapshot: (epoch: String, version: Int, frame: Frame)?
     /// Cluster mode: every member, each with the `node` its connection is on.
     var remoteMembers: [SessionID: any RoomSubscriber] = [:]
     /// Cluster mode: how many members each node has (a copy readable off the queue).
@@ -157,11 +162,17 @@ final class RoomRuntime: RoomEndpoint, @unchecked Sendable {
     /// The subscriber overflowed and has caught up: queue a fresh snapshot, ending its resync.
     func resyncAfterOverflow(_ subscriber: any RoomSubscriber) {
         submit {
-            guard self.subscribers[subscriber.session] === subscriber else {
+            guard self.subscribers[subscriber.session] === subscriber, !subscriber.isGone else {
                 subscriber.cancelResync(room: self.name)
                 return
             }
-            let frame = Frame.make(self.snapshot(id: nil, resumed: nil))
+            let frame: Frame
+            if let cached = self.resyncSnapshot, cached.epoch == self.room.epoch, cached.version == self.room.version {
+                frame = cached.frame
+            } else {
+                frame = Frame.make(self.snapshot(id: nil, resumed: nil))
+                self.resyncSnapshot = (self.room.epoch, self.room.version, frame)
+            }
             self.deliver(after: self.room.version) {
                 if subscriber.deliverResync(frame, room: self.name) { self.waker.wake(subscriber) }
             }
@@ -179,6 +190,12 @@ final class RoomRuntime: RoomEndpoint, @unchecked Sendable {
             guard !self.refusedAsAbandoned(subscriber, id: id) else { return }
             self.subscribers[subscriber.session] = nil
             self.setRemote(subscriber.session, nil)
+            if self.shuttingDown.load(ordering: .relaxed) {
+                // Everyone is being closed: nobody needs this leave's patch. The stored state keeps the member, as
+                // after a crash: loading the room drops it (`dropMembersAfterRestart`).
+                if reason == .leave { self.send(.left(room: self.name, id: id), to: subscriber) }
+                return
+            }
             self.carryOut(self.room.leave(subscriber.session, reason: reason))
             self.noteIfEmpty()
             if reason == .leave { self.send(.left(room: self.name, id: id), to: subscriber) }
@@ -307,6 +324,7 @@ final class RoomRuntime: RoomEndpoint, @unchecked Sendable {
     func carryOut(_ update: RoomUpdate) {
         assertOnQueue(queue)
         if let patch = update.patch {
+            resyncSnapshot = nil
             metrics.patch()
             let events = webhooks.map { webhookEvents(for: patch, $0) } ?? []
             let entry = events.isEmpty ? nil : openOutboxEntry(events, droppedOnStop: true)

@@ -195,6 +195,7 @@ extension LiveControlsServer {
         if shutdown && !draining {
             draining = true
             drainDeadline = .now() + .milliseconds(options.shutdownGraceMilliseconds)
+            registry.beginShutdown()
             logger.info("shutting down", metadata: ["connections": "\(connections.count)"])
             for connection in connections.values where connection.requestClose(code: 1001, reason: "server shutting down") {
                 lws_callback_on_writable(connection.wsi.raw)

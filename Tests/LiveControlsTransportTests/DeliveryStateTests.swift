@@ -94,10 +94,33 @@ final class OutboxTests: XCTestCase {
     func testTheByteLimitOverflowsToo() {
         var box = Outbox(maxMessages: 100, maxBytes: 25)
         _ = box.enqueue(state("a", 1, bytes: 20), now: self.at(0))
-        XCTAssertTrue(box.resync.isEmpty)
         _ = box.enqueue(state("a", 2, bytes: 20), now: self.at(0))
+        XCTAssertTrue(box.resync.isEmpty, "20 bytes wait behind the frame written next")
+        _ = box.enqueue(state("a", 3, bytes: 20), now: self.at(0))
         XCTAssertEqual(box.resync, ["a": false])
         XCTAssertEqual(box.bytes, 0)
+    }
+
+    func testAFrameLargerThanTheByteLimitGoesOutAloneAndOthersWaitBehindIt() {
+        var box = Outbox(maxMessages: 100, maxBytes: 25)
+        let snapshot = state("a", 1, bytes: 5_000)
+        XCTAssertEqual(box.enqueue(snapshot, now: self.at(0)), .wake)
+        XCTAssertTrue(box.resync.isEmpty, "a snapshot larger than the outbox is not an overflow")
+        _ = box.enqueue(state("a", 2, bytes: 20), now: self.at(0))
+        XCTAssertTrue(box.resync.isEmpty)
+        guard case let .write(batch, more) = box.next(now: at(1), maxFrames: 64, maxBytes: 1_000) else { return XCTFail() }
+        XCTAssertTrue(batch.first === snapshot)
+        XCTAssertEqual(batch.count, 1, "the big frame leaves alone")
+        XCTAssertTrue(more)
+        // A big snapshot behind other frames counts: that overflows (and a fresh one comes once the queue drained).
+        var behind = Outbox(maxMessages: 100, maxBytes: 25)
+        _ = behind.enqueue(reply(), now: self.at(0))
+        _ = behind.enqueue(state("b", 1, bytes: 5_000), now: self.at(0))
+        XCTAssertEqual(behind.resync, ["b": false])
+        guard case .one = behind.next(now: at(1)) else { return XCTFail() }
+        guard case let .resync(rooms) = behind.next(now: at(1)) else { return XCTFail() }
+        XCTAssertEqual(rooms, ["b"])
+        XCTAssertEqual(behind.enqueueResync(state("b", 1, bytes: 5_000), room: "b"), .wake, "the fresh snapshot is queued alone")
     }
 
     func testAClosedOutboxDropsEverything() {

@@ -5,7 +5,8 @@ import LiveControlsRuntime
 /// what to do. The transport's connection keeps one behind a mutex (rooms append from their queues, its
 /// service thread takes frames out).
 ///
-/// Past `maxMessages` or `maxBytes`, every queued room-state frame is dropped (replies are kept) and those
+/// Past `maxMessages`, or `maxBytes` waiting behind the frame written next, every queued room-state frame is dropped
+/// (replies are kept) and those
 /// rooms are marked for a fresh snapshot, which the subscriber asks for once it has drained: never a gap,
 /// never unbounded memory. A subscriber that overflowed and then takes nothing for the slow-consumer
 /// timeout is stuck (`isStuck`).
@@ -58,7 +59,9 @@ struct Outbox {
         if !resync.isEmpty, let room = frame.stateOfRoom, resync[room] != nil { return .dropped }
         frames.append(frame)
         bytes += frame.count
-        if queued > maxMessages || bytes > maxBytes { overflow(now: now()) }
+        // The frame written next does not count against `maxBytes`, only what waits behind it: a snapshot larger than
+        // the limit (a room holding more than the outbox) still goes out, alone, and later frames wait their turn.
+        if queued > maxMessages || bytes - frames[head].count > maxBytes { overflow(now: now()) }
         return schedule()
     }
 
