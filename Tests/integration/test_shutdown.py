@@ -13,7 +13,19 @@ def stalled_store(start_server, tmp_path, *extra):
     blocker = sqlite3.connect(tmp_path / "livecontrols.sqlite3", isolation_level=None)
     blocker.execute("BEGIN EXCLUSIVE")
     c.send({"type": "intent", "id": 1, "room": "demo", "control": "quantity", "intent": "next"})  # its write waits
+    deadline = time.monotonic() + 10
+    while not applied_intents(node):  # applied: its write is with the store now (the ack waits for it)
+        assert time.monotonic() < deadline, "the intent was never applied"
+        time.sleep(0.02)
     return node, blocker
+
+
+def applied_intents(node) -> int:
+    with node.get("/metrics") as r:
+        for line in r.read().decode().splitlines():
+            if line.startswith("livecontrols_intents_total "):
+                return int(float(line.split()[1]))
+    return 0
 
 
 def test_sigterm_exits_within_the_shutdown_timeout_when_the_stop_cannot_finish(start_server, tmp_path):
