@@ -41,6 +41,26 @@ public enum ControlCoding {
     /// levels (a list item's value sits six levels down).
     public static let storedStateMaxDepth = JSONParser.defaultMaxDepth + 16
 
+    /// The keys of each kind's stored state that hold what use changed (values, selections, holds, items, steps
+    /// gone through): the other keys hold what the config set.
+    static let stateKeys: [String: Set<String>] = [
+        Stepper.kind: ["value", "hold"],
+        ListStepper.kind: ["sections", "selected", "nextItemNumber", "hold"],
+        Wizard.kind: ["steps", "index", "phase"],
+        Form.kind: ["elements", "current"],
+        Pager.kind: ["position", "hold"],
+    ]
+
+    /// What the config set for `control` (its stored state without the keys use changes), to tell whether a stored
+    /// control was configured as its template configures it now; nil when its kind is not storable.
+    public static func configuration(of control: any Control) -> JSONValue? {
+        guard case let .object(state)? = storedState(of: control) else { return nil }
+        let changing = stateKeys[kind(of: control)] ?? []
+        var configured = JSONObject()
+        for (key, value) in state where !changing.contains(key) { configured[key] = value }
+        return .object(configured)
+    }
+
     /// `restore(kind:state:)`, nil when it fails.
     public static func decode(kind: String, state: String) -> (any Control)? {
         try? restore(kind: kind, state: state)

@@ -2,10 +2,11 @@ import LiveControlsProtocol
 
 extension Room {
     /// Rebuilds a stored room exactly: same epoch, version, controls, members and recent history.
-    /// Nil when that is impossible (the template's controls changed, or a control cannot be decoded);
-    /// the caller then starts a new epoch so no client can mistake the new state for the old one.
+    /// Nil when that is impossible (`configurationChanges` names a control: its template now has other controls, or
+    /// configures one differently — any setting of any kind —, or a control cannot be decoded); the caller then starts
+    /// a new epoch from the template as it is now, so no client can mistake the new state for the old one.
     public init?(restoring stored: StoredRoom, template: RoomTemplate, historyLimit: Int) {
-        guard Set(stored.controls.keys) == Set(template.controls.map(\.id)) else { return nil }
+        guard Room.configurationChanges(stored: stored, template: template).isEmpty else { return nil }
         self.init(name: stored.name, template: template, epoch: stored.epoch, historyLimit: historyLimit)
         for (id, prototype) in template.controls {
             guard let state = stored.controls[id],
@@ -19,6 +20,25 @@ extension Room {
             memberOrder.append(member.session)
         }
         for patch in stored.history where patch.version <= version { history.append(patch) }
+    }
+
+    /// The controls of `stored` that its template no longer configures the same way: added or removed ones, ones of
+    /// another kind, ones that cannot be decoded, and ones whose settings (`ControlCoding.configuration`: label,
+    /// bounds, step, wrap, timing, display, the configured steps or elements…) differ. Empty: the room can be
+    /// restored exactly. The stored control is decoded and encoded again first, so a state an earlier release wrote
+    /// (a shape since extended, with defaults) compares as today's encoding of it.
+    public static func configurationChanges(stored: StoredRoom, template: RoomTemplate) -> [String] {
+        var changed = Set(stored.controls.keys).symmetricDifference(template.controls.map(\.id)).map(\.rawValue)
+        for (id, prototype) in template.controls {
+            guard let state = stored.controls[id] else { continue }
+            guard let control = ControlCoding.decode(kind: ControlCoding.kind(of: prototype), state: state),
+                  ControlCoding.configuration(of: control) == ControlCoding.configuration(of: prototype)
+            else {
+                changed.append(id.rawValue)
+                continue
+            }
+        }
+        return changed.sorted()
     }
 
     /// After a restart nobody is connected: each stored member leaves (reason `restart`), which ends

@@ -150,7 +150,8 @@ package final class RoomRegistry: RoomDirectory, Sendable {
         }
         guard let runtime = restore(stored, template: template) else {
             logger.warning("room cannot be restored exactly (its template changed): it starts a new epoch",
-                           metadata: ["room": "\(name)", "oldEpoch": "\(stored.epoch)"])
+                           metadata: ["room": "\(name)", "oldEpoch": "\(stored.epoch)",
+                                      "controls": "\(Room.configurationChanges(stored: stored, template: template).joined(separator: ", "))"])
             return .success(.changed(template: stored.template, unannounced: stored.unannounced.map { ($0, stored.version) }))
         }
         return .success(.loaded(runtime, epoch: stored.epoch, version: stored.version))

@@ -1,4 +1,5 @@
 """Persistence: rooms survive restarts, acked intents survive kill -9, holds end with reason `restart`."""
+import json
 import signal
 import threading
 
@@ -166,3 +167,36 @@ def test_the_data_dir_lock_is_released_when_the_server_is_killed(start_server, t
     s.proc.wait()
     again = start_server("--data-dir", str(tmp_path))  # the kernel dropped the lock with the process
     assert again.client().join()["state"]["controls"]["quantity"]["value"] == 1
+
+
+def test_a_changed_setting_in_the_config_starts_the_stored_room_anew(start_server, tmp_path):
+    """Restarted with the same config the room resumes; with any setting of a control changed (here the stepper's max,
+    then only its label) it starts a new epoch from the config as it is now, and the log names the control."""
+    data, config = tmp_path / "data", tmp_path / "rooms.json"
+
+    def write_config(**quantity):
+        config.write_text(json.dumps({"templates": {"t": {"controls": {
+            "quantity": {"kind": "stepper", "label": "Q", "min": 0, "max": 1000, "value": 1, **quantity},
+            "other": {"kind": "stepper", "max": 9}}}}, "rooms": {"demo": {"template": "t"}}}))
+
+    write_config()
+    s = start_server("--data-dir", str(data), "--config", str(config))
+    c = s.client()
+    epoch = c.join()["epoch"]
+    c.intent("quantity", "set", {"value": 500})
+    c.close()
+    s.stop()
+    s = start_server("--data-dir", str(data), "--config", str(config))
+    snap = s.client().join()
+    assert snap["epoch"] == epoch and snap["state"]["controls"]["quantity"]["value"] == 500, "same config: resumed"
+    s.stop()
+    for change in ({"max": 2000}, {"max": 2000, "label": "Quantity"}):
+        write_config(**change)
+        s = start_server("--data-dir", str(data), "--config", str(config))
+        snap = s.client().join()
+        quantity = snap["state"]["controls"]["quantity"]
+        assert snap["epoch"] != epoch and snap["version"] >= 0, change
+        assert quantity["max"] == 2000 and quantity["label"] == change.get("label", "Q") and quantity["value"] == 1, change
+        s.wait_for_log("controls=quantity")
+        epoch = snap["epoch"]
+        s.stop()

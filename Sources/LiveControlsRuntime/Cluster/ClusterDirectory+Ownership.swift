@@ -60,7 +60,9 @@ extension ClusterDirectory {
                     return .refused(ProtocolError(.internalError, "room \(room)'s template \(stored.room.template) is not in this node's config"))
                 }
                 templateName = stored.room.template
-                logger.warning("room cannot be restored exactly (its template changed): it starts a new epoch", metadata: ["room": "\(room)"])
+                logger.warning("room cannot be restored exactly (its template changed): it starts a new epoch", metadata: [
+                    "room": "\(room)",
+                    "controls": "\(Room.configurationChanges(stored: stored.room, template: config.templates[templateName]!).joined(separator: ", "))"])
             } else {
                 guard let creation, creation.refusal == nil else {
                     releaseLease(room)
