@@ -90,7 +90,9 @@ extension Substring {
 /// Computes the operations that turn one JSON value into another.
 public enum JSONDiff {
     /// Objects are diffed key by key (removals, then replacements in place, then additions in the new
-    /// order); arrays of equal length element by element; anything else is replaced whole.
+    /// order); arrays element by element where they differ, after their common start and end, with `add` for what
+    /// was inserted and `remove` for what went (so appending one item to a long list is one `add` of that item, not
+    /// the list again); anything else is replaced whole.
     public static func diff(from old: JSONValue, to new: JSONValue, at path: JSONPointer = .root) -> [PatchOp] {
         var ops: [PatchOp] = []
         diff(old, new, path, &ops)
@@ -110,6 +112,18 @@ public enum JSONDiff {
             }
         case let (.array(a), .array(b)) where a.count == b.count:
             for i in a.indices { diff(a[i], b[i], path.appending(String(i)), &ops) }
+        case let (.array(a), .array(b)):
+            // The common start and end stay; in between, elements are diffed pairwise, then the rest of the new
+            // ones added (in order) or the rest of the old ones removed (each at the same index, as they shift).
+            var start = 0
+            while start < a.count, start < b.count, sameValue(a[start], b[start]) { start += 1 }
+            var end = 0
+            while end < a.count - start, end < b.count - start, sameValue(a[a.count - 1 - end], b[b.count - 1 - end]) { end += 1 }
+            let old = a[start..<(a.count - end)], new = b[start..<(b.count - end)]
+            let paired = min(old.count, new.count)
+            for i in 0..<paired { diff(old[old.startIndex + i], new[new.startIndex + i], path.appending(String(start + i)), &ops) }
+            for i in paired..<new.count { ops.append(.add(path: path.appending(String(start + i)), value: new[new.startIndex + i])) }
+            for _ in paired..<old.count { ops.append(.remove(path: path.appending(String(start + paired)))) }
         default:
             if !sameValue(old, new) { ops.append(.replace(path: path, value: new)) }
         }

@@ -152,6 +152,32 @@ final class JSONPatchTests: XCTestCase {
         XCTAssertEqual(JSONDiff.diff(from: ["v": 1], to: ["v": 1.0]), [.replace(path: JSONPointer(["v"]), value: 1.0)])
     }
 
+    func testAChangedArrayCostsWhatChangedNotTheWholeArray() {
+        let items: [JSONValue] = (0..<60).map { .string(String(repeating: "x", count: 10) + "\($0)") }
+        let p = JSONPointer(["items"])
+        XCTAssertEqual(JSONDiff.diff(from: ["items": .array(items)], to: ["items": .array(items + ["new"])]),
+                       [.add(path: p.appending("60"), value: "new")], "an append")
+        XCTAssertEqual(JSONDiff.diff(from: ["items": .array(items)], to: ["items": .array(Array(items[0..<5] + items[6...]))]),
+                       [.remove(path: p.appending("5"))], "a removal")
+        XCTAssertEqual(JSONDiff.diff(from: ["items": .array(items)], to: ["items": .array(Array(items[0..<5] + ["in"] + items[5...]))]),
+                       [.add(path: p.appending("5"), value: "in")], "an insertion")
+        XCTAssertEqual(JSONDiff.diff(from: ["items": .array(items)], to: ["items": .array(Array(items.dropFirst(2)))]),
+                       [.remove(path: p.appending("0")), .remove(path: p.appending("0"))], "two from the start")
+        XCTAssertEqual(JSONDiff.diff(from: ["h": ["a"]], to: ["h": []]), [.remove(path: JSONPointer(["h", "0"]))])
+        XCTAssertEqual(JSONDiff.diff(from: ["h": [1]], to: ["h": [1.0, 2]]),
+                       [.replace(path: JSONPointer(["h", "0"]), value: 1.0), .add(path: JSONPointer(["h", "1"]), value: 2)],
+                       "1 and 1.0 differ")
+    }
+
+    func testArrayDiffsApplyForAnyLengths() throws {
+        var rng = LCG(state: 11)
+        for _ in 0..<2_000 {
+            let a: JSONValue = ["l": .array((0..<Int.random(in: 0...6, using: &rng)).map { _ in .int(Int.random(in: 0...3, using: &rng)) })]
+            let b: JSONValue = ["l": .array((0..<Int.random(in: 0...6, using: &rng)).map { _ in .int(Int.random(in: 0...3, using: &rng)) })]
+            XCTAssertEqual(try a.applying(JSONDiff.diff(from: a, to: b)), b, "\(a) → \(b)")
+        }
+    }
+
     func testApplyRefusesMissingPaths() {
         XCTAssertThrowsError(try JSONValue.object([:]).applying([.replace(path: JSONPointer(["x"]), value: 1)]))
         XCTAssertThrowsError(try JSONValue.object([:]).applying([.remove(path: JSONPointer(["x"]))]))

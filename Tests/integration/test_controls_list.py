@@ -126,3 +126,21 @@ def test_selection_policy_append_adds_the_value(tmp_path, start_server):
     c.intent("who", "next", room="room1")
     assert c.state("room1")["controls"]["who"]["selected"] == "i1", "wrap"
     c.close()
+
+
+def test_an_append_is_patched_as_one_add_of_the_new_item_and_a_remove_as_one_remove(clients):
+    """A change costs what it changes: the list is not sent again (issue #18)."""
+    c = clients()
+    c.join()
+    ack = c.intent("person", "append", {"value": {"name": "Kim", "age": 31}})
+    patch = next(p for p in c.patches["demo"] if p["version"] == ack["version"])
+    items_ops = [op for op in patch["ops"] if op["path"].startswith("/controls/person/sections/")]
+    assert items_ops and all(op["op"] == "add" for op in items_ops), patch["ops"]
+    assert len(items_ops) == 1 and items_ops[0]["path"] == "/controls/person/sections/1/items/2"
+    assert items_ops[0]["value"]["value"] == {"name": "Kim", "age": 31}
+    added = items_ops[0]["value"]["id"]
+    ack = c.intent("person", "remove", {"id": added})
+    patch = next(p for p in c.patches["demo"] if p["version"] == ack["version"])
+    assert [op for op in patch["ops"] if op["path"].startswith("/controls/person/sections/")] == \
+        [{"op": "remove", "path": "/controls/person/sections/1/items/2"}]
+    assert_fresh_snapshot_matches(clients, c)
