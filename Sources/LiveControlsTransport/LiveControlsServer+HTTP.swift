@@ -116,7 +116,7 @@ extension LiveControlsServer {
         guard let response = httpResponses[wsi] else { return nil }
         httpResponses[wsi] = nil
         apiExchanges[wsi] = nil
-        _ = writeHeaders(wsi, response) && writeBody(wsi, response.body)
+        _ = writeHeaders(wsi, response) && writeBody(wsi, response.headOnly ? [] : response.body)
         return -1
     }
 

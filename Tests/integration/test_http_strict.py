@@ -66,6 +66,22 @@ def test_a_head_request_gets_headers_only_and_the_next_pipelined_request_its_ans
     assert json.loads(rest.split(b"\r\n\r\n", 1)[1])["status"] == "ok"
 
 
+def test_a_head_request_to_the_api_gets_its_refusal_without_a_body(start_server):
+    s = start_server("--api-key", "head-key-0123456789abcdef")
+    sock = socket.create_connection(("127.0.0.1", s.port), timeout=5)
+    sock.sendall(b"HEAD /api/v1/rooms HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer head-key-0123456789abcdef\r\n\r\n"
+                 b"GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n")
+    data = b""
+    while data.count(b"\r\n\r\n") < 2 or not data.rstrip().endswith(b"}"):
+        chunk = sock.recv(65536)
+        assert chunk, data
+        data += chunk
+    sock.close()
+    head, rest = data.split(b"\r\n\r\n", 1)
+    assert head.startswith(b"HTTP/1.1 405")
+    assert rest.startswith(b"HTTP/1.1 200"), "the HEAD answer carried no body"
+
+
 def read_until_closed(port: int, raw: bytes, timeout: float = 5) -> bytes:
     sock = socket.create_connection(("127.0.0.1", port), timeout=timeout)
     sock.sendall(raw)

@@ -90,6 +90,7 @@ extension LiveControlsServer {
     private func refuse(_ wsi: OpaquePointer, _ error: APIError, closeAfter: Bool) -> Int32 {
         var response = PendingHTTPResponse(APIResponse.failure(error))
         response.closeAfter = closeAfter
+        response.headOnly = requestMethodAndPath(wsi).method == "HEAD"  // (the API has no HEAD route: a 405 or a 401)
         respond(wsi, response)
         return 0
     }
