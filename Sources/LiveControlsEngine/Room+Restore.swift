@@ -6,14 +6,10 @@ extension Room {
     /// configures one differently — any setting of any kind —, or a control cannot be decoded); the caller then starts
     /// a new epoch from the template as it is now, so no client can mistake the new state for the old one.
     public init?(restoring stored: StoredRoom, template: RoomTemplate, historyLimit: Int) {
-        guard Room.configurationChanges(stored: stored, template: template).isEmpty else { return nil }
+        let (decoded, changed) = Room.decode(stored, as: template)
+        guard changed.isEmpty else { return nil }
         self.init(name: stored.name, template: template, epoch: stored.epoch, historyLimit: historyLimit)
-        for (id, prototype) in template.controls {
-            guard let state = stored.controls[id],
-                  let control = ControlCoding.decode(kind: ControlCoding.kind(of: prototype), state: state)
-            else { return nil }
-            controls[id] = control
-        }
+        controls = decoded
         version = stored.version
         for member in stored.members where members[member.session] == nil {
             members[member.session] = Member(name: member.name)
@@ -28,17 +24,23 @@ extension Room {
     /// restored exactly. The stored control is decoded and encoded again first, so a state an earlier release wrote
     /// (a shape since extended, with defaults) compares as today's encoding of it.
     public static func configurationChanges(stored: StoredRoom, template: RoomTemplate) -> [String] {
+        decode(stored, as: template).changed
+    }
+
+    /// Each stored control decoded as its template's kind, and the ids of those that cannot be restored exactly.
+    private static func decode(_ stored: StoredRoom, as template: RoomTemplate) -> (controls: [ControlID: any Control], changed: [String]) {
         var changed = Set(stored.controls.keys).symmetricDifference(template.controls.map(\.id)).map(\.rawValue)
+        var decoded: [ControlID: any Control] = [:]
         for (id, prototype) in template.controls {
             guard let state = stored.controls[id] else { continue }
-            guard let control = ControlCoding.decode(kind: ControlCoding.kind(of: prototype), state: state),
-                  ControlCoding.configuration(of: control) == ControlCoding.configuration(of: prototype)
-            else {
+            if let control = ControlCoding.decode(kind: ControlCoding.kind(of: prototype), state: state),
+               ControlCoding.configuration(of: control) == ControlCoding.configuration(of: prototype) {
+                decoded[id] = control
+            } else {
                 changed.append(id.rawValue)
-                continue
             }
         }
-        return changed.sorted()
+        return (decoded, changed.sorted())
     }
 
     /// After a restart nobody is connected: each stored member leaves (reason `restart`), which ends

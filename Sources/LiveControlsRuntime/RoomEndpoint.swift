@@ -32,11 +32,6 @@ package protocol RoomEndpoint: AnyObject, Sendable {
 extension RoomDirectory {
     /// Cluster mode: members on other nodes must see this node's sessions leave; nothing changes.
     package func beginShutdown() {}
-
-    func room(named name: String, template: String?,
-              mayCreate: @escaping @Sendable (_ template: String?, _ defaultTemplate: String) -> ProtocolError?) throws(ProtocolError) -> any RoomEndpoint {
-        try room(named: name, template: template, mayCreate: mayCreate, takeCreation: { nil })
-    }
 }
 
 package protocol RoomDirectory: AnyObject, Sendable {

@@ -102,7 +102,7 @@ package final class RoomRegistry: RoomDirectory, Sendable {
             }
             let recipe: RoomTemplate
             do throws(ProtocolError) { recipe = try config.recipe(forRoom: name, template: template) } catch { return .failure(error) }
-            if !force, !stored, !config.rooms.contains(where: { $0.name == name }), var refusal = takeCreation() {
+            if !force, !stored, !config.hasRoom(named: name), var refusal = takeCreation() {
                 refusal.room = name
                 return .failure(refusal)
             }

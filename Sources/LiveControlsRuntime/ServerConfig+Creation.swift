@@ -7,7 +7,7 @@ extension ServerConfig {
     /// Why a join may not create room `name` (nil: it may). Rooms of the config always may be created.
     func creationRefusal(room name: String, template: String?,
                          mayCreate: (_ template: String?, _ defaultTemplate: String) -> ProtocolError?) -> ProtocolError? {
-        guard !rooms.contains(where: { $0.name == name }) else { return nil }
+        guard !hasRoom(named: name) else { return nil }
         if var refusal = mayCreate(template, defaultTemplate) {
             refusal.room = name
             return refusal
@@ -17,6 +17,9 @@ extension ServerConfig {
         }
         return nil
     }
+
+    /// Whether `name` is one of the config's rooms (those always may be created, and take no creation share).
+    func hasRoom(named name: String) -> Bool { rooms.contains { $0.name == name } }
 
     /// The template a new room `name` is made from: the config's for its rooms, else the one asked for or the default.
     func recipe(forRoom name: String, template: String?) throws(ProtocolError) -> RoomTemplate {

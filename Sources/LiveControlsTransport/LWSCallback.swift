@@ -141,36 +141,6 @@ extension LiveControlsServer {
         return Unmanaged<Connection>.fromOpaque(raw).takeUnretainedValue()
     }
 
-    func requestPath(_ wsi: OpaquePointer) -> String {
-        header(wsi, WSI_TOKEN_GET_URI) ?? ""
-    }
-
-    func header(_ wsi: OpaquePointer, _ token: lws_token_indexes) -> String? {
-        let length = Int(lws_hdr_total_length(wsi, token))
-        guard length > 0, length < 8192 else { return nil }
-        var buffer = [CChar](repeating: 0, count: length + 1)
-        let n = lws_hdr_copy(wsi, &buffer, Int32(buffer.count), token)
-        guard n > 0 else { return nil }
-        return String(decoding: buffer.prefix(Int(n)).map { UInt8(bitPattern: $0) }, as: UTF8.self)
-    }
-
-    /// The peer's IP address as text (`127.0.0.1`, `::1`).
-    func peerAddress(_ wsi: OpaquePointer) -> String {
-        var buffer = [CChar](repeating: 0, count: 64)
-        guard lws_get_peer_simple(wsi, &buffer, buffer.count) != nil else { return "" }
-        return String(decoding: buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
-    }
-
-    /// A query argument of the request URL (`?token=…`), percent-decoded by lws.
-    func urlArgument(_ wsi: OpaquePointer, _ name: String) -> String? {
-        var buffer = [CChar](repeating: 0, count: 4096)
-        return buffer.withUnsafeMutableBufferPointer { b -> String? in
-            guard let value = lws_get_urlarg_by_name(wsi, name + "=", b.baseAddress, Int32(b.count)) else { return nil }
-            let length = strnlen(value, b.count)
-            return String(decoding: UnsafeRawBufferPointer(start: value, count: length), as: UTF8.self)
-        }
-    }
-
     /// `EVENT_WAIT_CANCELLED`: ask for writable callbacks where frames were queued; start draining.
     private func serviceWakeUps() {
         let (dirty, batches, work, shutdown, sweep) = hub.drain()

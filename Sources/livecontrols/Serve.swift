@@ -94,10 +94,10 @@ struct Serve: ParsableCommand {
             sigwait(&set, &received)
             server.shutdown()
             // The bound: a clean stop ends the process (run returns) before this thread wakes again.
-            let deadline = DispatchTime.now() + .seconds(shutdownTimeout)
+            let deadline = DispatchTime.now().uptimeNanoseconds + UInt64(shutdownTimeout) * 1_000_000_000
             var second: Int32 = -1
             repeat {  // EINTR (another signal arrived): wait on for what is left
-                let left = Int(deadline.uptimeNanoseconds &- min(DispatchTime.now().uptimeNanoseconds, deadline.uptimeNanoseconds))
+                let left = Int(deadline - min(deadline, DispatchTime.now().uptimeNanoseconds))
                 var timeout = timespec(tv_sec: left / 1_000_000_000, tv_nsec: left % 1_000_000_000)
                 second = sigtimedwait(&set, nil, &timeout)
             } while second < 0 && errno == EINTR

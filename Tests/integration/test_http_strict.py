@@ -51,9 +51,11 @@ def test_pipelined_requests_each_get_their_own_response(server):
     assert s3 == 200 and json.loads(b3)["status"] == "ok"
 
 
-def test_a_head_request_gets_headers_only_and_the_next_pipelined_request_its_answer(server):
-    sock = socket.create_connection(("127.0.0.1", server.port), timeout=5)
-    sock.sendall(b"HEAD /healthz HTTP/1.1\r\nHost: x\r\n\r\nGET /healthz HTTP/1.1\r\nHost: x\r\n\r\n")
+def head_then_healthz(port: int, head_request: bytes) -> tuple[bytes, bytes]:
+    """Sends a HEAD request and a pipelined GET /healthz; the HEAD answer's headers, and everything after them (the
+    GET's whole answer, if the HEAD answer carried no body)."""
+    sock = socket.create_connection(("127.0.0.1", port), timeout=5)
+    sock.sendall(head_request + b"GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n")
     data = b""
     while data.count(b"\r\n\r\n") < 2 or not data.rstrip().endswith(b"}"):
         chunk = sock.recv(65536)
@@ -61,6 +63,11 @@ def test_a_head_request_gets_headers_only_and_the_next_pipelined_request_its_ans
         data += chunk
     sock.close()
     head, rest = data.split(b"\r\n\r\n", 1)
+    return head, rest
+
+
+def test_a_head_request_gets_headers_only_and_the_next_pipelined_request_its_answer(server):
+    head, rest = head_then_healthz(server.port, b"HEAD /healthz HTTP/1.1\r\nHost: x\r\n\r\n")
     assert head.startswith(b"HTTP/1.1 200") and b"content-length:" in head.lower()
     assert rest.startswith(b"HTTP/1.1 200"), "the HEAD answer carried no body"
     assert json.loads(rest.split(b"\r\n\r\n", 1)[1])["status"] == "ok"
@@ -68,16 +75,8 @@ def test_a_head_request_gets_headers_only_and_the_next_pipelined_request_its_ans
 
 def test_a_head_request_to_the_api_gets_its_refusal_without_a_body(start_server):
     s = start_server("--api-key", "head-key-0123456789abcdef")
-    sock = socket.create_connection(("127.0.0.1", s.port), timeout=5)
-    sock.sendall(b"HEAD /api/v1/rooms HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer head-key-0123456789abcdef\r\n\r\n"
-                 b"GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n")
-    data = b""
-    while data.count(b"\r\n\r\n") < 2 or not data.rstrip().endswith(b"}"):
-        chunk = sock.recv(65536)
-        assert chunk, data
-        data += chunk
-    sock.close()
-    head, rest = data.split(b"\r\n\r\n", 1)
+    head, rest = head_then_healthz(
+        s.port, b"HEAD /api/v1/rooms HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer head-key-0123456789abcdef\r\n\r\n")
     assert head.startswith(b"HTTP/1.1 405")
     assert rest.startswith(b"HTTP/1.1 200"), "the HEAD answer carried no body"
 

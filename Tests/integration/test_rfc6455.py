@@ -37,24 +37,18 @@ def test_a_one_byte_close_payload_fails_the_connection(server, clients):
     assert other.intent("quantity", "next")["type"] == "ack"
 
 
-def test_a_frame_announcing_more_than_the_message_limit_is_refused_at_its_first_bytes(server, clients):
-    """The header claims 2^63 - 1 bytes; the server closes with 1009 on the 10 that came, without waiting for more."""
+@pytest.mark.parametrize("frames", [
+    # The header claims 2^63 - 1 bytes: closed with 1009 on the 10 that came, without waiting for more.
+    [dict(opcode=0x1, payload=b'{"type":"j', announced=2**63 - 1)],
+    # A message's buffered start plus what its continuation announces overflow any integer: refused all the same.
+    [dict(opcode=0x1, payload=b'{"type":', fin=False), dict(opcode=0x0, payload=b'"join"', announced=2**63 - 1)],
+], ids=["one-frame", "fragment-then-continuation"])
+def test_a_message_announcing_more_than_the_limit_is_refused_at_its_first_bytes(server, clients, frames):
     other = clients()
     other.join()
     c = joined(server)
-    c.send_frame(0x1, b'{"type":"j', announced=2**63 - 1)
-    assert c.read_close() == 1009
-    c.close()
-    assert other.intent("quantity", "next")["type"] == "ack"
-
-
-def test_a_continuation_announcing_2_63_bytes_after_a_fragment_is_refused(server, clients):
-    """The message's buffered start plus what the continuation announces overflow any integer: refused all the same."""
-    other = clients()
-    other.join()
-    c = joined(server)
-    c.send_frame(0x1, b'{"type":', fin=False)
-    c.send_frame(0x0, b'"join"', announced=2**63 - 1)
+    for frame in frames:
+        c.send_frame(**frame)
     assert c.read_close() == 1009
     c.close()
     assert other.intent("quantity", "next")["type"] == "ack"

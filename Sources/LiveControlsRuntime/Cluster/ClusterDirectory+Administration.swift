@@ -66,7 +66,7 @@ extension ClusterDirectory: RoomAdministration {
     }
 
     package func deleteRoom(_ name: String, _ reply: @escaping @Sendable (Result<RoomVersion, AdminFailure>) -> Void) {
-        guard !config.rooms.contains(where: { $0.name == name }) else {
+        guard !config.hasRoom(named: name) else {
             return reply(.failure(AdminFailure(.conflict, "room \(name) is one of the config's rooms (it would be made again when next joined); reset it instead", room: name)))
         }
         call(name, .delete) { reply($0.decoded(RoomVersion.init(json:))) }
@@ -74,7 +74,7 @@ extension ClusterDirectory: RoomAdministration {
 
     package func createRoom(_ name: String, template: String?, intents: [ServerIntent],
                             _ reply: @escaping @Sendable (Result<RoomDetails, AdminFailure>) -> Void) {
-        guard !config.rooms.contains(where: { $0.name == name }) else {
+        guard !config.hasRoom(named: name) else {
             return reply(.failure(AdminFailure(.roomExists, "room \(name) already exists (it is one of the config's rooms)", room: name)))
         }
         let recipe: RoomTemplate

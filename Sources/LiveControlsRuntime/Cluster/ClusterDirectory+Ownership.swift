@@ -68,7 +68,7 @@ extension ClusterDirectory {
                     releaseLease(room)
                     return .refused(creation?.refusal ?? ProtocolError(.unknownRoom, "room \(room) does not exist"))
                 }
-                if !config.rooms.contains(where: { $0.name == room }), var refusal = creation.take?() {
+                if !config.hasRoom(named: room), var refusal = creation.take?() {
                     releaseLease(room)
                     refusal.room = room
                     return .refused(refusal)
