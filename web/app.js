@@ -8,7 +8,8 @@ import { formView } from "./views/form.js";
 import { pagerView } from "./views/pager.js";
 
 const params = new URLSearchParams(location.search);
-const room = new LiveRoom({ room: params.get("room") || "demo", name: params.get("name"), token: params.get("token") });
+const room = new LiveRoom({ room: params.get("room") || "demo", name: params.get("name"), token: params.get("token"),
+                           template: params.get("template") });
 const $ = (id) => document.getElementById(id);
 $("room-name").textContent = room.room;
 

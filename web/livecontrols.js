@@ -56,6 +56,7 @@ export class LiveRoom extends EventTarget {
     this.joinRetry = 0;
     this.joinTimer = null;
     this.closedByUser = false;
+    this.presenceData = {};
     this.connect();
   }
 
@@ -114,6 +115,22 @@ export class LiveRoom extends EventTarget {
     });
   }
 
+  /**
+   * Sets fields of this session's presence `data` (a field set to null is removed). Kept here too: after a
+   * reconnect (a new session, with empty data) the client sends it again. Refusals arrive as `error` events.
+   */
+  setPresence(data) {
+    for (const [key, value] of Object.entries(data)) {
+      if (value === null) delete this.presenceData[key]; else this.presenceData[key] = value;
+    }
+    if (this.status === "open") this.send({ type: "presence", room: this.room, data });
+  }
+
+  /** After a (re)join: the presence data this client keeps, sent again for the session now in the room. */
+  restorePresence() {
+    if (Object.keys(this.presenceData).length > 0) this.send({ type: "presence", room: this.room, data: this.presenceData });
+  }
+
   receive(msg) {
     switch (msg.type) {
       case "welcome":
@@ -128,11 +145,13 @@ export class LiveRoom extends EventTarget {
         this.joinRetry = 0;
         this.setStatus("open");
         this.emit("state", { reason: "snapshot" });
+        this.restorePresence();
         break;
       case "resumed":
         this.retry = 0;
         this.joinRetry = 0;
         this.setStatus("open");
+        this.restorePresence();
         break;
       case "patch":
         if (msg.epoch !== this.epoch || msg.version !== this.version + 1) {

@@ -47,6 +47,8 @@ public struct ControlEvents: Sendable, Equatable {
 public protocol Control: Sendable {
     /// The `kind` string in the rendered state and in config.
     static var kind: String { get }
+    /// Every intent the kind has (a template's `permissions` may name them).
+    static var intents: [String] { get }
     /// The state under `/controls/<id>`.
     func render() -> JSONValue
     /// Applies one intent by `session`, or throws a typed error and changes nothing.

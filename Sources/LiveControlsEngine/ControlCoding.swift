@@ -60,9 +60,4 @@ public enum ControlCoding {
         for (key, value) in state where !changing.contains(key) { configured[key] = value }
         return .object(configured)
     }
-
-    /// `restore(kind:state:)`, nil when it fails.
-    public static func decode(kind: String, state: String) -> (any Control)? {
-        try? restore(kind: kind, state: state)
-    }
 }

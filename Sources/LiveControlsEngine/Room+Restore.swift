@@ -12,7 +12,7 @@ extension Room {
         controls = decoded
         version = stored.version
         for member in stored.members where members[member.session] == nil {
-            members[member.session] = Member(name: member.name)
+            members[member.session] = Member(name: member.name, roles: member.roles, data: member.data)
             memberOrder.append(member.session)
         }
         for patch in stored.history where patch.version <= version { history.append(patch) }
@@ -33,8 +33,9 @@ extension Room {
         var decoded: [ControlID: any Control] = [:]
         for (id, prototype) in template.controls {
             guard let state = stored.controls[id] else { continue }
-            if let control = ControlCoding.decode(kind: ControlCoding.kind(of: prototype), state: state),
-               ControlCoding.configuration(of: control) == ControlCoding.configuration(of: prototype) {
+            if let (control, permissions) = decodeControl(kind: ControlCoding.kind(of: prototype), state: state),
+               ControlCoding.configuration(of: control) == ControlCoding.configuration(of: prototype),
+               permissions == template.permissions[id] {
                 decoded[id] = control
             } else {
                 changed.append(id.rawValue)
@@ -78,28 +79,54 @@ extension Room {
     public func storeWrite(for patch: Patch, keepHistory: Int) -> StoreWrite {
         let touched = patch.touched.controls.map(ControlID.init)
         // Members come from the cause, not from presence ops: rooms without presence keep their members too.
-        var joined: [(session: SessionID, name: String?)] = []
+        var joined: [StoredMember] = []
         var left: [SessionID] = []
+        var presence: [(SessionID, JSONObject)] = []
         if let kind = patch.cause["kind"]?.stringValue, let session = patch.cause["session"]?.stringValue.map(SessionID.init) {
-            if kind == "join", let member = members[session] { joined.append((session, member.name)) }
+            if kind == "join", members[session] != nil { joined.append(storedMember(session)) }
             if kind == "leave" { left.append(session) }
+            if kind == "presence", let member = members[session] { presence.append((session, member.data)) }
         }
-        return StoreWrite(room: name, template: template, epoch: epoch, version: patch.version, kind: .patch(patch),
-                          controls: encodedControls(touched), joined: joined, left: left,
-                          keepFromVersion: max(0, patch.version - keepHistory + 1))
+        var write = StoreWrite(room: name, template: template, epoch: epoch, version: patch.version, kind: .patch(patch),
+                               controls: encodedControls(touched), joined: joined, left: left,
+                               keepFromVersion: max(0, patch.version - keepHistory + 1))
+        write.presence = presence
+        return write
     }
 
     /// Everything about the room, for a new room or a new epoch.
     public func storeReset() -> StoreWrite {
         StoreWrite(room: name, template: template, epoch: epoch, version: version, kind: .reset,
                    controls: encodedControls(controlOrder),
-                   joined: memberOrder.map { ($0, members[$0]!.name) }, left: [], keepFromVersion: version + 1)
+                   joined: memberOrder.map(storedMember), left: [], keepFromVersion: version + 1)
     }
 
+    private func storedMember(_ session: SessionID) -> StoredMember {
+        let member = members[session]!
+        return StoredMember(session: session, name: member.name, roles: member.roles, data: member.data)
+    }
+
+    /// Each control's stored state as JSON text, with the `permissions` its template sets (so a stored room whose
+    /// template's permissions changed is not restored as it was: clients would keep showing the old ones).
     private func encodedControls(_ ids: [ControlID]) -> [(id: ControlID, kind: String, state: String)] {
         ids.compactMap { id in
-            guard let control = controls[id], let state = ControlCoding.encode(control) else { return nil }
-            return (id, ControlCoding.kind(of: control), state)
+            guard let control = controls[id], var state = ControlCoding.storedState(of: control) else { return nil }
+            if let rules = permissions[id], case var .object(object) = state {
+                object[Self.storedPermissionsKey] = rules.json
+                state = .object(object)
+            }
+            return (id, ControlCoding.kind(of: control), JSONWriter.string(state))
         }
+    }
+
+    private static let storedPermissionsKey = "permissions"
+
+    /// A stored control and the permissions stored with it (nil: none).
+    private static func decodeControl(kind: String, state: String) -> (any Control, ControlPermissions?)? {
+        guard case var .object(object)? = try? JSONParser.parse(state, maxDepth: ControlCoding.storedStateMaxDepth) else { return nil }
+        let permissions = ControlPermissions(stored: object[storedPermissionsKey])
+        object[storedPermissionsKey] = nil
+        guard let control = try? ControlCoding.restore(kind: kind, storedState: .object(object)) else { return nil }
+        return (control, permissions)
     }
 }

@@ -79,9 +79,9 @@ extension Room {
         history = ChangeHistory(limit: history.limit)
     }
 
-    /// The members in join order, each with its name and the controls it holds.
-    public var memberList: [(session: SessionID, name: String?, holding: [ControlID])] {
+    /// The members in join order, each with its name, roles, the controls it holds and its presence data.
+    public var memberList: [(session: SessionID, member: Member, holding: [ControlID])] {
         let holdings = holdingsBySession()
-        return memberOrder.map { ($0, members[$0]?.name, (holdings[$0] ?? []).map(ControlID.init)) }
+        return memberOrder.map { ($0, members[$0]!, (holdings[$0] ?? []).map(ControlID.init)) }
     }
 }

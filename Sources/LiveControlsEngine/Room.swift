@@ -8,6 +8,11 @@ public struct Room: Sendable {
     /// One member of the room's presence.
     public struct Member: Sendable, Equatable {
         public var name: String?
+        /// What the session's token granted (`role`, then custom `roles`); fixed at join.
+        public var roles: [String] = []
+        /// What the client set with `presence` messages (`Room+Presence.swift`).
+        public var data = JSONObject()
+        var presenceRate = PresenceRate()
     }
 
     public let name: String
@@ -16,6 +21,8 @@ public struct Room: Sendable {
     public let epoch: String
     /// Whether the document lists members (`presence`); a template may turn it off for large audiences.
     public let tracksPresence: Bool
+    /// Which roles may send which intents, by control (the template's `permissions`).
+    public let permissions: [ControlID: ControlPermissions]
     public internal(set) var version: Int = 0
     public internal(set) var history: ChangeHistory
 
@@ -29,6 +36,7 @@ public struct Room: Sendable {
         self.template = template.name
         self.epoch = epoch
         self.tracksPresence = template.presence
+        self.permissions = template.permissions
         self.history = ChangeHistory(limit: historyLimit)
         self.controlOrder = template.controls.map(\.id)
         self.controls = Dictionary(uniqueKeysWithValues: template.controls.map { ($0.id, $0.control) })
@@ -44,18 +52,29 @@ public struct Room: Sendable {
     /// The whole document: `{"controls": {...}, "presence": {...}}`.
     public func render() -> JSONValue {
         var controlsJSON = JSONObject()
-        for id in controlOrder { controlsJSON[id.rawValue] = controls[id]!.render() }
+        for id in controlOrder { controlsJSON[id.rawValue] = renderControl(id) }
         var presence = JSONObject()
         let holdings = holdingsBySession()
         if tracksPresence { for session in memberOrder { presence[session.rawValue] = memberJSON(session, holdings: holdings) } }
         return ["controls": .object(controlsJSON), "presence": .object(presence)]
     }
 
-    private func memberJSON(_ session: SessionID, holdings: [SessionID: [String]]) -> JSONValue {
+    /// One control's state, with the `permissions` its template sets (they never change while the room lives, so
+    /// patches, which diff `render()`, never touch them).
+    func renderControl(_ id: ControlID) -> JSONValue {
+        let state = controls[id]!.render()
+        guard let rules = permissions[id], case var .object(object) = state else { return state }
+        object["permissions"] = rules.json
+        return .object(object)
+    }
+
+    func memberJSON(_ session: SessionID, holdings: [SessionID: [String]]) -> JSONValue {
         let member = members[session]!
         return [
             "name": member.name.map { .string($0) } ?? .null,
+            "roles": .array(member.roles.map { .string($0) }),
             "holding": .array((holdings[session] ?? []).map { .string($0) }),
+            "data": .object(member.data),
         ]
     }
 
@@ -68,11 +87,11 @@ public struct Room: Sendable {
 
     // MARK: Mutations
 
-    /// Adds `session` to presence.
-    public mutating func join(_ session: SessionID, name: String?) -> RoomUpdate {
+    /// Adds `session` to presence, with the roles its token granted (a template's `permissions` ask for them).
+    public mutating func join(_ session: SessionID, name: String?, roles: [String] = [Role.admin.rawValue]) -> RoomUpdate {
         guard members[session] == nil else { return .none }
         return commit(cause: ["kind": "join", "session": .string(session.rawValue)], touching: []) { room, ops, _ in
-            room.members[session] = Member(name: name)
+            room.members[session] = Member(name: name, roles: roles)
             room.memberOrder.append(session)
             if room.tracksPresence {
                 ops.append(.add(path: JSONPointer(["presence", session.rawValue]), value: room.memberJSON(session, holdings: [:])))
@@ -96,10 +115,11 @@ public struct Room: Sendable {
     public mutating func apply(
         control id: ControlID, intent: String, args: JSONObject, by session: SessionID, requestID: RequestID?, at now: Instant
     ) throws(IntentError) -> RoomUpdate {
-        guard members[session] != nil else { throw IntentError(.notJoined, "join room \(name) first") }
+        guard let member = members[session] else { throw IntentError(.notJoined, "join room \(name) first") }
         guard var control = controls[id] else {
             throw IntentError(.unknownControl, "room \(name) has no control \"\(id)\" (it has: \(controlOrder.map(\.rawValue).joined(separator: ", ")))")
         }
+        try permissions[id]?.check(intent, control: id, memberRoles: member.roles)
         let events = try control.apply(intent, args: IntentArgs(args), by: session, at: now, room: RoomView(controls: controls))
         var cause: JSONObject = ["kind": "intent", "session": .string(session.rawValue), "control": .string(id.rawValue), "intent": .string(intent)]
         if let requestID { cause["id"] = requestID.json }

@@ -1,5 +1,23 @@
 import LiveControlsProtocol
 
+/// A member as persisted: who, under which name and roles, with what presence data.
+///
+/// The embedded store keeps only session and name: after a restart nobody is connected, and every member leaves
+/// (`Room.dropMembersAfterRestart`). Cluster mode keeps all of it, since a room taken over keeps its members.
+public struct StoredMember: Sendable, Equatable {
+    public var session: SessionID
+    public var name: String?
+    public var roles: [String]
+    public var data: JSONObject
+
+    public init(session: SessionID, name: String?, roles: [String] = [], data: JSONObject = JSONObject()) {
+        self.session = session
+        self.name = name
+        self.roles = roles
+        self.data = data
+    }
+}
+
 /// One room as persisted: enough to rebuild it exactly at `version`.
 public struct StoredRoom: Sendable {
     public var name: String
@@ -8,15 +26,15 @@ public struct StoredRoom: Sendable {
     public var version: Int
     /// Each control's stored state (`StorableControl.storedState`) as JSON text (`ControlCoding.encode`), by id.
     public var controls: [ControlID: String]
-    /// Members in join order, with their names.
-    public var members: [(session: SessionID, name: String?)]
+    /// Members in join order.
+    public var members: [StoredMember]
     /// The most recent patches, oldest first, for resuming clients.
     public var history: [Patch]
     /// Changes not yet told in a `room.changed` webhook event (of this epoch or, after a failure, an earlier one).
     public var unannounced: UnannouncedChanges? = nil
 
     public init(name: String, template: String, epoch: String, version: Int, controls: [ControlID: String],
-                members: [(session: SessionID, name: String?)], history: [Patch]) {
+                members: [StoredMember], history: [Patch]) {
         self.name = name
         self.template = template
         self.epoch = epoch
@@ -42,8 +60,10 @@ public struct StoreWrite: Sendable {
     public var kind: Kind
     /// Controls whose state changed (all of them for `.reset`): id, kind, stored state as JSON text (`ControlCoding.encode`).
     public var controls: [(id: ControlID, kind: String, state: String)]
-    public var joined: [(session: SessionID, name: String?)]
+    public var joined: [StoredMember]
     public var left: [SessionID]
+    /// Members whose presence data changed (a `presence` message), with their new data.
+    public var presence: [(session: SessionID, data: JSONObject)] = []
     /// Patches older than this version may be dropped.
     public var keepFromVersion: Int
     /// Webhook events this change stands for, stored with it (one transaction): none for a change that was not
@@ -53,7 +73,7 @@ public struct StoreWrite: Sendable {
     public var unannouncedChanges: UnannouncedChanges? = nil
 
     public init(room: String, template: String, epoch: String, version: Int, kind: Kind,
-                controls: [(id: ControlID, kind: String, state: String)], joined: [(session: SessionID, name: String?)],
+                controls: [(id: ControlID, kind: String, state: String)], joined: [StoredMember],
                 left: [SessionID], keepFromVersion: Int) {
         self.room = room
         self.template = template

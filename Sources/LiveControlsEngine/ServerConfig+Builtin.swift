@@ -1,11 +1,33 @@
 import LiveControlsProtocol
 
 extension ServerConfig {
-    /// The config used without `--config`: template `demo`, and a room `demo` made from it.
+    /// The config used without `--config`: template `demo`, and a room `demo` made from it; template `workshop`, a
+    /// host-led agenda (only members with role `host` move it), whose rooms an admin or the server API creates.
     public static let builtinJSON: JSONValue = [
         "defaultTemplate": "demo",
         "rooms": ["demo": ["template": "demo"]],
         "templates": [
+            "workshop": [
+                "controls": [
+                    "agenda": [
+                        "kind": "wizard", "label": "Agenda",
+                        "steps": [
+                            ["id": "intro", "title": "Introductions"],
+                            ["id": "ideas", "title": "Ideas"],
+                            ["id": "vote", "title": "Vote"],
+                            ["id": "wrapup", "title": "Wrap-up"],
+                        ],
+                    ],
+                    "timebox": [
+                        "kind": "stepper", "label": "Minutes per step", "min": 5, "max": 60, "value": 15, "step": 5,
+                        "hold": ["delayMs": 500, "intervalMs": 150, "minIntervalMs": 150, "maxHoldMs": 30000],
+                    ],
+                ],
+                "permissions": [
+                    "agenda": ["*": ["host"]],
+                    "timebox": ["*": ["host"]],
+                ],
+            ],
             "demo": [
                 "controls": [
                     "quantity": [

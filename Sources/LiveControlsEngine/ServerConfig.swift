@@ -7,11 +7,15 @@ public struct RoomTemplate: Sendable {
     /// Whether rooms list their members in `presence` (default true). Off, joins and leaves change
     /// nothing visible, which suits rooms with thousands of watchers.
     public var presence: Bool
+    /// Which roles may send which intents, by control (`"permissions": {"wizard": {"next": ["host"]}}`).
+    public var permissions: [ControlID: ControlPermissions]
 
-    public init(name: String, controls: [(id: ControlID, control: any Control)], presence: Bool = true) {
+    public init(name: String, controls: [(id: ControlID, control: any Control)], presence: Bool = true,
+                permissions: [ControlID: ControlPermissions] = [:]) {
         self.name = name
         self.controls = controls
         self.presence = presence
+        self.permissions = permissions
     }
 }
 
@@ -42,14 +46,15 @@ public struct ServerConfig: Sendable {
         var templates: [String: RoomTemplate] = [:]
         for (name, node) in try templatesNode.members() {
             guard ClientMessage.isValidName(name) else { throw node.error("template name must be 1–64 characters of A–Z a–z 0–9 _ - . :") }
-            _ = try node.object(allowed: ["controls", "presence"])
+            _ = try node.object(allowed: ["controls", "presence", "permissions"])
             guard let controlsNode = node["controls"] else { throw node.error(at: "controls", "required object is missing") }
             var controls: [(ControlID, any Control)] = []
             for (id, controlNode) in try controlsNode.members() {
                 guard ClientMessage.isValidName(id) else { throw controlNode.error("control id must be 1–64 characters of A–Z a–z 0–9 _ - . :") }
                 controls.append((ControlID(id), try ControlKinds.make(controlNode, id: ControlID(id), today: today)))
             }
-            templates[name] = RoomTemplate(name: name, controls: controls, presence: try node.bool("presence", default: true))
+            templates[name] = RoomTemplate(name: name, controls: controls, presence: try node.bool("presence", default: true),
+                                           permissions: try RoomTemplate.parsePermissions(node["permissions"], controls: controls))
         }
         guard !templates.isEmpty else { throw templatesNode.error("at least one template is needed") }
         let defaultTemplate = try root.string("defaultTemplate", default: templatesNode.value.objectValue!.keys[0])

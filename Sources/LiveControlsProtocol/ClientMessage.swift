@@ -34,6 +34,8 @@ public struct JoinRequest: Sendable, Equatable {
     public var name: String?
     public var since: ResumePoint?
     public var token: String?
+    /// Set by the server from the session's token (never read from the message): the roles the member joins with.
+    public var roles: [String] = []
 
     public init(id: RequestID? = nil, room: String, template: String? = nil, name: String? = nil, since: ResumePoint? = nil, token: String? = nil) {
         self.id = id
@@ -63,11 +65,28 @@ public struct IntentRequest: Sendable, Equatable {
     }
 }
 
+/// `presence {room, data, id?}`: set (merge) the session's own presence data; a key set to `null` is removed.
+public struct PresenceRequest: Sendable, Equatable {
+    public var id: RequestID?
+    public var room: String
+    public var data: JSONObject
+
+    public init(id: RequestID? = nil, room: String, data: JSONObject) {
+        self.id = id
+        self.room = room
+        self.data = data
+    }
+
+    /// The longest key of presence data, in UTF-8 bytes.
+    public static let maxKeyLength = 64
+}
+
 /// Every message a client can send, decoded once from a text frame.
 public enum ClientMessage: Sendable, Equatable {
     case join(JoinRequest)
     case leave(room: String, id: RequestID?)
     case intent(IntentRequest)
+    case presence(PresenceRequest)
 
     /// Limits on names the server accepts.
     public static let maxNameLength = 64
@@ -131,6 +150,15 @@ public enum ClientMessage: Sendable, Equatable {
                 args = a
             }
             return .intent(IntentRequest(id: id, room: room, control: control, intent: intent, args: args))
+        case "presence":
+            let room = try fields.name("room")
+            guard let rawData = object["data"], let data = rawData.objectValue else {
+                throw fields.error(.invalidMessage, "presence needs data, an object of the fields to set (null removes one)", room: room)
+            }
+            for key in data.keys where key.isEmpty || key.utf8.count > PresenceRequest.maxKeyLength {
+                throw fields.error(.invalidMessage, "presence data keys must be 1–\(PresenceRequest.maxKeyLength) bytes long", room: room)
+            }
+            return .presence(PresenceRequest(id: id, room: room, data: data))
         default:
             throw fields.error(.unknownType, "unknown message type \"\(type)\"")
         }

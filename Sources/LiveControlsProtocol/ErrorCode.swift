@@ -43,7 +43,8 @@ public enum ErrorCode: String, Sendable, CaseIterable {
     case unauthorized = "unauthorized"
     /// The token's `exp` has passed (at `join`, or while connected: the session is then removed from the room).
     case tokenExpired = "token_expired"
-    /// The token does not allow this: another room, an intent from a viewer, or creating a room.
+    /// The token does not allow this: another room, an intent from a viewer, creating a room, or an intent the
+    /// template's `permissions` reserve for roles the session does not have (the message names them).
     case forbidden = "forbidden"
     /// Cluster mode: the node that owns the room, or Redis, cannot be reached right now, or did not answer in
     /// time. The request may or may not have taken effect; the room's next patch or snapshot shows its state.
@@ -56,13 +57,16 @@ public enum ErrorCode: String, Sendable, CaseIterable {
     /// The room was deleted through the server API: every member is told (with `room`, no `id`) and is no
     /// longer in it.
     case roomDeleted = "room_deleted"
-    /// Server API: the request body is larger than the API accepts.
+    /// More than a bound allows: a server API request body larger than the API accepts, or presence `data` past its
+    /// bounds (keys, bytes). Nothing changed.
     case tooLarge = "too_large"
     /// Server API: the path exists, but not with this HTTP method.
     case methodNotAllowed = "method_not_allowed"
     /// The room is behind: more intents wait for it than `--room-queue` allows, so this one was not queued (and
     /// not applied). Retry after a moment; nothing else about the room or the connection changed.
     case overloaded = "overloaded"
+    /// `presence` in a room whose template turned presence off (`"presence": false`).
+    case presenceOff = "presence_off"
 }
 
 /// A request the server refuses: becomes one `error` message.

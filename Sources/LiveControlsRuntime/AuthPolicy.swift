@@ -33,6 +33,15 @@ public struct AuthPolicy: Sendable {
         /// Seconds since 1970; nil for open-mode sessions without a token.
         public var expiresAt: Int?
         public var name: String?
+        /// `role`, then the token's custom roles: what the member joins a room with.
+        public var roles: [String]
+
+        public init(role: Role, expiresAt: Int?, name: String?, roles: [String]? = nil) {
+            self.role = role
+            self.expiresAt = expiresAt
+            self.name = name
+            self.roles = roles ?? [role.rawValue]
+        }
     }
 
     /// Decides a `join`: the grant, or the error to send (`unauthorized`, `token_expired`, `forbidden`).
@@ -49,7 +58,7 @@ public struct AuthPolicy: Sendable {
             guard claims.allows(room: room) else {
                 return .failure(ProtocolError(.forbidden, "the token does not grant room \(room)", room: room))
             }
-            return .success(Grant(role: claims.role, expiresAt: claims.expiresAt, name: claims.name))
+            return .success(Grant(role: claims.role, expiresAt: claims.expiresAt, name: claims.name, roles: claims.allRoles))
         } catch {
             switch error {
             case .expired: return .failure(ProtocolError(.tokenExpired, "the token has expired; get a new one", room: room))

@@ -13,13 +13,14 @@ extension RoomSummary {
 
 extension MemberInfo {
     package var json: JSONValue {
-        ["session": .string(session.rawValue), "name": name.map { .string($0) } ?? .null,
-         "holding": .array(holding.map { .string($0.rawValue) })]
+        ["session": .string(session.rawValue), "name": name.map { .string($0) } ?? .null, "roles": .array(roles.map { .string($0) }),
+         "holding": .array(holding.map { .string($0.rawValue) }), "data": .object(data)]
     }
 
     init?(json: JSONValue) {
         guard let session = json["session"]?.stringValue, let holding = json["holding"]?.arrayValue else { return nil }
-        self.init(session: SessionID(session), name: json["name"]?.stringValue, holding: holding.compactMap { $0.stringValue.map(ControlID.init) })
+        self.init(session: SessionID(session), name: json["name"]?.stringValue, roles: json["roles"]?.arrayValue?.compactMap(\.stringValue) ?? [],
+                  holding: holding.compactMap { $0.stringValue.map(ControlID.init) }, data: json["data"]?.objectValue ?? JSONObject())
     }
 }
 

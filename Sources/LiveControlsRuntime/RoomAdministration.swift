@@ -94,7 +94,10 @@ package struct RoomVersion: Sendable, Equatable {
 package struct MemberInfo: Sendable, Equatable {
     package var session: SessionID
     package var name: String?
+    package var roles: [String]
     package var holding: [ControlID]
+    /// What the client set with `presence`.
+    package var data: JSONObject
 }
 
 /// A room's whole document and members.

@@ -23,6 +23,8 @@ package protocol RoomEndpoint: AnyObject, Sendable {
     /// calling thread (`queue.sync`: the room's total order holds) and returns how many subscribers it has, so
     /// the caller can tell small rooms from large ones; otherwise the intent is queued and nil returned.
     func intent(_ subscriber: any RoomSubscriber, _ request: IntentRequest, inline: Bool) -> Int?
+    /// Sets the member's presence data (`presence`); answered with an `ack` when it has an id. Always queued.
+    func presence(_ subscriber: any RoomSubscriber, _ request: PresenceRequest)
     /// The room behind this endpoint stopped here for good (a failed store write, or unloaded): a join must ask
     /// the directory for the room again rather than resync with this endpoint.
     var isClosed: Bool { get }

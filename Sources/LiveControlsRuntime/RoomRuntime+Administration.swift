@@ -16,7 +16,9 @@ extension RoomRuntime {
     /// The document at the current version, with the members in join order.
     func details() -> RoomDetails {
         assertOnQueue(queue)
-        let members = room.memberList.map { MemberInfo(session: $0.session, name: $0.name, holding: $0.holding) }
+        let members = room.memberList.map {
+            MemberInfo(session: $0.session, name: $0.member.name, roles: $0.member.roles, holding: $0.holding, data: $0.member.data)
+        }
         return RoomDetails(name: name, template: room.template, epoch: room.epoch, version: room.version, state: room.render(),
                            members: members)
     }

@@ -212,20 +212,7 @@ final class RoomRuntime: RoomEndpoint, @unchecked Sendable {
     /// connections that closed meanwhile are dropped when their turn comes.
     func intent(_ subscriber: any RoomSubscriber, _ request: IntentRequest, inline: Bool) -> Int? {
         guard inline, queuedBlocks.load(ordering: .relaxed) == 0 else {
-            let waiting = queuedIntents.add(1, ordering: .relaxed).newValue
-            guard waiting <= maxQueuedIntents else {
-                queuedIntents.subtract(1, ordering: .relaxed)
-                metrics.intentOverloaded()
-                let error = ProtocolError(.overloaded, "room \(name) is behind (\(maxQueuedIntents) intents wait for it); not applied, retry in a moment",
-                                          id: request.id, room: name)
-                if subscriber.deliver(Frame.make(.error(error))) { waker.wake(subscriber) }
-                return nil
-            }
-            submit {
-                self.queuedIntents.subtract(1, ordering: .relaxed)
-                guard !subscriber.isGone else { return }  // its connection closed: its leave comes next
-                self.handleIntent(subscriber, request)
-            }
+            queueRequest(from: subscriber, id: request.id) { self.handleIntent(subscriber, request) }
             return nil
         }
         assertNotOnQueue(queue)
@@ -235,17 +222,56 @@ final class RoomRuntime: RoomEndpoint, @unchecked Sendable {
         }
     }
 
+    /// A member's presence data (`Room.setPresence`): always queued, under the same bound as intents.
+    func presence(_ subscriber: any RoomSubscriber, _ request: PresenceRequest) {
+        queueRequest(from: subscriber, id: request.id) { self.handlePresence(subscriber, request) }
+    }
+
+    /// Queues `work` for a member's request, or refuses it with `overloaded` when `maxQueuedIntents` already wait.
+    private func queueRequest(from subscriber: any RoomSubscriber, id: RequestID?, _ work: @escaping @Sendable () -> Void) {
+        let waiting = queuedIntents.add(1, ordering: .relaxed).newValue
+        guard waiting <= maxQueuedIntents else {
+            queuedIntents.subtract(1, ordering: .relaxed)
+            metrics.intentOverloaded()
+            let error = ProtocolError(.overloaded, "room \(name) is behind (\(maxQueuedIntents) intents wait for it); not applied, retry in a moment",
+                                      id: id, room: name)
+            if subscriber.deliver(Frame.make(.error(error))) { waker.wake(subscriber) }
+            return
+        }
+        submit {
+            self.queuedIntents.subtract(1, ordering: .relaxed)
+            guard !subscriber.isGone else { return }  // its connection closed: its leave comes next
+            work()
+        }
+    }
+
     // MARK: On the queue
+
+    /// Cluster mode: a member this owner does not know joined under an owner that was lost, in a room whose members
+    /// are not versioned (no presence). It rejoins silently, with no roles (intents the template reserves for a role
+    /// are refused until it joins again).
+    private func rejoinIfUnknown(_ subscriber: any RoomSubscriber) {
+        guard !localDelivery, !room.isMember(subscriber.session) else { return }
+        subscribe(subscriber)
+        carryOut(room.join(subscriber.session, name: nil, roles: []))
+    }
+
+    private func handlePresence(_ subscriber: any RoomSubscriber, _ request: PresenceRequest) {
+        assertOnQueue(queue)
+        guard !refusedAsAbandoned(subscriber, id: request.id) else { return }
+        rejoinIfUnknown(subscriber)
+        do {
+            carryOut(try room.setPresence(subscriber.session, data: request.data, requestID: request.id, at: scheduler.now()))
+            if let id = request.id { send(.ack(id: id, room: name, version: room.version), to: subscriber) }
+        } catch {
+            send(.error(ProtocolError(error.code, error.message, id: request.id, room: name)), to: subscriber)
+        }
+    }
 
     private func handleIntent(_ subscriber: any RoomSubscriber, _ request: IntentRequest) {
         assertOnQueue(queue)
         guard !refusedAsAbandoned(subscriber, id: request.id) else { return }
-        if !localDelivery, !room.isMember(subscriber.session) {
-            // A member this owner does not know: it joined under an owner that was lost, in a room whose
-            // members are not versioned (no presence). It rejoins silently.
-            subscribe(subscriber)
-            carryOut(room.join(subscriber.session, name: nil))
-        }
+        rejoinIfUnknown(subscriber)
         do {
             let update = try room.apply(control: ControlID(request.control), intent: request.intent, args: request.args,
                                         by: subscriber.session, requestID: request.id, at: scheduler.now())
@@ -269,12 +295,12 @@ final class RoomRuntime: RoomEndpoint, @unchecked Sendable {
                 subscribe(subscriber)
                 send(.resumed(room: name, epoch: room.epoch, from: since.version, version: room.version, id: request.id), to: subscriber)
                 for patch in missed { send(patchMessage(patch), to: subscriber) }
-                carryOut(room.join(subscriber.session, name: request.name))
+                carryOut(room.join(subscriber.session, name: request.name, roles: request.roles))
                 return
             }
             resumed = false
         }
-        carryOut(room.join(subscriber.session, name: request.name))
+        carryOut(room.join(subscriber.session, name: request.name, roles: request.roles))
         subscribe(subscriber)
         send(snapshot(id: request.id, resumed: resumed), to: subscriber)
     }

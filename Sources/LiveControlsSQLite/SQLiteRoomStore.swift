@@ -118,7 +118,7 @@ public final class SQLiteRoomStore: RoomStore, @unchecked Sendable {
                 for (id, state) in try controls.rows([.text(name)], { ($0.text(0)!, $0.text(1)!) }) {
                     stored.controls[ControlID(id)] = state
                 }
-                stored.members = try members.rows([.text(name)]) { (SessionID($0.text(0)!), $0.text(1)) }
+                stored.members = try members.rows([.text(name)]) { StoredMember(session: SessionID($0.text(0)!), name: $0.text(1)) }
                 stored.unannounced = try self.hooks.unannounced(room: name)
                 stored.history = try patches.rows([.text(name), .text(epoch), .int(version - historyLimit)]) { row in
                     Patch(version: row.int(0), ops: try Self.decodeOps(row.text(1)!), cause: try JSONParser.parse(row.text(2)!))

@@ -50,6 +50,7 @@ extension LiveControlsServer {
                 connection.joined[request.room] = room
                 connection.grants[request.room] = grant
                 if let name = grant.name { request.name = name }
+                request.roles = grant.roles
                 room.join(connection, request)
             } catch {
                 var error = error
@@ -63,6 +64,13 @@ extension LiveControlsServer {
             }
             connection.grants[roomName] = nil
             room.leave(connection, id: id, reason: .leave)
+        case let .presence(request):
+            guard let room = connection.joined[request.room] else {
+                send(.error(ProtocolError(.notJoined, "join room \(request.room) before setting your presence in it", id: request.id, room: request.room)),
+                     to: connection)
+                return
+            }
+            room.presence(connection, request)
         case let .intent(request):
             guard let room = connection.joined[request.room], let grant = connection.grants[request.room] else {
                 send(.error(ProtocolError(.notJoined, "join room \(request.room) before sending intents to it", id: request.id, room: request.room)),
@@ -114,6 +122,7 @@ extension ClientMessage {
         case let .join(r): return r.id
         case let .leave(_, id): return id
         case let .intent(r): return r.id
+        case let .presence(r): return r.id
         }
     }
 }

@@ -72,7 +72,7 @@ final class LegacyStoredStateTests: XCTestCase {
         _ = original.join(SessionID("ann"), name: "Ann")
         let stored = StoredRoom(name: "r", template: "t", epoch: "e", version: original.version,
                                 controls: Dictionary(uniqueKeysWithValues: fixtures.map { (ControlID($0.name), LegacyStoredStates.byName[$0.name]!.state) }),
-                                members: [(SessionID("ann"), "Ann")], history: [])
+                                members: [StoredMember(session: SessionID("ann"), name: "Ann", roles: ["admin"])], history: [])
         let restored = try XCTUnwrap(Room(restoring: stored, template: template, historyLimit: 8))
         XCTAssertEqual(JSONDiff.diff(from: original.render(), to: restored.render()), [])
     }

@@ -85,7 +85,7 @@ final class ServerIntentTests: XCTestCase {
         XCTAssertEqual(patch.cause["ended"], [["control": "quantity", "session": "sA", "reason": "reset"]])
         XCTAssertEqual(try before.applying(patch.ops), room.render())
         XCTAssertEqual(room.render()["controls"], makeRoom().render()["controls"])
-        XCTAssertEqual(room.render()["presence"]?["sA"], ["name": "Ann", "holding": []], "members stay, their holds end")
+        XCTAssertEqual(room.render()["presence"]?["sA"], ["name": "Ann", "roles": ["admin"], "holding": [], "data": [:]], "members stay, their holds end")
         XCTAssertEqual(update.timers, [TimerEffect(control: ControlID("quantity"), deadline: nil)])
         XCTAssertNil(room.reset(to: template).patch, "a room at its template's state does not change")
     }
@@ -107,7 +107,7 @@ extension ServerIntentTests {
         _ = try room.applyAsServer([intent("quantity", "press", ["direction": "next"])], at: .milliseconds(0))
         let stored = StoredRoom(name: "r", template: "demo", epoch: "e1", version: room.version,
                                 controls: Dictionary(uniqueKeysWithValues: room.storeReset().controls.map { ($0.id, $0.state) }),
-                                members: [(SessionID("sA"), "Ann")], history: [])
+                                members: [StoredMember(session: SessionID("sA"), name: "Ann", roles: ["admin"])], history: [])
         var recovered = try XCTUnwrap(Room(restoring: stored, template: template, historyLimit: 16))
         var state = recovered.render()
         for update in recovered.dropMembersAfterRestart() {

@@ -121,7 +121,6 @@ final class StoredStateTests: XCTestCase {
                 XCTAssertEqual(e?.path, c.path, "\(c.state): \(String(describing: e))")
                 XCTAssertTrue(e?.message.contains(c.words) ?? false, "\(c.state): \(String(describing: e))")
             }
-            XCTAssertNil(ControlCoding.decode(kind: c.kind, state: c.state))
         }
     }
 }

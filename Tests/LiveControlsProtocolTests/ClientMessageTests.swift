@@ -28,6 +28,21 @@ final class ClientMessageTests: XCTestCase {
 
     /// One rule for `null`: an optional field set to null is absent, everywhere; a required one is missing.
     /// And an integer field takes an integer only (issue 17: `4.0` was accepted as `since.version`).
+    func testDecodesPresenceAndRefusesDataThatIsNotAnObjectOfShortKeys() throws {
+        XCTAssertEqual(try decode(#"{"type":"presence","room":"demo","data":{"focus":"q","gone":null},"id":"p"}"#),
+                       .presence(PresenceRequest(id: .string("p"), room: "demo", data: ["focus": "q", "gone": nil])))
+        XCTAssertEqual(try decode(#"{"type":"presence","room":"demo","data":{}}"#), .presence(PresenceRequest(room: "demo", data: [:])))
+        let long = String(repeating: "k", count: PresenceRequest.maxKeyLength + 1)
+        for text in [#"{"type":"presence","room":"demo","id":1}"#, #"{"type":"presence","room":"demo","data":[],"id":1}"#,
+                     #"{"type":"presence","room":"demo","data":null,"id":1}"#, #"{"type":"presence","room":"demo","data":{"":1},"id":1}"#,
+                     #"{"type":"presence","room":"demo","data":{"\#(long)":1},"id":1}"#] {
+            let error = self.error(text)
+            XCTAssertEqual(error?.code, .invalidMessage, text)
+            XCTAssertEqual(error?.id, .int(1), text)
+            XCTAssertEqual(error?.room, "demo", text)
+        }
+    }
+
     func testNullIsAbsentForEveryOptionalFieldAndIntegersAreIntegers() throws {
         guard case let .join(join) = try decode(#"{"type":"join","room":"demo","id":null,"name":null,"template":null,"token":null,"since":null}"#) else {
             return XCTFail("not a join")

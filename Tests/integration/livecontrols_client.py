@@ -63,6 +63,16 @@ class Client:
         self.send(msg)
         return self.recv(lambda m: m["type"] in ("ack", "error") and m.get("id") == id)
 
+    def presence(self, data: dict, room: str = "demo", id: Any = None) -> dict | None:
+        """Sets presence data; with an id, returns its `ack` or `error`."""
+        msg = {"type": "presence", "room": room, "data": data}
+        if id is None:
+            self.send(msg)
+            return None
+        msg["id"] = id
+        self.send(msg)
+        return self.recv(lambda m: m["type"] in ("ack", "error") and m.get("id") == id)
+
     # -- receiving ---------------------------------------------------------------------------------
     def _read(self, timeout: float) -> dict:
         raw = self.ws.recv(timeout=timeout)

@@ -109,7 +109,7 @@ def test_the_list_and_one_room_show_versions_epochs_and_members(api, api_server,
                       "loaded": True, "members": 1}]
     room = api.get("/rooms/demo").json()
     assert room["version"] == ann.version() and room["state"] == ann.state()
-    assert room["members"] == [{"session": ann.session, "name": "Ann", "holding": []}]
+    assert room["members"] == [{"session": ann.session, "name": "Ann", "roles": ["admin"], "holding": [], "data": {}}]
     members = api.get("/rooms/demo/members").json()
     assert members["members"] == room["members"] and members["version"] == room["version"]
     assert error(api.get("/rooms/nowhere"))["code"] == "unknown_room"
@@ -351,7 +351,8 @@ def test_in_cluster_mode_a_delete_or_disconnect_reaches_members_on_every_node(cl
     carl = connect(b_node)
     carl.join("brief")
     # Carl's connection is on b; asked through a.
-    assert a.delete(f"/rooms/brief/members/{carl.session}").json()["disconnected"] is True
+    answer = a.delete(f"/rooms/brief/members/{carl.session}")
+    assert answer.json()["disconnected"] is True, answer.text
     with pytest.raises(ConnectionClosed) as closed:
         while True:
             carl.recv(timeout=5)

@@ -43,11 +43,11 @@ def wait_for(predicate, timeout: float, what: str):
     raise TimeoutError(what)
 
 
-def intent_until_acked(client, control, intent, args, timeout: float = 10):
+def intent_until_acked(client, control, intent, args, timeout: float = 10, room: str = "demo"):
     """Retries an intent refused with `unavailable` (an owner changing hands) until it is acked."""
     deadline = time.monotonic() + timeout
     while True:
-        reply = client.intent(control, intent, args)
+        reply = client.intent(control, intent, args, room=room)
         if reply["type"] == "ack":
             return reply
         assert reply["code"] == "unavailable", reply

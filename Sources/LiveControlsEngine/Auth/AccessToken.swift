@@ -12,31 +12,44 @@ public enum Role: String, Sendable, CaseIterable, Comparable {
     public static func < (a: Role, b: Role) -> Bool {
         allCases.firstIndex(of: a)! < allCases.firstIndex(of: b)!
     }
+
+    /// A role name (built-in or custom, like `host`): 1…64 of `A-Z a-z 0-9 _ - . :`.
+    public static func isValidName(_ name: String) -> Bool { ClientMessage.isValidName(name) }
+
+    /// How many custom roles one token may carry.
+    public static let maxCustomRoles = 16
 }
 
 /// The claims of a LiveControls token: an HS256-signed JWT.
 ///
-/// `{"sub": "…", "name": "Ann", "role": "editor", "rooms": ["demo", "team-*"], "exp": 1767225600, "iat": …}`.
+/// `{"sub": "…", "name": "Ann", "role": "editor", "roles": ["host"], "rooms": ["demo", "team-*"], "exp": 1767225600, "iat": …}`.
+/// `role` is what the holder may do at all; `roles` (optional) names custom roles a template's `permissions` may ask for.
 /// A room pattern is an exact name, a prefix ending in `*`, or `*` for every room.
 public struct AccessToken: Sendable, Equatable {
     public var subject: String?
     public var name: String?
     public var role: Role
+    /// Custom roles (`host`, `reviewer`…), beside `role`.
+    public var roles: [String]
     public var rooms: [String]
     /// Seconds since 1970 (UTC) after which the token is refused.
     public var expiresAt: Int
     public var issuedAt: Int?
 
-    public init(subject: String? = nil, name: String? = nil, role: Role, rooms: [String], expiresAt: Int, issuedAt: Int? = nil) {
+    public init(subject: String? = nil, name: String? = nil, role: Role, roles: [String] = [], rooms: [String], expiresAt: Int, issuedAt: Int? = nil) {
         self.subject = subject
         self.name = name
         self.role = role
+        self.roles = roles
         self.rooms = rooms
         self.expiresAt = expiresAt
         self.issuedAt = issuedAt
     }
 
     public func allows(room: String) -> Bool { Self.patterns(rooms, allow: room) }
+
+    /// Every role the holder has, as a room's members list them: `role`, then the custom `roles`.
+    public var allRoles: [String] { [role.rawValue] + roles.filter { $0 != role.rawValue } }
 
     /// Whether one of `patterns` (a room name, `prefix*`, or `*`) names `room`.
     public static func patterns(_ patterns: [String], allow room: String) -> Bool {
@@ -52,6 +65,7 @@ public struct AccessToken: Sendable, Equatable {
         if let subject { o["sub"] = .string(subject) }
         if let name { o["name"] = .string(name) }
         o["role"] = .string(role.rawValue)
+        if !roles.isEmpty { o["roles"] = .array(roles.map { .string($0) }) }
         o["rooms"] = .array(rooms.map { .string($0) })
         if let issuedAt { o["iat"] = .int(issuedAt) }
         o["exp"] = .int(expiresAt)
@@ -97,11 +111,18 @@ public struct TokenAuthority: Sendable {
         guard let roleName = claims["role"]?.stringValue, let role = Role(rawValue: roleName) else {
             throw .invalid("role must be viewer, editor or admin")
         }
+        var roles: [String] = []
+        if let rolesValue = claims["roles"] {
+            guard let list = rolesValue.arrayValue, list.count <= Role.maxCustomRoles,
+                  case let names = list.compactMap(\.stringValue), names.count == list.count, names.allSatisfy(Role.isValidName)
+            else { throw .invalid("roles must be an array of at most \(Role.maxCustomRoles) role names (1–64 characters of A–Z a–z 0–9 _ - . :)") }
+            roles = names
+        }
         guard let roomValues = claims["rooms"]?.arrayValue else { throw .invalid("rooms must be an array of room names or prefixes") }
         let rooms = roomValues.compactMap(\.stringValue)
         guard rooms.count == roomValues.count else { throw .invalid("rooms must be strings") }
         guard let exp = claims["exp"]?.intValue else { throw .invalid("exp (expiry, seconds since 1970) is required") }
-        let token = AccessToken(subject: claims["sub"]?.stringValue, name: claims["name"]?.stringValue, role: role, rooms: rooms,
+        let token = AccessToken(subject: claims["sub"]?.stringValue, name: claims["name"]?.stringValue, role: role, roles: roles, rooms: rooms,
                                 expiresAt: exp, issuedAt: claims["iat"]?.intValue)
         guard now < exp else { throw .expired }
         return token

@@ -96,8 +96,8 @@ extension ClusterDirectory: RoomAdministration {
             } catch {
                 return reply(.unavailable("Redis is not reachable: \(error.message)"))
             }
-            // The member record: [join order, name, node].
-            guard let bytes = record.bytes, let fields = (try? JSONParser.parse(bytes))?.arrayValue, fields.count == 3,
+            // The member record: [join order, name, node, roles] (roles since permissions; `ClusterStoredRoom`).
+            guard let bytes = record.bytes, let fields = (try? JSONParser.parse(bytes))?.arrayValue, fields.count >= 3,
                   let node = fields[2].stringValue
             else { return reply(.notFound) }
             if node == nodeID { return sessions.disconnect(session, room: room, grantedRooms: grantedRooms, reply) }

@@ -61,6 +61,7 @@ extension ClusterDirectory {
         switch request {
         case let .join(j): return j.id
         case let .intent(i): return i.id
+        case let .presence(p): return p.id
         case let .leave(id, _), let .snapshot(id): return id
         case .admin, .disconnect: return nil
         }

@@ -334,6 +334,7 @@ package final class ClusterDirectory: RoomDirectory, @unchecked Sendable {
         switch request {
         case let .join(join): owner.runtime.join(remote, join)
         case let .intent(intent): _ = owner.runtime.intent(remote, intent, inline: false)
+        case let .presence(presence): owner.runtime.presence(remote, presence)
         case let .leave(id, reason): owner.runtime.leave(remote, id: id, reason: reason)
         case let .snapshot(id): owner.runtime.resync(remote, id: id)
         case let .admin(call): run(call, on: owner, replyTo: node, token: token)

@@ -5,6 +5,7 @@ import LiveControlsProtocol
 enum ClusterRequest: Sendable, Equatable {
     case join(JoinRequest)
     case intent(IntentRequest)
+    case presence(PresenceRequest)
     case leave(id: RequestID?, reason: HoldEndReason)
     /// A fresh snapshot (a re-join, or a resync after an overflow or a gap).
     case snapshot(id: RequestID?)
@@ -85,12 +86,17 @@ enum ClusterEnvelope {
             if let id = join.id { body["id"] = id.json }
             if let name = join.name { body["name"] = .string(name) }
             if let since = join.since { body["since"] = ["epoch": .string(since.epoch), "version": .int(since.version)] }
+            body["roles"] = .array(join.roles.map { .string($0) })
         case let .intent(intent):
             kind = "intent"
             body["id"] = intent.id.json
             body["control"] = .string(intent.control)
             body["intent"] = .string(intent.intent)
             body["args"] = .object(intent.args)
+        case let .presence(presence):
+            kind = "presence"
+            if let id = presence.id { body["id"] = id.json }
+            body["data"] = .object(presence.data)
         case let .leave(id, reason):
             kind = "leave"
             if let id { body["id"] = id.json }
@@ -199,10 +205,15 @@ enum ClusterEnvelope {
             if let s = body["since"], let epoch = s["epoch"]?.stringValue, let version = s["version"]?.intValue {
                 since = ResumePoint(epoch: epoch, version: version)
             }
-            return .join(JoinRequest(id: id, room: room, name: body["name"]?.stringValue, since: since))
+            var join = JoinRequest(id: id, room: room, name: body["name"]?.stringValue, since: since)
+            join.roles = body["roles"]?.arrayValue?.compactMap(\.stringValue) ?? []
+            return .join(join)
         case "intent":
             guard let id, let control = body["control"]?.stringValue, let intent = body["intent"]?.stringValue else { return nil }
             return .intent(IntentRequest(id: id, room: room, control: control, intent: intent, args: body["args"]?.objectValue ?? JSONObject()))
+        case "presence":
+            guard let data = body["data"]?.objectValue else { return nil }
+            return .presence(PresenceRequest(id: id, room: room, data: data))
         case "leave":
             guard let reason = body["reason"]?.stringValue.flatMap(HoldEndReason.init(rawValue:)) else { return nil }
             return .leave(id: id, reason: reason)

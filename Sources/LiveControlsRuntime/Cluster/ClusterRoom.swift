@@ -123,16 +123,17 @@ final class ClusterRoom: @unchecked Sendable {
         }
     }
 
-    func intent(_ connection: any RoomSubscriber, _ request: IntentRequest) {
+    /// An intent or a presence update: forwarded to the owner.
+    func act(_ connection: any RoomSubscriber, _ request: ClusterRequest, id: RequestID?) {
         queue.async {
             let session = connection.session
             guard self.members[session] != nil || self.joining[session] != nil else {
                 // Not subscribed here: the room was deleted, or the join failed. The owner would refuse it too.
-                let error = ProtocolError(.notJoined, "you are not in room \(self.name) (it was deleted, or your join failed); join it again", id: request.id, room: self.name)
+                let error = ProtocolError(.notJoined, "you are not in room \(self.name) (it was deleted, or your join failed); join it again", id: id, room: self.name)
                 if connection.deliver(Frame.make(.error(error))) { self.directory.waker.wake(connection) }
                 return
             }
-            self.forward(.intent(request), for: connection, id: request.id)
+            self.forward(request, for: connection, id: id)
         }
     }
 
@@ -399,7 +400,11 @@ final class ClusterRoomHandle: RoomEndpoint, Sendable {
 
     /// Always forwarded (to the owner, through its queue): never inline.
     func intent(_ subscriber: any RoomSubscriber, _ request: IntentRequest, inline: Bool) -> Int? {
-        room.intent(subscriber, request)
+        room.act(subscriber, .intent(request), id: request.id)
         return nil
+    }
+
+    func presence(_ subscriber: any RoomSubscriber, _ request: PresenceRequest) {
+        room.act(subscriber, .presence(request), id: request.id)
     }
 }

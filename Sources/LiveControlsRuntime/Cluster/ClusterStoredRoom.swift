@@ -44,7 +44,8 @@ extension ClusterDirectory {
             throw RedisError(.protocolError, "room \(room): its state in Redis lacks template, epoch or version")
         }
         var controls: [ControlID: String] = [:]
-        var members: [(seq: Int, session: SessionID, name: String?)] = []
+        var members: [(seq: Int, member: StoredMember)] = []
+        var data: [SessionID: JSONObject] = [:]
         var nodes: [SessionID: String] = [:]
         var unannounced: UnannouncedChanges?
         for (field, value) in fields {
@@ -54,13 +55,18 @@ extension ClusterDirectory {
                 controls[ControlID(String(field.dropFirst(2)))] = String(content[content.index(after: newline)...])
             } else if field == "u" {
                 unannounced = (try? JSONParser.parse(value)).flatMap(UnannouncedChanges.init(json:))
-            } else if field.hasPrefix("m:"), let record = (try? JSONParser.parse(value))?.arrayValue, record.count == 3 {
+            } else if field.hasPrefix("m:"), let record = (try? JSONParser.parse(value))?.arrayValue, record.count >= 3 {
+                // [seq, name, node, roles]: roles since presence data and permissions (absent: written before them).
                 let session = SessionID(String(field.dropFirst(2)))
-                members.append((record[0].intValue ?? 0, session, record[1].stringValue))
+                let roles = record.count > 3 ? record[3].arrayValue?.compactMap(\.stringValue) ?? [] : []
+                members.append((record[0].intValue ?? 0, StoredMember(session: session, name: record[1].stringValue, roles: roles)))
                 if let node = record[2].stringValue { nodes[session] = node }
+            } else if field.hasPrefix("d:"), let object = (try? JSONParser.parse(value))?.objectValue {
+                data[SessionID(String(field.dropFirst(2)))] = object
             }
         }
-        members.sort { ($0.seq, $0.session) < ($1.seq, $1.session) }
+        members.sort { ($0.seq, $0.member.session) < ($1.seq, $1.member.session) }
+        for i in members.indices { members[i].member.data = data[members[i].member.session] ?? JSONObject() }
         var history: [Patch] = []
         if case let .array(entries) = replies[1] {
             for entry in entries {
@@ -71,7 +77,7 @@ extension ClusterDirectory {
             }
         }
         var stored = StoredRoom(name: room, template: template, epoch: epoch, version: version, controls: controls,
-                                members: members.map { ($0.session, $0.name) }, history: history)
+                                members: members.map(\.member), history: history)
         stored.unannounced = unannounced
         return ClusterStoredRoom(room: stored, nodes: nodes)
     }

@@ -58,10 +58,15 @@ final class RedisRoomStore: RoomStore, @unchecked Sendable {
         if let changes = w.unannouncedChanges { set.append(("u", JSONWriter.encode(changes.json))) }
         for (index, member) in w.joined.enumerated() {
             let seq = reset ? index : w.version
-            let record: JSONValue = [.int(seq), member.name.map { .string($0) } ?? .null, nodeOf(member.session).map { .string($0) } ?? .null]
+            let record: JSONValue = [.int(seq), member.name.map { .string($0) } ?? .null, nodeOf(member.session).map { .string($0) } ?? .null,
+                                     .array(member.roles.map { .string($0) })]
             set.append(("m:" + member.session.rawValue, JSONWriter.encode(record)))
+            if !member.data.isEmpty { set.append(("d:" + member.session.rawValue, JSONWriter.encode(.object(member.data)))) }
         }
-        let delete = w.left.map { "m:" + $0.rawValue }
+        var delete = w.left.flatMap { ["m:" + $0.rawValue, "d:" + $0.rawValue] }
+        for (session, data) in w.presence {
+            if data.isEmpty { delete.append("d:" + session.rawValue) } else { set.append(("d:" + session.rawValue, JSONWriter.encode(.object(data)))) }
+        }
 
         var args: [[UInt8]] = [Array(String(fence).utf8), [reset ? 0x31 : 0x30], Array(keys.patches(room).utf8), publication,
                                history, Array(String(max(1, historyLimit)).utf8), previous, Array(String(set.count).utf8)]

@@ -1,0 +1,119 @@
+"""Collaboration: presence data set by clients, intents reserved for roles by a template's permissions."""
+import pytest
+
+from redis_server import CLUSTER_LEASE_MS, cluster, redis_server  # noqa: F401  (fixtures)
+from test_auth import SECRET, mint
+from test_cluster import intent_until_acked
+
+
+def test_presence_data_reaches_everyone_and_is_acked(clients):
+    ann, bob = clients(), clients()
+    ann.join(name="Ann")
+    bob.join(name="Bob")
+    ack = ann.presence({"focus": "signup.email", "color": "#e11d48"}, id="p1")
+    assert ack["type"] == "ack" and ack["room"] == "demo"
+    state = bob.wait_version(ack["version"])["state"]
+    assert state["presence"][ann.session] == {"name": "Ann", "roles": ["admin"], "holding": [],
+                                             "data": {"focus": "signup.email", "color": "#e11d48"}}
+    ann.presence({"focus": None})  # no id: no ack, the patch still goes to everyone
+    state = bob.wait_state(lambda s: "focus" not in s["presence"][ann.session]["data"])
+    assert state["presence"][ann.session]["data"] == {"color": "#e11d48"}
+    assert ann.wait_state(lambda s: s == state) == state
+
+
+def test_presence_patch_cause_names_the_session_and_request(clients):
+    ann, bob = clients(), clients()
+    ann.join()
+    bob.join()
+    ann.presence({"typing": True}, id=42)
+    patch = bob.recv(lambda m: m["type"] == "patch" and m["cause"]["kind"] == "presence")
+    assert patch["cause"] == {"kind": "presence", "session": ann.session, "id": 42}
+    assert patch["ops"] == [{"op": "add", "path": f"/presence/{ann.session}/data/typing", "value": True}]
+
+
+@pytest.mark.parametrize("message, code", [
+    ({"type": "presence", "room": "demo", "id": "x"}, "invalid_message"),
+    ({"type": "presence", "room": "demo", "data": [1], "id": "x"}, "invalid_message"),
+    ({"type": "presence", "room": "demo", "data": {"": 1}, "id": "x"}, "invalid_message"),
+    ({"type": "presence", "room": "demo", "data": {"note": "x" * 3000}, "id": "x"}, "too_large"),
+    ({"type": "presence", "room": "demo", "data": {f"k{i}": i for i in range(33)}, "id": "x"}, "too_large"),
+    ({"type": "presence", "room": "elsewhere", "data": {}, "id": "x"}, "not_joined"),
+])
+def test_bad_presence_gets_a_typed_error_and_changes_nothing(clients, message, code):
+    c = clients()
+    version = c.join()["version"]
+    c.send(message)
+    error = c.recv(lambda m: m["type"] == "error")
+    assert error["code"] == code and error["id"] == "x", error
+    assert c.intent("quantity", "next")["version"] == version + 1, "nothing else changed; the connection still works"
+
+
+def test_presence_is_refused_in_a_room_without_presence(start_server, tmp_path):
+    config = tmp_path / "c.json"
+    config.write_text('{"templates": {"big": {"presence": false, "controls": {"q": {"kind": "stepper"}}}}}')
+    server = start_server("--config", str(config))
+    c = server.client()
+    c.join(room="hall")
+    assert c.presence({"focus": "q"}, room="hall", id=1)["code"] == "presence_off"
+    c.close()
+
+
+def test_presence_beyond_its_rate_is_refused_not_queued(clients):
+    c = clients()
+    c.join()
+    for i in range(45):
+        c.send({"type": "presence", "room": "demo", "data": {"n": i}, "id": i})
+    replies = [c.recv(lambda m: m["type"] in ("ack", "error") and m.get("id") == i) for i in range(45)]
+    codes = [r.get("code", "ack") for r in replies]
+    assert codes[:40] == ["ack"] * 40, codes
+    assert "rate_limited" in codes[40:], codes
+
+
+@pytest.fixture
+def hosted(start_server):
+    server = start_server("--auth", "required", "--auth-secret", SECRET)
+    admin = server.client()
+    assert admin.join(room="ws1", template="workshop", token=mint("--role", "admin", "--room", "ws1"))["type"] == "snapshot"
+    yield server
+    admin.close()
+
+
+def test_only_the_host_moves_a_host_led_agenda(hosted, connect):
+    host, guest = connect(hosted), connect(hosted)
+    snap = host.join(room="ws1", token=mint("--role", "host", "--room", "ws1", "--name", "Hana"))
+    guest.join(room="ws1", token=mint("--role", "editor", "--room", "ws1", "--name", "Gus"))
+    agenda = snap["state"]["controls"]["agenda"]
+    assert agenda["permissions"] == {"*": ["host"]}, "the state says who may move it"
+    assert snap["state"]["presence"][host.session]["roles"] == ["editor", "host"]
+    refused = guest.intent("agenda", "next", room="ws1")
+    assert refused["code"] == "forbidden" and refused["message"] == "next on agenda needs role host (you have: editor)"
+    assert host.intent("agenda", "next", room="ws1")["type"] == "ack"
+    state = guest.wait_state(lambda s: s["controls"]["agenda"]["index"] == 1, room="ws1")
+    assert state["controls"]["agenda"]["permissions"] == {"*": ["host"]}
+    assert guest.presence({"focus": "agenda"}, room="ws1", id="p")["type"] == "ack", "presence is anyone's"
+
+
+def test_a_viewer_with_a_custom_role_still_cannot_act(hosted, connect):
+    c = connect(hosted)
+    c.join(room="ws1", token=mint("--role", "viewer", "--role", "host", "--room", "ws1"))
+    assert c.intent("agenda", "next", room="ws1")["code"] == "forbidden"
+    assert c.state("ws1")["presence"][c.session]["roles"] == ["viewer", "host"]
+
+
+def test_in_cluster_mode_roles_and_presence_data_survive_a_takeover(cluster, connect):
+    a_node, b_node = cluster(2, "--auth-secret", SECRET)
+    admin = connect(a_node)  # the first join makes node a the owner
+    assert admin.join(room="ws1", template="workshop", token=mint("--role", "admin", "--room", "ws1"))["type"] == "snapshot"
+    host, guest = connect(b_node), connect(b_node)
+    host.join(room="ws1", token=mint("--role", "host", "--room", "ws1", "--name", "Hana"))
+    guest.join(room="ws1", token=mint("--room", "ws1", "--name", "Gus"))
+    assert host.presence({"focus": "agenda"}, room="ws1", id="p")["type"] == "ack", "forwarded to the owner on node a"
+    guest.wait_state(lambda s: s["presence"][host.session]["data"] == {"focus": "agenda"}, room="ws1")
+    assert guest.intent("agenda", "next", room="ws1")["code"] == "forbidden"
+    a_node.proc.kill()  # node b takes the room over from what Redis holds
+    state = guest.wait_state(lambda s: admin.session not in s["presence"], room="ws1", timeout=CLUSTER_LEASE_MS / 1000 + 5)
+    assert state["presence"][host.session] == {"name": "Hana", "roles": ["editor", "host"], "holding": [], "data": {"focus": "agenda"}}
+    assert intent_until_acked(host, "agenda", "next", None, room="ws1")["type"] == "ack"
+    assert guest.intent("agenda", "next", room="ws1")["code"] == "forbidden", "the new owner knows who is host"
+    fresh = guest.join(room="ws1")  # a resync: the new owner's own snapshot
+    assert fresh["state"]["presence"][host.session]["data"] == {"focus": "agenda"}
