@@ -49,8 +49,16 @@ public protocol Control: Sendable {
     static var kind: String { get }
     /// Every intent the kind has (a template's `permissions` may name them).
     static var intents: [String] { get }
-    /// The state under `/controls/<id>`.
+    /// The state under `/controls/<id>`, from this control alone.
     func render() -> JSONValue
+    /// The state under `/controls/<id>` in its room: `render()` plus what follows from other controls (a wizard's
+    /// `canNext` reads the form guarding its step). Such a control says which others it reads (`reads(_:)`), so a
+    /// change to one of them patches it too.
+    func render(in room: RoomView) -> JSONValue
+    /// Whether `render(in:)` reads control `id`.
+    func reads(_ id: ControlID) -> Bool
+    /// Whether any control of this kind reads others (`reads(_:)` can be true): rooms without one skip the check.
+    static var readsOtherControls: Bool { get }
     /// Applies one intent by `session`, or throws a typed error and changes nothing.
     /// `room` gives read access to the other controls (a wizard step guarded by a form, say).
     mutating func apply(_ intent: String, args: IntentArgs, by session: SessionID, at now: Instant, room: RoomView) throws(IntentError) -> ControlEvents
@@ -65,6 +73,9 @@ public protocol Control: Sendable {
 }
 
 extension Control {
+    public func render(in room: RoomView) -> JSONValue { render() }
+    public func reads(_ id: ControlID) -> Bool { false }
+    public static var readsOtherControls: Bool { false }
     public var wakeDeadline: Instant? { nil }
     public mutating func wake(at now: Instant) -> ControlEvents { .none }
     public mutating func sessionLeft(_ session: SessionID, reason: HoldEndReason) -> ControlEvents { .none }

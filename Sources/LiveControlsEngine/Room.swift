@@ -23,6 +23,8 @@ public struct Room: Sendable {
     public let tracksPresence: Bool
     /// Which roles may send which intents, by control (the template's `permissions`).
     public let permissions: [ControlID: ControlPermissions]
+    /// Whether a control's state follows others (`Control.reads`): then a change patches those that read it too.
+    let hasReaders: Bool
     public internal(set) var version: Int = 0
     public internal(set) var history: ChangeHistory
 
@@ -37,6 +39,7 @@ public struct Room: Sendable {
         self.epoch = epoch
         self.tracksPresence = template.presence
         self.permissions = template.permissions
+        self.hasReaders = template.controls.contains { type(of: $0.control).readsOtherControls }
         self.history = ChangeHistory(limit: historyLimit)
         self.controlOrder = template.controls.map(\.id)
         self.controls = Dictionary(uniqueKeysWithValues: template.controls.map { ($0.id, $0.control) })
@@ -62,7 +65,7 @@ public struct Room: Sendable {
     /// One control's state, with the `permissions` its template sets (they never change while the room lives, so
     /// patches, which diff `render()`, never touch them).
     func renderControl(_ id: ControlID) -> JSONValue {
-        let state = controls[id]!.render()
+        let state = controls[id]!.render(in: RoomView(controls: controls))
         guard let rules = permissions[id], case var .object(object) = state else { return state }
         object["permissions"] = rules.json
         return .object(object)
@@ -149,12 +152,20 @@ public struct Room: Sendable {
         return update
     }
 
-    /// Runs `body`, then diffs the touched controls and the presence it affected into one patch.
+    /// `touched` and the controls that read one of them (`Control.reads`), in room order after `touched`.
+    private func touchedAndReaders(_ touched: [ControlID]) -> [ControlID] {
+        guard hasReaders, !touched.isEmpty else { return touched }
+        return touched + controlOrder.filter { id in !touched.contains(id) && touched.contains(where: controls[id]!.reads) }
+    }
+
+    /// Runs `body`, then diffs the touched controls (and those that read them) and the presence it affected into one
+    /// patch.
     mutating func commit(
         cause: JSONObject, touching: [ControlID], removing leaving: SessionID? = nil,
         _ body: (inout Room, inout [PatchOp], inout [(ControlID, HoldEnd)]) -> Void
     ) -> RoomUpdate {
-        let before = touching.map { controls[$0]!.render() }
+        let watched = touchedAndReaders(touching)
+        let before = watched.map { renderControl($0) }
         let deadlinesBefore = touching.map { controls[$0]!.wakeDeadline }
         let holdingsBefore = holdingsBySession()
         var ops: [PatchOp] = []
@@ -162,9 +173,11 @@ public struct Room: Sendable {
         body(&self, &ops, &ended)
 
         var timers: [TimerEffect] = []
+        for (i, id) in watched.enumerated() {
+            ops.append(contentsOf: JSONDiff.diff(from: before[i], to: renderControl(id), at: JSONPointer(["controls", id.rawValue])))
+        }
         for (i, id) in touching.enumerated() {
             let control = controls[id]!
-            ops.append(contentsOf: JSONDiff.diff(from: before[i], to: control.render(), at: JSONPointer(["controls", id.rawValue])))
             if control.wakeDeadline != deadlinesBefore[i] { timers.append(TimerEffect(control: id, deadline: control.wakeDeadline)) }
         }
         // Presence: whoever gained or lost a hold gets its new `holding` list.

@@ -117,6 +117,33 @@ public struct Wizard: Control {
         return .none
     }
 
+    public static var readsOtherControls: Bool { true }
+
+    /// A step's guard names a form: the wizard's `canNext` follows it.
+    public func reads(_ id: ControlID) -> Bool { steps.contains { $0.form == id.rawValue } }
+
+    /// `render()` with what `next` and `prev` would do now: `canNext`, `canPrev`, and `blocked` (why `next` would be
+    /// refused, as the error it would get, with the guarding form and element; null when it would not).
+    public func render(in room: RoomView) -> JSONValue {
+        guard case var .object(state) = render() else { return render() }
+        var blocked: JSONValue = .null
+        do throws(IntentError) {
+            try notFinal("next")
+            try checkGuard(of: steps[index], in: room)
+        } catch {
+            var why: JSONObject = ["code": .string(error.code.rawValue), "message": .string(error.message)]
+            if error.code == .guardFailed, let form = steps[index].form {
+                why["form"] = .string(form)
+                why["element"] = steps[index].element.map { .string($0) } ?? .null
+            }
+            blocked = .object(why)
+        }
+        state["canNext"] = .bool(blocked == .null)
+        state["canPrev"] = .bool(!phase.isFinal)
+        state["blocked"] = blocked
+        return .object(state)
+    }
+
     private func notFinal(_ intent: String) throws(IntentError) {
         guard phase.isFinal else { return }
         throw IntentError(.finished, "the wizard is in phase \(phase.rawValue); \(intent) needs a reset first")

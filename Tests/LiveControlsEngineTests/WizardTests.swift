@@ -186,6 +186,37 @@ final class WizardTests: XCTestCase {
         XCTAssertEqual(room.render()["controls"]?["w"]?["step"], "all")
     }
 
+    /// Issue 15: the wizard says whether `next` would be accepted now, and why not, following its guard's form live:
+    /// a form change that opens (or closes) the guard patches the wizard's `canNext` and `blocked` in the same patch.
+    func testCanNextFollowsTheGuardAndSaysWhichGuardFailsAndWhy() throws {
+        let (w, f, _) = try guardedRoom()
+        var room = H.room([("w", w), ("f", f)])
+        func wizard() -> JSONValue { room.render()["controls"]!["w"]! }
+        XCTAssertEqual(wizard()["canNext"], true)
+        XCTAssertEqual(wizard()["blocked"], .null)
+        try H.roomApply(&room, "w", "next")
+        XCTAssertEqual(wizard()["canNext"], false)
+        XCTAssertEqual(wizard()["canPrev"], true)
+        XCTAssertEqual(wizard()["blocked"], ["code": "guard_failed", "message": "step account needs f.account to be valid first",
+                                             "form": "f", "element": "account"])
+        let opened = try XCTUnwrap(try H.roomApply(&room, "f", "set", ["element": "account", "field": "email", "value": "x"], by: H.bob))
+        XCTAssertTrue(opened.ops.contains(.replace(path: JSONPointer(["controls", "w", "canNext"]), value: true)), "\(opened.ops)")
+        XCTAssertTrue(opened.ops.contains(.replace(path: JSONPointer(["controls", "w", "blocked"]), value: .null)))
+        XCTAssertEqual(wizard()["canNext"], true)
+        let closed = try XCTUnwrap(try H.roomApply(&room, "f", "set", ["element": "account", "field": "email", "value": ""], by: H.bob))
+        XCTAssertTrue(closed.ops.contains(.replace(path: JSONPointer(["controls", "w", "canNext"]), value: false)))
+        var state = room.render()
+        for (control, intent) in [("w", "prev"), ("w", "prev")] {
+            let patch = try XCTUnwrap(try H.roomApply(&room, control, intent))
+            state = try state.applying(patch.ops)
+        }
+        XCTAssertEqual(state, room.render(), "a client applying the patches has the room's state")
+        XCTAssertEqual(wizard()["phase"], "exit")
+        XCTAssertEqual(wizard()["canNext"], false)
+        XCTAssertEqual(wizard()["canPrev"], false)
+        XCTAssertEqual(wizard()["blocked"]?["code"], "finished")
+    }
+
     func testStoredStateRoundTripKeepsPhaseAndTheResetPoint() throws {
         var w = try wizard(["index": 1])
         try H.apply(&w, "append", ["step": ["id": "s4", "form": "f"]])

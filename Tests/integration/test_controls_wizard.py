@@ -60,7 +60,11 @@ def test_prev_on_the_first_step_exits(clients):
     ack = c.intent("onboarding", "prev")
     assert ack["type"] == "ack"
     patch = c.patches["demo"][-1]
-    assert patch["ops"] == [{"op": "replace", "path": "/controls/onboarding/phase", "value": "exit"}]
+    assert patch["ops"] == [{"op": "replace", "path": "/controls/onboarding/phase", "value": "exit"},
+                            {"op": "replace", "path": "/controls/onboarding/canNext", "value": False},
+                            {"op": "replace", "path": "/controls/onboarding/canPrev", "value": False},
+                            {"op": "replace", "path": "/controls/onboarding/blocked",
+                             "value": {"code": "finished", "message": "the wizard is in phase exit; next needs a reset first"}}]
     assert c.intent("onboarding", "next")["code"] == "finished"
     assert c.intent("onboarding", "reset")["type"] == "ack"
     assert wizard(c)["phase"] == "start"
@@ -101,3 +105,24 @@ def test_cycle_wraps_to_the_first_step(tmp_path, start_server):
     assert c.intent("w", "next", room="r")["type"] == "ack"
     assert (c.state("r")["controls"]["w"]["phase"], c.state("r")["controls"]["w"]["index"]) == ("inProgress", 0)
     c.close()
+
+
+def test_can_next_follows_the_guarding_form_in_the_same_patch(clients):
+    """Issue 15: the wizard says whether `next` would be accepted, and why not; a form change opening the guard
+    patches the wizard too."""
+    guide, filler = clients(), clients()
+    guide.join()
+    filler.join()
+    assert wizard(guide)["canNext"] is True and wizard(guide)["blocked"] is None
+    assert guide.intent("onboarding", "next")["type"] == "ack"
+    ctl = guide.wait_state(lambda s: s["controls"]["onboarding"]["step"] == "account")["controls"]["onboarding"]
+    assert ctl["canNext"] is False and ctl["canPrev"] is True
+    assert ctl["blocked"] == {"code": "guard_failed", "message": "step account needs signup.account to be valid first",
+                              "form": "signup", "element": "account"}
+    filler.intent("signup", "set", {"element": "account", "field": "email", "value": "ann@example.org"})
+    ack = filler.intent("signup", "set", {"element": "account", "field": "name", "value": "Ann"})
+    guide.wait_version(ack["version"])
+    patch = guide.patches["demo"][-1]
+    assert {"op": "replace", "path": "/controls/onboarding/canNext", "value": True} in patch["ops"]
+    assert wizard(guide)["blocked"] is None
+    assert_fresh_snapshot_matches(clients, guide)

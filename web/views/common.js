@@ -71,3 +71,16 @@ export function intentButton(room, control, intent, text, args, attrs = {}) {
   button.addEventListener("click", () => act(room, control, intent, typeof args === "function" ? args() : args));
   return button;
 }
+
+/**
+ * The roles a control's `permissions` ask for `intent`, when this session has none of them (else null): a
+ * restricted button is disabled, with a line saying who may use it. Admins may always.
+ */
+export function missingRoles(room, control, intent) {
+  const rules = room.state?.controls?.[control]?.permissions;
+  if (!rules) return null;
+  const needed = rules[intent] ?? rules["*"];
+  if (!needed) return null;
+  const mine = room.state.presence?.[room.session]?.roles ?? [];
+  return mine.includes("admin") || needed.some((r) => mine.includes(r)) ? null : needed;
+}

@@ -1,5 +1,5 @@
 // stepper: − value + with press-and-hold.
-import { el, holdButton, holdingText } from "./common.js";
+import { el, holdButton, holdingText, missingRoles } from "./common.js";
 
 export function stepperView(room, id) {
   const title = el("h2", { id: `${id}-label` });
@@ -14,9 +14,10 @@ export function stepperView(room, id) {
     update(c) {
       title.textContent = c.label;
       output.textContent = c.value;
-      minus.disabled = !c.canPrev;
-      plus.disabled = !c.canNext;
-      holding.textContent = holdingText(room, c.holding);
+      const onlyFor = missingRoles(room, id, "press");
+      minus.disabled = !c.canPrev || onlyFor !== null;
+      plus.disabled = !c.canNext || onlyFor !== null;
+      holding.textContent = onlyFor ? `Only ${onlyFor.join(" or ")} can change ${c.label}.` : holdingText(room, c.holding);
     },
   };
 }

@@ -1,0 +1,42 @@
+"""Collaboration on the page, in two real windows: a wizard that says why Next waits, a host-led agenda."""
+from selenium.webdriver.common.by import By
+
+from test_auth import SECRET, mint
+from test_page import button, connected, form_input, wait
+
+
+def next_button(driver, control):
+    return driver.find_element(By.CSS_SELECTOR, f'[data-control="{control}"] .actions button:nth-child(2)')
+
+
+def hint(driver, control):
+    return driver.find_element(By.CSS_SELECTOR, f'[data-testid="{control}-hint"]').text
+
+
+def test_next_waits_for_the_guarding_form_and_says_what_to_fill_in(server, browser):
+    a, b = browser(server.http_url + "?name=Guide"), browser(server.http_url + "?name=Filler")
+    wait(a, connected)
+    wait(b, connected)
+    next_button(a, "onboarding").click()
+    wait(a, lambda d: not next_button(d, "onboarding").is_enabled(), message="Next waits for the account part")
+    wait(b, lambda d: hint(d, "onboarding") == "Fill in “Account” in Sign up to continue.", message="both windows say why")
+    form_input(b, "email").send_keys("ann@example.com")
+    form_input(b, "name").send_keys("Ann Lee")
+    wait(a, lambda d: next_button(d, "onboarding").is_enabled(), message="the other window's typing opens Next")
+    assert hint(a, "onboarding") == ""
+
+
+def test_only_the_host_moves_the_workshop_agenda(start_server, browser):
+    server = start_server("--auth-secret", SECRET)
+    room = "?room=ws-1&template=workshop&token="
+    host = browser(server.http_url + room + mint("--role", "admin", "--role", "host", "--room", "ws-*", "--name", "Hana"))
+    wait(host, connected)
+    guest = browser(server.http_url + room + mint("--room", "ws-*", "--name", "Gus"))
+    wait(guest, connected)
+    wait(guest, lambda d: hint(d, "agenda") == "Only host can move Agenda.", message="the guest is told who may")
+    assert not next_button(guest, "agenda").is_enabled()
+    assert not button(guest, "timebox", "next").is_enabled()
+    assert next_button(host, "agenda").is_enabled() and hint(host, "agenda") == ""
+    next_button(host, "agenda").click()
+    wait(guest, lambda d: "step 2 of 4: Ideas" in d.find_element(By.CSS_SELECTOR, '[data-testid="agenda-phase"]').text,
+         message="the host's Next reaches the guest")
