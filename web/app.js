@@ -1,6 +1,6 @@
 // The test page: renders every control of a room, presence, status and a log of patches.
 import { LiveRoom } from "./livecontrols.js";
-import { el } from "./views/common.js";
+import { el, memberColor } from "./views/common.js";
 import { stepperView } from "./views/stepper.js";
 import { listView } from "./views/list.js";
 import { wizardView } from "./views/wizard.js";
@@ -56,10 +56,18 @@ function render() {
 function renderPresence() {
   const entries = Object.entries(room.state.presence);
   $("presence-count").textContent = entries.length;
+  const label = (id) => room.state.controls[id]?.label ?? id;
   $("presence").replaceChildren(...entries.map(([session, member]) => {
-    const who = member.name || session;
-    const holds = member.holding.length ? ` — holding ${member.holding.join(", ")}` : "";
-    return el("li", { "data-session": session }, `${who}${session === room.session ? " (you)" : ""}${holds}`);
+    const who = member.name || "Guest";
+    const roles = (member.roles ?? []).filter((r) => !["viewer", "editor", "admin"].includes(r));
+    const holds = member.holding.length ? ` — holding ${member.holding.map(label).join(", ")}` : "";
+    const editing = (member.editing ?? []).map((e) => (e.target === "*" ? label(e.control) : `${label(e.control)} › ${e.target.split(".").pop()}`));
+    const dot = el("span", { class: "dot", "aria-hidden": "true" });
+    dot.style.background = memberColor(room, session); // CSSOM, not a style attribute: the page's CSP allows only this
+    return el("li", { "data-session": session }, dot,
+      `${who}${session === room.session ? " (you)" : ""}`,
+      roles.length ? el("span", { class: "role" }, roles.join(", ")) : null,
+      `${holds}${editing.length ? ` — editing ${editing.join(", ")}` : ""}`);
   }));
 }
 

@@ -13,7 +13,7 @@ export function applyPatch(doc, ops) {
     }
     let parent = doc;
     for (const t of tokens.slice(0, -1)) {
-      parent = Array.isArray(parent) ? parent[Number(t)] : parent[t];
+      parent = Array.isArray(parent) ? parent[Number(t)] : Object.hasOwn(parent, t) ? parent[t] : undefined;
       if (parent === undefined || parent === null || typeof parent !== "object") throw new Error(`no parent for ${op.path}`);
     }
     const last = tokens[tokens.length - 1];
@@ -24,11 +24,13 @@ export function applyPatch(doc, ops) {
       else if (op.op === "remove") parent.splice(i, 1);
       else throw new Error(`unsupported op ${op.op}`);
     } else {
+      // Own properties only, defined rather than assigned: a key such as "__proto__" (presence data is the client's)
+      // is a key like any other, as JSON.parse makes it.
       if (op.op === "add" || op.op === "replace") {
-        if (op.op === "replace" && !(last in parent)) throw new Error(`replace: ${op.path} does not exist`);
-        parent[last] = structuredClone(op.value);
+        if (op.op === "replace" && !Object.hasOwn(parent, last)) throw new Error(`replace: ${op.path} does not exist`);
+        Object.defineProperty(parent, last, { value: structuredClone(op.value), writable: true, enumerable: true, configurable: true });
       } else if (op.op === "remove") {
-        if (!(last in parent)) throw new Error(`remove: ${op.path} does not exist`);
+        if (!Object.hasOwn(parent, last)) throw new Error(`remove: ${op.path} does not exist`);
         delete parent[last];
       } else throw new Error(`unsupported op ${op.op}`);
     }
@@ -102,6 +104,13 @@ export class LiveRoom extends EventTarget {
 
   /** Sends an intent; resolves with the ack, rejects with an Error carrying `code` on `error`. */
   intent(control, intent, args) {
+    const msg = { type: "intent", room: this.room, control, intent };
+    if (args !== undefined) msg.args = args;
+    return this.request(msg);
+  }
+
+  /** Sends `message` with a fresh id; resolves with its `ack`, rejects with an Error carrying `code` on `error`. */
+  request(message) {
     const id = `c${this.nextID++}`;
     return new Promise((resolve, reject) => {
       if (this.ws?.readyState !== WebSocket.OPEN) {
@@ -109,26 +118,36 @@ export class LiveRoom extends EventTarget {
         return;
       }
       this.pending.set(id, { resolve, reject });
-      const msg = { type: "intent", id, room: this.room, control, intent };
-      if (args !== undefined) msg.args = args;
-      this.send(msg);
+      this.send({ ...message, id });
     });
   }
 
   /**
-   * Sets fields of this session's presence `data` (a field set to null is removed). Kept here too: after a
-   * reconnect (a new session, with empty data) the client sends it again. Refusals arrive as `error` events.
+   * Sets fields of this session's presence `data` (a field set to null is removed); resolves with the `ack`, rejects
+   * like `intent`. What the server accepts is kept here too: after a reconnect (a new session, with empty data)
+   * the client sends it again. A refused update is forgotten (it would be refused again).
    */
   setPresence(data) {
+    const before = { ...this.presenceData };
     for (const [key, value] of Object.entries(data)) {
       if (value === null) delete this.presenceData[key]; else this.presenceData[key] = value;
     }
-    if (this.status === "open") this.send({ type: "presence", room: this.room, data });
+    if (this.status !== "open") return Promise.resolve(null); // sent with the rest after the (re)join
+    return this.request({ type: "presence", room: this.room, data }).catch((error) => {
+      if (error.code !== "disconnected") this.presenceData = before;
+      throw error;
+    });
   }
+
+  /** Claims a control (`target` "*") or a part of it ("account.email") while this session edits it. */
+  claim(control, target = "*") { return this.request({ type: "claim", room: this.room, control, target }); }
+
+  /** Gives a claim up (on blur, when done). */
+  unclaim(control, target = "*") { return this.request({ type: "unclaim", room: this.room, control, target }); }
 
   /** After a (re)join: the presence data this client keeps, sent again for the session now in the room. */
   restorePresence() {
-    if (Object.keys(this.presenceData).length > 0) this.send({ type: "presence", room: this.room, data: this.presenceData });
+    if (Object.keys(this.presenceData).length > 0) this.request({ type: "presence", room: this.room, data: this.presenceData }).catch(() => {});
   }
 
   receive(msg) {

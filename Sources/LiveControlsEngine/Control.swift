@@ -59,6 +59,11 @@ public protocol Control: Sendable {
     func reads(_ id: ControlID) -> Bool
     /// Whether any control of this kind reads others (`reads(_:)` can be true): rooms without one skip the check.
     static var readsOtherControls: Bool { get }
+    /// Whether `target` names a part of the control a session may claim (`Claim`); `*`, the whole control, always
+    /// may be claimed and is not asked.
+    func isClaimTarget(_ target: String) -> Bool
+    /// What `intent` with `args` writes, for exclusive claims.
+    func reach(of intent: String, args: IntentArgs) -> IntentReach
     /// Applies one intent by `session`, or throws a typed error and changes nothing.
     /// `room` gives read access to the other controls (a wizard step guarded by a form, say).
     mutating func apply(_ intent: String, args: IntentArgs, by session: SessionID, at now: Instant, room: RoomView) throws(IntentError) -> ControlEvents
@@ -76,6 +81,8 @@ extension Control {
     public func render(in room: RoomView) -> JSONValue { render() }
     public func reads(_ id: ControlID) -> Bool { false }
     public static var readsOtherControls: Bool { false }
+    public func isClaimTarget(_ target: String) -> Bool { false }
+    public func reach(of intent: String, args: IntentArgs) -> IntentReach { .whole }
     public var wakeDeadline: Instant? { nil }
     public mutating func wake(at now: Instant) -> ControlEvents { .none }
     public mutating func sessionLeft(_ session: SessionID, reason: HoldEndReason) -> ControlEvents { .none }

@@ -78,6 +78,29 @@ public struct Form: Control {
         return .none
     }
 
+    /// An element (`account`) or one of its fields (`account.email`) may be claimed.
+    public func isClaimTarget(_ target: String) -> Bool {
+        let parts = target.split(separator: ".", maxSplits: 1).map(String.init)
+        guard let element = element(parts[0]) else { return false }
+        return parts.count == 1 || element.fieldIndex(parts[1]) != nil
+    }
+
+    /// `set` writes its field, `finish` its element (the expanded one when unnamed), `reset` everything; `expand`
+    /// moves between elements and writes none. Malformed args reach nothing (the intent's own error says why).
+    public func reach(of intent: String, args: IntentArgs) -> IntentReach {
+        let element = args.object["element"]?.stringValue
+        switch intent {
+        case "set":
+            guard let element, let field = args.object["field"]?.stringValue else { return .navigation }
+            return .parts([element + "." + field])
+        case "finish":
+            guard let id = element ?? current.map({ elements[$0].id }) else { return .navigation }
+            return .parts([id])
+        case "reset": return .whole
+        default: return .navigation
+        }
+    }
+
     private func notCompleted(_ intent: String) throws(IntentError) -> Int {
         guard let current else { throw IntentError(.finished, "the form is completed; \(intent) needs a reset first") }
         return current

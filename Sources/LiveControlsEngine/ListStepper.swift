@@ -101,6 +101,15 @@ public struct ListStepper: HoldableControl {
     /// The flattened index of the item with `id`.
     public func index(of id: String) -> Int? { items.firstIndex { $0.id == id } }
 
+    /// An item (by id) may be claimed.
+    public func isClaimTarget(_ target: String) -> Bool { index(of: target) != nil }
+
+    /// `remove` writes its item; moving the selection and appending write none.
+    public func reach(of intent: String, args: IntentArgs) -> IntentReach {
+        guard intent == "remove", let id = args.object["id"]?.stringValue else { return .navigation }
+        return .parts([id])
+    }
+
     public var selectedItem: Item? { selected.flatMap { id in items.first { $0.id == id } } }
 
     /// The text shown for a value.

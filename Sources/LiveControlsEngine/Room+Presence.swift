@@ -40,7 +40,7 @@ extension Room {
         if let requestID { cause["id"] = requestID.json }
         let after = member.data
         members[session] = member
-        guard before != after else { return .none }
+        // No early return on `before == after`: JSON equality takes 1 and 1.0 as equal, the diff does not.
         return commit(cause: cause, touching: []) { _, ops, _ in
             ops = JSONDiff.diff(from: .object(before), to: .object(after), at: JSONPointer(["presence", session.rawValue, "data"]))
         }

@@ -9,7 +9,12 @@ extension Room {
         let (decoded, changed) = Room.decode(stored, as: template)
         guard changed.isEmpty else { return nil }
         self.init(name: stored.name, template: template, epoch: stored.epoch, historyLimit: historyLimit)
-        controls = decoded
+        controls = decoded.mapValues(\.control)
+        // Claims come back without their leases (another process's clock): a takeover ends them (`endHolds`), a
+        // restart with the leave of their holders.
+        for (id, entry) in decoded where !entry.claims.isEmpty {
+            claims[id] = entry.claims.map { Claim(session: $0.session, target: $0.target, until: Claim.restoredLease) }
+        }
         version = stored.version
         for member in stored.members where members[member.session] == nil {
             members[member.session] = Member(name: member.name, roles: member.roles, data: member.data)
@@ -28,15 +33,15 @@ extension Room {
     }
 
     /// Each stored control decoded as its template's kind, and the ids of those that cannot be restored exactly.
-    private static func decode(_ stored: StoredRoom, as template: RoomTemplate) -> (controls: [ControlID: any Control], changed: [String]) {
+    private static func decode(_ stored: StoredRoom, as template: RoomTemplate) -> (controls: [ControlID: StoredControl], changed: [String]) {
         var changed = Set(stored.controls.keys).symmetricDifference(template.controls.map(\.id)).map(\.rawValue)
-        var decoded: [ControlID: any Control] = [:]
+        var decoded: [ControlID: StoredControl] = [:]
         for (id, prototype) in template.controls {
             guard let state = stored.controls[id] else { continue }
-            if let (control, permissions) = decodeControl(kind: ControlCoding.kind(of: prototype), state: state),
-               ControlCoding.configuration(of: control) == ControlCoding.configuration(of: prototype),
-               permissions == template.permissions[id] {
-                decoded[id] = control
+            if let entry = decodeControl(kind: ControlCoding.kind(of: prototype), state: state),
+               ControlCoding.configuration(of: entry.control) == ControlCoding.configuration(of: prototype),
+               entry.permissions == template.permissions[id], entry.claimPolicy == template.claims[id] {
+                decoded[id] = entry
             } else {
                 changed.append(id.rawValue)
             }
@@ -62,12 +67,15 @@ extension Room {
         return updates
     }
 
-    /// Every hold (or those `holderFilter` picks) ends with `reason` in one patch (`cause.kind` the reason); the holders
-    /// stay members. Cluster failover: the node that ran the room's hold timers is gone. No patch when nothing was held.
+    /// Every hold and claim (or those `holderFilter` picks) ends with `reason` in one patch (`cause.kind` the reason);
+    /// the holders stay members. Cluster failover: the node that ran the room's hold timers and claim leases is gone.
+    /// No patch when nothing was held or claimed.
     public mutating func endHolds(reason: HoldEndReason, heldBy holderFilter: (SessionID) -> Bool = { _ in true }) -> RoomUpdate {
         let holders = controlOrder.compactMap { id in controls[id]!.holder.flatMap { holderFilter($0) ? (id, $0) : nil } }
-        guard !holders.isEmpty else { return .none }
-        return commit(cause: ["kind": .string(reason.rawValue)], touching: holders.map(\.0)) { room, _, ended in
+        let claimed = controlOrder.filter { id in claims[id]?.contains { holderFilter($0.session) } == true && !holders.contains { $0.0 == id } }
+        guard !holders.isEmpty || !claimed.isEmpty else { return .none }
+        return commit(cause: ["kind": .string(reason.rawValue)], touching: holders.map(\.0) + claimed) { room, _, ended in
+            room.endClaims(reason: ClaimEndReason(reason)) { holderFilter($1.session) }
             for (id, holder) in holders {
                 let events = room.controls[id]!.sessionLeft(holder, reason: reason)
                 ended.append(contentsOf: events.ended.map { (id, $0) })
@@ -106,27 +114,44 @@ extension Room {
         return StoredMember(session: session, name: member.name, roles: member.roles, data: member.data)
     }
 
-    /// Each control's stored state as JSON text, with the `permissions` its template sets (so a stored room whose
-    /// template's permissions changed is not restored as it was: clients would keep showing the old ones).
+    /// Each control's stored state as JSON text, with what the room keeps about it: the `permissions` and claim
+    /// policy its template sets (so a stored room whose template changed them is not restored as it was: clients
+    /// would keep showing the old ones), and who claims what (a takeover ends those claims with `failover`).
     private func encodedControls(_ ids: [ControlID]) -> [(id: ControlID, kind: String, state: String)] {
         ids.compactMap { id in
-            guard let control = controls[id], var state = ControlCoding.storedState(of: control) else { return nil }
-            if let rules = permissions[id], case var .object(object) = state {
-                object[Self.storedPermissionsKey] = rules.json
-                state = .object(object)
+            guard let control = controls[id], case var .object(object)? = ControlCoding.storedState(of: control) else { return nil }
+            if let rules = permissions[id] { object[StoredControl.permissionsKey] = rules.json }
+            if let policy = claimPolicies[id] { object[StoredControl.claimPolicyKey] = ["exclusive": .bool(policy.exclusive), "leaseMs": .int(policy.leaseMs)] }
+            if let held = claims[id] {
+                object[StoredControl.claimsKey] = .array(held.map { ["session": .string($0.session.rawValue), "target": .string($0.target)] })
             }
-            return (id, ControlCoding.kind(of: control), JSONWriter.string(state))
+            return (id, ControlCoding.kind(of: control), JSONWriter.string(.object(object)))
         }
     }
 
-    private static let storedPermissionsKey = "permissions"
-
-    /// A stored control and the permissions stored with it (nil: none).
-    private static func decodeControl(kind: String, state: String) -> (any Control, ControlPermissions?)? {
+    /// A stored control and what the room stored with it.
+    private static func decodeControl(kind: String, state: String) -> StoredControl? {
         guard case var .object(object)? = try? JSONParser.parse(state, maxDepth: ControlCoding.storedStateMaxDepth) else { return nil }
-        let permissions = ControlPermissions(stored: object[storedPermissionsKey])
-        object[storedPermissionsKey] = nil
+        let permissions = ControlPermissions(stored: object[StoredControl.permissionsKey])
+        let policy = object[StoredControl.claimPolicyKey].map { p in
+            ClaimPolicy(exclusive: p["exclusive"]?.boolValue ?? false, leaseMs: p["leaseMs"]?.intValue ?? 30_000)
+        }
+        let claims: [(session: SessionID, target: String)] = (object[StoredControl.claimsKey]?.arrayValue ?? []).compactMap { c in
+            guard let session = c["session"]?.stringValue, let target = c["target"]?.stringValue else { return nil }
+            return (SessionID(session), target)
+        }
+        for key in [StoredControl.permissionsKey, StoredControl.claimPolicyKey, StoredControl.claimsKey] { object[key] = nil }
         guard let control = try? ControlCoding.restore(kind: kind, storedState: .object(object)) else { return nil }
-        return (control, permissions)
+        return StoredControl(control: control, permissions: permissions, claimPolicy: policy, claims: claims)
     }
+}
+
+/// One control as the room stores it: the control's own state, and beside it (under its own keys) the template's
+/// permissions and claim policy for it and the claims on it.
+struct StoredControl {
+    static let permissionsKey = "permissions", claimPolicyKey = "claimPolicy", claimsKey = "claims"
+    var control: any Control
+    var permissions: ControlPermissions?
+    var claimPolicy: ClaimPolicy?
+    var claims: [(session: SessionID, target: String)]
 }

@@ -61,12 +61,13 @@ extension Room {
     }
 
     /// Every control back to its state in `template` (the one the room was made from), in one patch
-    /// (`cause` `{"kind": "reset"}`); running holds end with reason `reset`. Members stay; the version goes on.
+    /// (`cause` `{"kind": "reset"}`); running holds and claims end with reason `reset`. Members stay; the version goes on.
     public mutating func reset(to template: RoomTemplate) -> RoomUpdate {
         let fresh = Dictionary(uniqueKeysWithValues: template.controls.map { ($0.id, $0.control) })
         let ids = controlOrder.filter { fresh[$0] != nil }
         let holders = ids.compactMap { id in controls[id]!.holder.map { (id, $0) } }
         return commit(cause: ["kind": "reset"], touching: ids) { room, _, ended in
+            room.endClaims(reason: .reset) { _, _ in true }
             for id in ids { room.controls[id] = fresh[id] }
             ended.append(contentsOf: holders.map { ($0.0, HoldEnd(session: $0.1, reason: .reset)) })
         }
@@ -79,9 +80,10 @@ extension Room {
         history = ChangeHistory(limit: history.limit)
     }
 
-    /// The members in join order, each with its name, roles, the controls it holds and its presence data.
-    public var memberList: [(session: SessionID, member: Member, holding: [ControlID])] {
-        let holdings = holdingsBySession()
-        return memberOrder.map { ($0, members[$0]!, (holdings[$0] ?? []).map(ControlID.init)) }
+    /// The members in join order, each with its name, roles, the controls it holds, what it is editing
+    /// (`[{"control", "target"}]`) and its presence data.
+    public var memberList: [(session: SessionID, member: Member, holding: [ControlID], editing: [JSONValue])] {
+        let holdings = holdingsBySession(), editing = editingBySession()
+        return memberOrder.map { ($0, members[$0]!, (holdings[$0] ?? []).map(ControlID.init), editing[$0] ?? []) }
     }
 }

@@ -25,6 +25,12 @@ public struct Room: Sendable {
     public let permissions: [ControlID: ControlPermissions]
     /// Whether a control's state follows others (`Control.reads`): then a change patches those that read it too.
     let hasReaders: Bool
+    /// How each control treats claims (the template's `claims`; unlisted controls: soft, 30 s).
+    public let claimPolicies: [ControlID: ClaimPolicy]
+    /// Who is editing what, by control, in claim order (`Room+Claims.swift`).
+    var claims: [ControlID: [Claim]] = [:]
+    /// Claims ended during the mutation being committed (`commit` lists them in `cause.claimsEnded`).
+    var claimsEnded: [ClaimEnd] = []
     public internal(set) var version: Int = 0
     public internal(set) var history: ChangeHistory
 
@@ -39,6 +45,7 @@ public struct Room: Sendable {
         self.epoch = epoch
         self.tracksPresence = template.presence
         self.permissions = template.permissions
+        self.claimPolicies = template.claims
         self.hasReaders = template.controls.contains { type(of: $0.control).readsOtherControls }
         self.history = ChangeHistory(limit: historyLimit)
         self.controlOrder = template.controls.map(\.id)
@@ -57,26 +64,27 @@ public struct Room: Sendable {
         var controlsJSON = JSONObject()
         for id in controlOrder { controlsJSON[id.rawValue] = renderControl(id) }
         var presence = JSONObject()
-        let holdings = holdingsBySession()
-        if tracksPresence { for session in memberOrder { presence[session.rawValue] = memberJSON(session, holdings: holdings) } }
+        let holdings = holdingsBySession(), editing = editingBySession()
+        if tracksPresence { for session in memberOrder { presence[session.rawValue] = memberJSON(session, holdings: holdings, editing: editing) } }
         return ["controls": .object(controlsJSON), "presence": .object(presence)]
     }
 
-    /// One control's state, with the `permissions` its template sets (they never change while the room lives, so
-    /// patches, which diff `render()`, never touch them).
+    /// One control's state in the room: its own, then who is editing which part of it (`claims`), then the
+    /// `permissions` its template sets (they never change while the room lives, so no patch touches them).
     func renderControl(_ id: ControlID) -> JSONValue {
-        let state = controls[id]!.render(in: RoomView(controls: controls))
-        guard let rules = permissions[id], case var .object(object) = state else { return state }
-        object["permissions"] = rules.json
+        guard case var .object(object) = controls[id]!.render(in: RoomView(controls: controls)) else { return controls[id]!.render() }
+        object["claims"] = claimsJSON(id)
+        if let rules = permissions[id] { object["permissions"] = rules.json }
         return .object(object)
     }
 
-    func memberJSON(_ session: SessionID, holdings: [SessionID: [String]]) -> JSONValue {
+    func memberJSON(_ session: SessionID, holdings: [SessionID: [String]], editing: [SessionID: [JSONValue]]) -> JSONValue {
         let member = members[session]!
         return [
             "name": member.name.map { .string($0) } ?? .null,
             "roles": .array(member.roles.map { .string($0) }),
             "holding": .array((holdings[session] ?? []).map { .string($0) }),
+            "editing": .array(editing[session] ?? []),
             "data": .object(member.data),
         ]
     }
@@ -91,13 +99,13 @@ public struct Room: Sendable {
     // MARK: Mutations
 
     /// Adds `session` to presence, with the roles its token granted (a template's `permissions` ask for them).
-    public mutating func join(_ session: SessionID, name: String?, roles: [String] = [Role.admin.rawValue]) -> RoomUpdate {
+    public mutating func join(_ session: SessionID, name: String?, roles: [String]) -> RoomUpdate {
         guard members[session] == nil else { return .none }
         return commit(cause: ["kind": "join", "session": .string(session.rawValue)], touching: []) { room, ops, _ in
             room.members[session] = Member(name: name, roles: roles)
             room.memberOrder.append(session)
             if room.tracksPresence {
-                ops.append(.add(path: JSONPointer(["presence", session.rawValue]), value: room.memberJSON(session, holdings: [:])))
+                ops.append(.add(path: JSONPointer(["presence", session.rawValue]), value: room.memberJSON(session, holdings: [:], editing: [:])))
             }
         }
     }
@@ -107,6 +115,7 @@ public struct Room: Sendable {
         guard members[session] != nil else { return .none }
         let cause: JSONObject = ["kind": "leave", "session": .string(session.rawValue), "reason": .string(reason.rawValue)]
         return commit(cause: cause, touching: controlOrder, removing: session) { room, _, ended in
+            room.endClaims(reason: ClaimEndReason(reason)) { $1.session == session }
             for id in room.controlOrder {
                 let events = room.controls[id]!.sessionLeft(session, reason: reason)
                 ended.append(contentsOf: events.ended.map { (id, $0) })
@@ -123,6 +132,7 @@ public struct Room: Sendable {
             throw IntentError(.unknownControl, "room \(name) has no control \"\(id)\" (it has: \(controlOrder.map(\.rawValue).joined(separator: ", ")))")
         }
         try permissions[id]?.check(intent, control: id, memberRoles: member.roles)
+        try checkClaims(id, intent: intent, args: args, by: session)
         let events = try control.apply(intent, args: IntentArgs(args), by: session, at: now, room: RoomView(controls: controls))
         var cause: JSONObject = ["kind": "intent", "session": .string(session.rawValue), "control": .string(id.rawValue), "intent": .string(intent)]
         if let requestID { cause["id"] = requestID.json }
@@ -145,9 +155,10 @@ public struct Room: Sendable {
         var update = commit(cause: cause, touching: [id]) { room, _, ended in
             room.controls[id] = control
             ended.append(contentsOf: events.ended.map { (id, $0) })
+            room.endClaims(reason: .lease) { $0 == id && $1.until <= now }
         }
         if !update.timers.contains(where: { $0.control == id }) {
-            update.timers.append(TimerEffect(control: id, deadline: control.wakeDeadline))
+            update.timers.append(TimerEffect(control: id, deadline: wakeDeadline(of: id)))
         }
         return update
     }
@@ -166,25 +177,30 @@ public struct Room: Sendable {
     ) -> RoomUpdate {
         let watched = touchedAndReaders(touching)
         let before = watched.map { renderControl($0) }
-        let deadlinesBefore = touching.map { controls[$0]!.wakeDeadline }
-        let holdingsBefore = holdingsBySession()
+        let deadlinesBefore = touching.map { wakeDeadline(of: $0) }
+        let holdingsBefore = holdingsBySession(), editingBefore = editingBySession()
+        claimsEnded = []
         var ops: [PatchOp] = []
         var ended: [(ControlID, HoldEnd)] = []
         body(&self, &ops, &ended)
+        endClaimsOnVanishedParts(of: watched)
 
         var timers: [TimerEffect] = []
         for (i, id) in watched.enumerated() {
             ops.append(contentsOf: JSONDiff.diff(from: before[i], to: renderControl(id), at: JSONPointer(["controls", id.rawValue])))
         }
         for (i, id) in touching.enumerated() {
-            let control = controls[id]!
-            if control.wakeDeadline != deadlinesBefore[i] { timers.append(TimerEffect(control: id, deadline: control.wakeDeadline)) }
+            let deadline = wakeDeadline(of: id)
+            if deadline != deadlinesBefore[i] { timers.append(TimerEffect(control: id, deadline: deadline)) }
         }
         // Presence: whoever gained or lost a hold gets its new `holding` list.
-        let holdingsAfter = holdingsBySession()
+        let holdingsAfter = holdingsBySession(), editingAfter = editingBySession()
         for session in memberOrder where tracksPresence && session != leaving && holdingsBefore[session] != holdingsAfter[session] {
             ops.append(.replace(path: JSONPointer(["presence", session.rawValue, "holding"]),
                                 value: .array((holdingsAfter[session] ?? []).map { .string($0) })))
+        }
+        for session in memberOrder where tracksPresence && session != leaving && editingBefore[session] != editingAfter[session] {
+            ops.append(.replace(path: JSONPointer(["presence", session.rawValue, "editing"]), value: .array(editingAfter[session] ?? [])))
         }
         if let leaving {
             members[leaving] = nil
@@ -193,6 +209,10 @@ public struct Room: Sendable {
         }
         guard !ops.isEmpty else { return RoomUpdate(patch: nil, timers: timers) }
         var cause = cause
+        if !claimsEnded.isEmpty {
+            cause["claimsEnded"] = .array(claimsEnded.map(\.json))
+            claimsEnded = []
+        }
         if !ended.isEmpty {
             cause["ended"] = .array(ended.map { id, end in
                 ["control": .string(id.rawValue), "session": .string(end.session.rawValue), "reason": .string(end.reason.rawValue)]

@@ -9,13 +9,16 @@ public struct RoomTemplate: Sendable {
     public var presence: Bool
     /// Which roles may send which intents, by control (`"permissions": {"wizard": {"next": ["host"]}}`).
     public var permissions: [ControlID: ControlPermissions]
+    /// How controls treat claims (`"claims": {"signup": {"mode": "exclusive"}}`); unlisted controls: soft.
+    public var claims: [ControlID: ClaimPolicy]
 
     public init(name: String, controls: [(id: ControlID, control: any Control)], presence: Bool = true,
-                permissions: [ControlID: ControlPermissions] = [:]) {
+                permissions: [ControlID: ControlPermissions] = [:], claims: [ControlID: ClaimPolicy] = [:]) {
         self.name = name
         self.controls = controls
         self.presence = presence
         self.permissions = permissions
+        self.claims = claims
     }
 }
 
@@ -46,7 +49,7 @@ public struct ServerConfig: Sendable {
         var templates: [String: RoomTemplate] = [:]
         for (name, node) in try templatesNode.members() {
             guard ClientMessage.isValidName(name) else { throw node.error("template name must be 1–64 characters of A–Z a–z 0–9 _ - . :") }
-            _ = try node.object(allowed: ["controls", "presence", "permissions"])
+            _ = try node.object(allowed: ["controls", "presence", "permissions", "claims"])
             guard let controlsNode = node["controls"] else { throw node.error(at: "controls", "required object is missing") }
             var controls: [(ControlID, any Control)] = []
             for (id, controlNode) in try controlsNode.members() {
@@ -54,7 +57,8 @@ public struct ServerConfig: Sendable {
                 controls.append((ControlID(id), try ControlKinds.make(controlNode, id: ControlID(id), today: today)))
             }
             templates[name] = RoomTemplate(name: name, controls: controls, presence: try node.bool("presence", default: true),
-                                           permissions: try RoomTemplate.parsePermissions(node["permissions"], controls: controls))
+                                           permissions: try RoomTemplate.parsePermissions(node["permissions"], controls: controls),
+                                           claims: try RoomTemplate.parseClaims(node["claims"], controls: controls))
         }
         guard !templates.isEmpty else { throw templatesNode.error("at least one template is needed") }
         let defaultTemplate = try root.string("defaultTemplate", default: templatesNode.value.objectValue!.keys[0])

@@ -81,12 +81,39 @@ public struct PresenceRequest: Sendable, Equatable {
     public static let maxKeyLength = 64
 }
 
+/// `claim {room, control, target?, id?}` (and `unclaim`): a session says it is editing a control (`*`, the default)
+/// or a part of it (`account.email`), or that it is done.
+public struct ClaimRequest: Sendable, Equatable {
+    public var id: RequestID?
+    public var room: String
+    public var control: String
+    public var target: String
+    /// `unclaim`: give the claim up.
+    public var release: Bool
+
+    public init(id: RequestID? = nil, room: String, control: String, target: String = "*", release: Bool = false) {
+        self.id = id
+        self.room = room
+        self.control = control
+        self.target = target
+        self.release = release
+    }
+
+    /// The longest target: an element id, a dot, a field id.
+    public static let maxTargetLength = 2 * ClientMessage.maxNameLength + 1
+
+    static func isValidTarget(_ s: String) -> Bool {
+        s == "*" || (s.utf8.count <= maxTargetLength && s.split(separator: ".", omittingEmptySubsequences: false).allSatisfy { ClientMessage.isValidName(String($0)) })
+    }
+}
+
 /// Every message a client can send, decoded once from a text frame.
 public enum ClientMessage: Sendable, Equatable {
     case join(JoinRequest)
     case leave(room: String, id: RequestID?)
     case intent(IntentRequest)
     case presence(PresenceRequest)
+    case claim(ClaimRequest)
 
     /// Limits on names the server accepts.
     public static let maxNameLength = 64
@@ -159,6 +186,17 @@ public enum ClientMessage: Sendable, Equatable {
                 throw fields.error(.invalidMessage, "presence data keys must be 1–\(PresenceRequest.maxKeyLength) bytes long", room: room)
             }
             return .presence(PresenceRequest(id: id, room: room, data: data))
+        case "claim", "unclaim":
+            let room = try fields.name("room")
+            let control = try fields.name("control")
+            var target = "*"
+            if let raw = object["target"], raw != .null {
+                guard let t = raw.stringValue, ClaimRequest.isValidTarget(t) else {
+                    throw fields.error(.invalidMessage, "target must be * or a part's id (names of A–Z a–z 0–9 _ - : joined by dots)", room: room)
+                }
+                target = t
+            }
+            return .claim(ClaimRequest(id: id, room: room, control: control, target: target, release: type == "unclaim"))
         default:
             throw fields.error(.unknownType, "unknown message type \"\(type)\"")
         }

@@ -67,6 +67,9 @@ public enum ErrorCode: String, Sendable, CaseIterable {
     case overloaded = "overloaded"
     /// `presence` in a room whose template turned presence off (`"presence": false`).
     case presenceOff = "presence_off"
+    /// Someone else is editing it: a `claim` on a part another session holds a claim on, or an intent writing a part
+    /// another session holds an exclusive claim on (the message names the holder).
+    case claimed = "claimed"
 }
 
 /// A request the server refuses: becomes one `error` message.

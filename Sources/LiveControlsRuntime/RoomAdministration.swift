@@ -96,6 +96,8 @@ package struct MemberInfo: Sendable, Equatable {
     package var name: String?
     package var roles: [String]
     package var holding: [ControlID]
+    /// What the member claims: `[{"control", "target"}]`.
+    package var editing: [JSONValue]
     /// What the client set with `presence`.
     package var data: JSONObject
 }

@@ -25,6 +25,8 @@ package protocol RoomEndpoint: AnyObject, Sendable {
     func intent(_ subscriber: any RoomSubscriber, _ request: IntentRequest, inline: Bool) -> Int?
     /// Sets the member's presence data (`presence`); answered with an `ack` when it has an id. Always queued.
     func presence(_ subscriber: any RoomSubscriber, _ request: PresenceRequest)
+    /// Claims (or, `release`, gives up) a control or a part of it; answered with an `ack` when it has an id.
+    func claim(_ subscriber: any RoomSubscriber, _ request: ClaimRequest)
     /// The room behind this endpoint stopped here for good (a failed store write, or unloaded): a join must ask
     /// the directory for the room again rather than resync with this endpoint.
     var isClosed: Bool { get }

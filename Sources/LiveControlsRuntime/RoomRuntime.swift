@@ -227,6 +227,11 @@ final class RoomRuntime: RoomEndpoint, @unchecked Sendable {
         queueRequest(from: subscriber, id: request.id) { self.handlePresence(subscriber, request) }
     }
 
+    /// A member's claim (`Room.claim`, `Room.unclaim`): always queued, under the same bound as intents.
+    func claim(_ subscriber: any RoomSubscriber, _ request: ClaimRequest) {
+        queueRequest(from: subscriber, id: request.id) { self.handleClaim(subscriber, request) }
+    }
+
     /// Queues `work` for a member's request, or refuses it with `overloaded` when `maxQueuedIntents` already wait.
     private func queueRequest(from subscriber: any RoomSubscriber, id: RequestID?, _ work: @escaping @Sendable () -> Void) {
         let waiting = queuedIntents.add(1, ordering: .relaxed).newValue
@@ -248,23 +253,39 @@ final class RoomRuntime: RoomEndpoint, @unchecked Sendable {
     // MARK: On the queue
 
     /// Cluster mode: a member this owner does not know joined under an owner that was lost, in a room whose members
-    /// are not versioned (no presence). It rejoins silently, with no roles (intents the template reserves for a role
-    /// are refused until it joins again).
+    /// are not stored (no presence). It rejoins silently, as it joined (its node says how: `membership`).
     private func rejoinIfUnknown(_ subscriber: any RoomSubscriber) {
         guard !localDelivery, !room.isMember(subscriber.session) else { return }
         subscribe(subscriber)
-        carryOut(room.join(subscriber.session, name: nil, roles: []))
+        let membership = subscriber.membership
+        carryOut(room.join(subscriber.session, name: membership?.name, roles: membership?.roles ?? []))
     }
 
     private func handlePresence(_ subscriber: any RoomSubscriber, _ request: PresenceRequest) {
+        answer(subscriber, id: request.id) { room, now throws(IntentError) in
+            try room.setPresence(subscriber.session, data: request.data, requestID: request.id, at: now)
+        }
+    }
+
+    private func handleClaim(_ subscriber: any RoomSubscriber, _ request: ClaimRequest) {
+        answer(subscriber, id: request.id) { room, now throws(IntentError) in
+            let (session, control) = (subscriber.session, ControlID(request.control))
+            return request.release ? try room.unclaim(session, control: control, target: request.target, requestID: request.id, at: now)
+                                   : try room.claim(session, control: control, target: request.target, requestID: request.id, at: now)
+        }
+    }
+
+    /// Runs a member's presence or claim request on the room: carries its update out and acks it (with an id), or
+    /// sends its error.
+    private func answer(_ subscriber: any RoomSubscriber, id: RequestID?, _ change: (inout Room, Instant) throws(IntentError) -> RoomUpdate) {
         assertOnQueue(queue)
-        guard !refusedAsAbandoned(subscriber, id: request.id) else { return }
+        guard !refusedAsAbandoned(subscriber, id: id) else { return }
         rejoinIfUnknown(subscriber)
         do {
-            carryOut(try room.setPresence(subscriber.session, data: request.data, requestID: request.id, at: scheduler.now()))
-            if let id = request.id { send(.ack(id: id, room: name, version: room.version), to: subscriber) }
+            carryOut(try change(&room, scheduler.now()))
+            if let id { send(.ack(id: id, room: name, version: room.version), to: subscriber) }
         } catch {
-            send(.error(ProtocolError(error.code, error.message, id: request.id, room: name)), to: subscriber)
+            send(.error(ProtocolError(error.code, error.message, id: id, room: name)), to: subscriber)
         }
     }
 

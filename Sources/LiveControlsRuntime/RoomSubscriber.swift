@@ -1,4 +1,5 @@
 import LiveControlsEngine
+import LiveControlsProtocol
 
 /// Whoever listens to a room for one session. The runtime knows nothing else of them: a WebSocket
 /// connection (the transport's `Connection`), a member on another cluster node (`RemoteSession`), and next
@@ -30,6 +31,26 @@ package protocol RoomSubscriber: AnyObject, Sendable {
     /// Whether the subscriber is gone (its connection closed; any thread): intents it left queued are dropped,
     /// not applied — its leave follows them.
     var isGone: Bool { get }
+    /// Cluster mode: how the session joined (name, roles), for an owner that does not know it as a member.
+    var membership: Membership? { get }
+}
+
+/// How a session joined a room: what an owner needs to add it as a member again (`ClusterRequest`).
+package struct Membership: Sendable, Equatable {
+    package var name: String?
+    package var roles: [String]
+
+    package init(name: String?, roles: [String]) {
+        self.name = name
+        self.roles = roles
+    }
+
+    var json: JSONValue { ["name": name.map { .string($0) } ?? .null, "roles": .array(roles.map { .string($0) })] }
+
+    init?(json: JSONValue) {
+        guard let roles = json["roles"]?.arrayValue else { return nil }
+        self.init(name: json["name"]?.stringValue, roles: roles.compactMap(\.stringValue))
+    }
 }
 
 extension RoomSubscriber {
@@ -40,6 +61,7 @@ extension RoomSubscriber {
     package func deliverResync(_ frame: Frame, room: String) -> Bool { deliver(frame) }
     package func cancelResync(room: String) {}
     package var isGone: Bool { false }
+    package var membership: Membership? { nil }
 }
 
 /// Wakes subscribers whose `deliver` answered true: the transport's hub, which hands their connections to

@@ -34,6 +34,13 @@ extension LiveControlsServer {
                     // The room stopped (a failed store write) or was unloaded since: join it anew, from the store.
                     connection.joined[request.room] = nil
                 } else {
+                    if let joinedWith = connection.grants[request.room]?.roles, joinedWith != grant.roles {
+                        // The member's roles are those it joined with: a token with others would show one set and act
+                        // under another.
+                        send(.error(ProtocolError(.conflict, "this token's roles (\(grant.roles.joined(separator: ", "))) differ from those you joined with (\(joinedWith.joined(separator: ", "))); leave the room and join again",
+                                                  id: request.id, room: request.room)), to: connection)
+                        return
+                    }
                     connection.grants[request.room] = grant  // a re-join refreshes the token
                     room.resync(connection, id: request.id)
                     return
@@ -71,6 +78,12 @@ extension LiveControlsServer {
                 return
             }
             room.presence(connection, request)
+        case let .claim(request):
+            guard let room = connection.joined[request.room] else {
+                send(.error(ProtocolError(.notJoined, "join room \(request.room) before claiming in it", id: request.id, room: request.room)), to: connection)
+                return
+            }
+            room.claim(connection, request)
         case let .intent(request):
             guard let room = connection.joined[request.room], let grant = connection.grants[request.room] else {
                 send(.error(ProtocolError(.notJoined, "join room \(request.room) before sending intents to it", id: request.id, room: request.room)),
@@ -123,6 +136,7 @@ extension ClientMessage {
         case let .leave(_, id): return id
         case let .intent(r): return r.id
         case let .presence(r): return r.id
+        case let .claim(r): return r.id
         }
     }
 }

@@ -20,7 +20,7 @@ final class ConfigurationChangeTests: XCTestCase {
     func storedAfterUse(_ template: RoomTemplate) throws -> StoredRoom {
         var room = Room(name: "r", template: template, epoch: "e", historyLimit: 8)
         let ann = SessionID("ann")
-        _ = room.join(ann, name: "Ann")
+        _ = room.join(ann, name: "Ann", roles: ["admin"])
         for (control, intent, args) in [("quantity", "next", JSONObject()), ("person", "append", ["value": ["name": "Zed", "age": 9]] as JSONObject),
                                         ("onboarding", "next", JSONObject()), ("signup", "set", ["element": "account", "field": "name", "value": "Ann"] as JSONObject),
                                         ("month", "next", JSONObject())] {

@@ -35,7 +35,7 @@ final class FailoverTests: XCTestCase {
         var template = RoomTemplate(name: "t", controls: [(ControlID("q"), Stepper(label: "Q", min: 0, max: 9, value: 0))])
         template.presence = false
         var room = Room(name: "r", template: template, epoch: "e", historyLimit: 8)
-        XCTAssertNil(room.join(SessionID("a"), name: "Ann").patch, "no presence: a join shows nothing")
+        XCTAssertNil(room.join(SessionID("a"), name: "Ann", roles: ["admin"]).patch, "no presence: a join shows nothing")
         let update = try room.apply(control: ControlID("q"), intent: "next", args: [:], by: SessionID("a"), requestID: nil, at: Instant(nanoseconds: 0))
         let write = room.storeWrite(for: try XCTUnwrap(update.patch), keepHistory: 8)
         XCTAssertEqual(write.controls.map(\.id), [ControlID("q")])
@@ -43,7 +43,7 @@ final class FailoverTests: XCTestCase {
         XCTAssertEqual(room.storeReset().joined.map(\.session), [SessionID("a")], "a reset carries every member")
 
         var withPresence = Room(name: "r", template: RoomTemplate(name: "t", controls: template.controls), epoch: "e", historyLimit: 8)
-        let joined = try XCTUnwrap(withPresence.join(SessionID("b"), name: "Bo").patch)
+        let joined = try XCTUnwrap(withPresence.join(SessionID("b"), name: "Bo", roles: ["admin"]).patch)
         let joinWrite = withPresence.storeWrite(for: joined, keepHistory: 8)
         XCTAssertEqual(joinWrite.joined.map(\.session), [SessionID("b")])
         XCTAssertEqual(joinWrite.joined.map(\.name), ["Bo"])

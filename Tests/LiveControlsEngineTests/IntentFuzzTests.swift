@@ -37,7 +37,7 @@ final class IntentFuzzTests: XCTestCase {
         let template = try XCTUnwrap(config.templates["demo"])
         var room = Room(name: "fuzz", template: template, epoch: "e", historyLimit: 8)
         let sessions = (0..<3).map { SessionID("s\($0)") }
-        for s in sessions { _ = room.join(s, name: nil) }
+        for s in sessions { _ = room.join(s, name: nil, roles: ["admin"]) }
         var document = room.render()
         let controls = room.controlIDs.map(\.rawValue) + ["nope"]
         var rng = SplitMix64(state: 42)
@@ -85,7 +85,7 @@ extension IntentFuzzTests {
     func testRandomServerIntentListsAreAllOrNothing() throws {
         let config = ServerConfig.builtin(today: SeedHarness.today)
         var room = Room(name: "fuzz", template: try XCTUnwrap(config.templates["demo"]), epoch: "e", historyLimit: 8)
-        _ = room.join(SessionID("s0"), name: nil)
+        _ = room.join(SessionID("s0"), name: nil, roles: ["admin"])
         var document = room.render()
         let controls = room.controlIDs.map(\.rawValue) + ["nope"]
         var rng = SplitMix64(state: 7)

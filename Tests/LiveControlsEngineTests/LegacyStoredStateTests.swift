@@ -69,7 +69,7 @@ final class LegacyStoredStateTests: XCTestCase {
         let fixtures = try StoredStateFixtures.all()
         let template = RoomTemplate(name: "t", controls: fixtures.map { (ControlID($0.name), $0.control) })
         var original = Room(name: "r", template: template, epoch: "e", historyLimit: 8)
-        _ = original.join(SessionID("ann"), name: "Ann")
+        _ = original.join(SessionID("ann"), name: "Ann", roles: ["admin"])
         let stored = StoredRoom(name: "r", template: "t", epoch: "e", version: original.version,
                                 controls: Dictionary(uniqueKeysWithValues: fixtures.map { (ControlID($0.name), LegacyStoredStates.byName[$0.name]!.state) }),
                                 members: [StoredMember(session: SessionID("ann"), name: "Ann", roles: ["admin"])], history: [])

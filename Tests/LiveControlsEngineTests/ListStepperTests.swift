@@ -70,8 +70,8 @@ enum SeedHarness {
     static func room(_ controls: [(String, any Control)]) -> Room {
         var room = Room(name: "r", template: RoomTemplate(name: "t", controls: controls.map { (ControlID($0.0), $0.1) }),
                         epoch: "e", historyLimit: 64)
-        _ = room.join(ann, name: "Ann")
-        _ = room.join(bob, name: "Bob")
+        _ = room.join(ann, name: "Ann", roles: ["admin"])
+        _ = room.join(bob, name: "Bob", roles: ["admin"])
         return room
     }
 

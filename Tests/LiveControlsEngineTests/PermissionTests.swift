@@ -107,5 +107,10 @@ final class PermissionTests: XCTestCase {
         XCTAssertEqual(verified.allRoles, ["editor", "host"])
         let plain = try authority.verify(authority.sign(AccessToken(role: .viewer, rooms: ["w"], expiresAt: 2_000)), now: 1_000)
         XCTAssertEqual(plain.allRoles, ["viewer"])
+        // A built-in name among the custom roles would pass as that role (an editor passing every permission as admin).
+        let smuggled = authority.sign(AccessToken(role: .editor, roles: ["admin"], rooms: ["w"], expiresAt: 2_000))
+        XCTAssertThrowsError(try authority.verify(smuggled, now: 1_000)) {
+            XCTAssertEqual($0 as? TokenError, .invalid("roles lists custom roles only; admin belongs in role"))
+        }
     }
 }

@@ -74,7 +74,7 @@ final class ServerIntentTests: XCTestCase {
 
     func testResetPutsEveryControlBackAndEndsHoldsWithReasonReset() throws {
         var room = makeRoom()
-        _ = room.join(SessionID("sA"), name: "Ann")
+        _ = room.join(SessionID("sA"), name: "Ann", roles: ["admin"])
         _ = try room.apply(control: ControlID("quantity"), intent: "press", args: ["direction": "next"], by: SessionID("sA"),
                            requestID: nil, at: .milliseconds(0))
         _ = try room.applyAsServer([intent("month", "next"), intent("person", "next")], at: .milliseconds(10))
@@ -85,7 +85,7 @@ final class ServerIntentTests: XCTestCase {
         XCTAssertEqual(patch.cause["ended"], [["control": "quantity", "session": "sA", "reason": "reset"]])
         XCTAssertEqual(try before.applying(patch.ops), room.render())
         XCTAssertEqual(room.render()["controls"], makeRoom().render()["controls"])
-        XCTAssertEqual(room.render()["presence"]?["sA"], ["name": "Ann", "roles": ["admin"], "holding": [], "data": [:]], "members stay, their holds end")
+        XCTAssertEqual(room.render()["presence"]?["sA"], ["name": "Ann", "roles": ["admin"], "holding": [], "editing": [], "data": [:]], "members stay, their holds end")
         XCTAssertEqual(update.timers, [TimerEffect(control: ControlID("quantity"), deadline: nil)])
         XCTAssertNil(room.reset(to: template).patch, "a room at its template's state does not change")
     }
@@ -103,7 +103,7 @@ final class ServerIntentTests: XCTestCase {
 extension ServerIntentTests {
     func testAServerHoldInARecoveredRoomEndsWithoutTouchingPresence() throws {
         var room = makeRoom()
-        _ = room.join(SessionID("sA"), name: "Ann")
+        _ = room.join(SessionID("sA"), name: "Ann", roles: ["admin"])
         _ = try room.applyAsServer([intent("quantity", "press", ["direction": "next"])], at: .milliseconds(0))
         let stored = StoredRoom(name: "r", template: "demo", epoch: "e1", version: room.version,
                                 controls: Dictionary(uniqueKeysWithValues: room.storeReset().controls.map { ($0.id, $0.state) }),

@@ -90,7 +90,7 @@ final class StoredStateTests: XCTestCase {
         let fixtures = try StoredStateFixtures.all()
         let template = RoomTemplate(name: "t", controls: fixtures.map { (ControlID($0.name), $0.control) })
         var room = Room(name: "r", template: template, epoch: "e", historyLimit: 8)
-        _ = room.join(SessionID("ann"), name: "Ann")
+        _ = room.join(SessionID("ann"), name: "Ann", roles: ["admin"])
         let write = room.storeReset()
         let stored = StoredRoom(name: write.room, template: write.template, epoch: write.epoch, version: write.version,
                                 controls: Dictionary(uniqueKeysWithValues: write.controls.map { ($0.id, $0.state) }),

@@ -17,7 +17,7 @@ struct TickHarness {
     init(template: RoomTemplate, sessions: [String] = ["a", "b"]) {
         room = Room(name: "r", template: template, epoch: "e", historyLimit: 64)
         document = room.render()
-        for s in sessions { record(room.join(SessionID(s), name: s)) }
+        for s in sessions { record(room.join(SessionID(s), name: s, roles: ["admin"])) }
     }
 
     init(stepper: Stepper, sessions: [String] = ["a", "b"]) {

@@ -65,7 +65,7 @@ final class WebhookEventTests: XCTestCase {
     func testPatchesStandForMemberHoldFormAndWizardEvents() throws {
         let demo = ServerConfig.builtin(today: today).templates["demo"]!
         var room = Room(name: "r", template: demo, epoch: "e", historyLimit: 8)
-        let joined = try XCTUnwrap(room.join(SessionID("sA"), name: "Ann").patch)
+        let joined = try XCTUnwrap(room.join(SessionID("sA"), name: "Ann", roles: ["admin"]).patch)
         XCTAssertEqual(room.webhookDrafts(for: joined), [WebhookDraft(type: "member.joined", data: [
             "room": "r", "epoch": "e", "version": 1, "session": "sA", "name": "Ann"])])
 

@@ -20,8 +20,16 @@ final class ClusterEnvelopeTests: XCTestCase {
     func testRequestsRoundTrip() throws {
         try roundTrip(.join(JoinRequest(id: .string("j1"), room: "team-1:a.b", name: "Ann \t\n\"quoted\"", since: ResumePoint(epoch: "e1", version: 7))))
         try roundTrip(.join(JoinRequest(room: "team-1:a.b")))
+        var hosted = JoinRequest(room: "team-1:a.b", name: "Hana")
+        hosted.roles = ["editor", "host"]
+        try roundTrip(.join(hosted))
+        let host = Membership(name: "Hana", roles: ["editor", "host"])
         try roundTrip(.intent(IntentRequest(id: .int(9), room: "team-1:a.b", control: "q", intent: "set",
-                                            args: ["value": 3, "nested": ["a": [1, 2.5, nil, true]]])))
+                                            args: ["value": 3, "nested": ["a": [1, 2.5, nil, true]]]), host))
+        try roundTrip(.intent(IntentRequest(id: .int(9), room: "team-1:a.b", control: "q", intent: "next"), nil))
+        try roundTrip(.presence(PresenceRequest(room: "team-1:a.b", data: ["focus": "q", "gone": nil]), Membership(name: nil, roles: [])))
+        try roundTrip(.claim(ClaimRequest(id: .string("c"), room: "team-1:a.b", control: "f", target: "account.email"), host))
+        try roundTrip(.claim(ClaimRequest(room: "team-1:a.b", control: "f", release: true), nil))
         try roundTrip(.leave(id: .string("l"), reason: .leave))
         try roundTrip(.leave(id: nil, reason: .disconnect))
         try roundTrip(.snapshot(id: nil))

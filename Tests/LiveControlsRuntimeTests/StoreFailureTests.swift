@@ -101,7 +101,7 @@ final class SQLiteChainTests: XCTestCase {
         let config = ServerConfig.builtin(today: CivilDate(year: 2026, month: 2, day: 28))
         var room = Room(name: "r", template: try config.recipe(forRoom: "r", template: nil), epoch: "e", historyLimit: 8)
         XCTAssertNil(write(store, room.storeReset()))
-        let joined = room.join(SessionID("s"), name: nil)
+        let joined = room.join(SessionID("s"), name: nil, roles: ["admin"])
         if let patch = joined.patch { XCTAssertNil(write(store, room.storeWrite(for: patch, keepHistory: 8))) }
         func set(_ value: Int) throws -> StoreWrite {
             let update = try room.apply(control: ControlID("quantity"), intent: "set", args: ["value": .int(value)], by: SessionID("s"),

@@ -1,6 +1,7 @@
 """Collaboration on the page, in two real windows: a wizard that says why Next waits, a host-led agenda."""
 from selenium.webdriver.common.by import By
 
+from conftest import SCREENSHOTS
 from test_auth import SECRET, mint
 from test_page import button, connected, form_input, wait
 
@@ -40,3 +41,21 @@ def test_only_the_host_moves_the_workshop_agenda(start_server, browser):
     next_button(host, "agenda").click()
     wait(guest, lambda d: "step 2 of 4: Ideas" in d.find_element(By.CSS_SELECTOR, '[data-testid="agenda-phase"]').text,
          message="the host's Next reaches the guest")
+
+
+def editor_label(driver, field):
+    return driver.find_element(By.CSS_SELECTOR, f'[data-testid="signup-account-{field}-editor"]').text
+
+
+def test_a_focused_field_shows_who_is_editing_it_in_the_other_window(server, browser):
+    a, b = browser(server.http_url + "?name=Ann"), browser(server.http_url + "?name=Bob")
+    wait(a, connected)
+    wait(b, connected)
+    form_input(a, "email").click()  # focus: a claim
+    wait(b, lambda d: editor_label(d, "email") == "Ann is editing", message="the claim shows on the field itself")
+    wait(b, lambda d: "editing Sign up › email" in d.find_element(By.ID, "presence").text)
+    assert editor_label(a, "email") == "", "not on your own field"
+    SCREENSHOTS.mkdir(parents=True, exist_ok=True)
+    b.save_screenshot(str(SCREENSHOTS / "claimed-field-seen-by-the-other-window.png"))
+    form_input(a, "name").click()  # blur of email: its claim ends; name is claimed
+    wait(b, lambda d: editor_label(d, "email") == "" and editor_label(d, "name") == "Ann is editing")

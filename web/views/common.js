@@ -84,3 +84,20 @@ export function missingRoles(room, control, intent) {
   const mine = room.state.presence?.[room.session]?.roles ?? [];
   return mine.includes("admin") || needed.some((r) => mine.includes(r)) ? null : needed;
 }
+
+/** A member's display name: its name, or "Someone" (never a session id); "You" for this session. */
+export function memberName(room, session) {
+  if (session === room.session) return "You";
+  return room.state?.presence?.[session]?.name || "Someone";
+}
+
+const palette = ["#2563eb", "#db2777", "#16a34a", "#ea580c", "#7c3aed", "#0891b2", "#ca8a04", "#dc2626"];
+
+/** The colour a member chose (presence `data.color`), or one derived from its session id. */
+export function memberColor(room, session) {
+  const chosen = room.state?.presence?.[session]?.data?.color;
+  if (typeof chosen === "string" && /^#[0-9a-fA-F]{6}$/.test(chosen)) return chosen;
+  let hash = 0;
+  for (const ch of session) hash = (hash * 31 + ch.charCodeAt(0)) >>> 0;
+  return palette[hash % palette.length];
+}

@@ -1,6 +1,25 @@
 // form (StackedForm): collapsed elements show their summary; the expanded one shows its fields, with
 // server-side errors, and the call to action enabled only while the element is valid.
-import { act, el, intentButton } from "./common.js";
+import { act, el, intentButton, memberColor, memberName } from "./common.js";
+
+/**
+ * Claims a field while it has focus (and again while the user keeps typing, within the lease), and gives it up on
+ * blur: everyone sees who is on which field; an exclusive claim keeps others' writes off it.
+ */
+function fieldClaim(room, control, target, input) {
+  let claimedAt = 0;
+  const claim = () => {
+    claimedAt = Date.now();
+    room.claim(control, target).catch(() => { claimedAt = 0; });
+  };
+  input.addEventListener("focus", claim);
+  input.addEventListener("input", () => { if (Date.now() - claimedAt > 10000) claim(); });
+  input.addEventListener("blur", () => {
+    if (claimedAt === 0) return;
+    claimedAt = 0;
+    room.unclaim(control, target).catch(() => {});
+  });
+}
 
 /** Sends `set` while the user types: debounced, always the latest value, flushed on change/blur. */
 function fieldSender(room, control, element, field) {
@@ -27,6 +46,7 @@ function fieldSender(room, control, element, field) {
 function inputFor(room, control, elementID, field) {
   const inputID = `${control}-${elementID}-${field.id}`;
   const sender = fieldSender(room, control, elementID, field.id);
+  let touched = false;
   let input;
   if (field.type === "boolean") {
     input = el("input", { type: "checkbox", id: inputID });
@@ -41,12 +61,23 @@ function inputFor(room, control, elementID, field) {
     input.addEventListener("change", () => sender.flush());
     input.addEventListener("blur", () => sender.flush());
   }
+  input.addEventListener("blur", () => { touched = true; });
   const error = el("p", { class: "field-error", id: `${inputID}-error`, "aria-live": "polite" });
+  const editor = el("span", { class: "editor", "data-testid": `${inputID}-editor` });
   input.setAttribute("aria-describedby", error.id);
-  const row = el("div", { class: `field field-${field.type}` }, el("label", { for: inputID }, field.label || field.id), input, error);
+  fieldClaim(room, control, `${elementID}.${field.id}`, input);
+  const row = el("div", { class: `field field-${field.type}` },
+    el("div", { class: "field-head" }, el("label", { for: inputID }, field.label || field.id), editor), input, error);
   return {
     row,
-    update(f) {
+    update(f, claims) {
+      // Who else is on this field (their claim, on the field or its whole element), shown on the field itself.
+      const claim = claims?.[`${elementID}.${f.id}`] ?? claims?.[elementID] ?? claims?.["*"];
+      const other = claim && claim.session !== room.session ? claim : null;
+      editor.textContent = other ? `${memberName(room, other.session)} is editing` : "";
+      row.classList.toggle("claimed", other !== null);
+      row.style.setProperty("--editor-color", other ? memberColor(room, other.session) : "transparent");
+      input.readOnly = other !== null && other.exclusive;
       // Never overwrite what the local user is typing with an echo of an older value.
       const editing = document.activeElement === input && (sender.typing || field.type === "text" || field.type === "number");
       if (!editing) {
@@ -54,8 +85,10 @@ function inputFor(room, control, elementID, field) {
         else input.value = f.value ?? "";
       }
       input.required = !!f.required;
-      input.setAttribute("aria-invalid", String(f.error !== null));
-      error.textContent = f.error ?? "";
+      // Errors once the field has been touched (or the element was tried), not before anything was typed.
+      const shown = f.error !== null && (f.value !== null && f.value !== "" || touched);
+      input.setAttribute("aria-invalid", String(shown));
+      error.textContent = shown ? f.error : "";
     },
   };
 }
@@ -115,7 +148,7 @@ function buildElement(room, control, e, form) {
     update(state, c) {
       li.className = `element ${state.status}${state.valid ? " valid" : ""}`;
       summary.textContent = state.summary;
-      for (const f of state.fields) inputs.get(f.id)?.update(f);
+      for (const f of state.fields) inputs.get(f.id)?.update(f, c.claims);
       if (edit) {
         // Only filled elements before the expanded one can be reopened (the server refuses the others).
         const order = c.elements.map((x) => x.id);

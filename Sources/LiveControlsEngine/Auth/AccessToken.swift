@@ -116,6 +116,10 @@ public struct TokenAuthority: Sendable {
             guard let list = rolesValue.arrayValue, list.count <= Role.maxCustomRoles,
                   case let names = list.compactMap(\.stringValue), names.count == list.count, names.allSatisfy(Role.isValidName)
             else { throw .invalid("roles must be an array of at most \(Role.maxCustomRoles) role names (1–64 characters of A–Z a–z 0–9 _ - . :)") }
+            // Custom roles give no access of their own: a built-in name there would pass as that role.
+            if let builtin = names.first(where: { Role(rawValue: $0) != nil }) {
+                throw .invalid("roles lists custom roles only; \(builtin) belongs in role")
+            }
             roles = names
         }
         guard let roomValues = claims["rooms"]?.arrayValue else { throw .invalid("rooms must be an array of room names or prefixes") }

@@ -60,8 +60,9 @@ extension ClusterDirectory {
     private func requestID(of request: ClusterRequest) -> RequestID? {
         switch request {
         case let .join(j): return j.id
-        case let .intent(i): return i.id
-        case let .presence(p): return p.id
+        case let .intent(i, _): return i.id
+        case let .presence(p, _): return p.id
+        case let .claim(c, _): return c.id
         case let .leave(id, _), let .snapshot(id): return id
         case .admin, .disconnect: return nil
         }

@@ -333,8 +333,9 @@ package final class ClusterDirectory: RoomDirectory, @unchecked Sendable {
         let remote = RemoteSession(node: node, session: session, token: token, outlet: owner.store)
         switch request {
         case let .join(join): owner.runtime.join(remote, join)
-        case let .intent(intent): _ = owner.runtime.intent(remote, intent, inline: false)
-        case let .presence(presence): owner.runtime.presence(remote, presence)
+        case let .intent(intent, member): _ = owner.runtime.intent(remote.joined(as: member), intent, inline: false)
+        case let .presence(presence, member): owner.runtime.presence(remote.joined(as: member), presence)
+        case let .claim(claim, member): owner.runtime.claim(remote.joined(as: member), claim)
         case let .leave(id, reason): owner.runtime.leave(remote, id: id, reason: reason)
         case let .snapshot(id): owner.runtime.resync(remote, id: id)
         case let .admin(call): run(call, on: owner, replyTo: node, token: token)

@@ -4,8 +4,11 @@ import LiveControlsProtocol
 /// A request a node forwards to a room's owner, for one of its sessions.
 enum ClusterRequest: Sendable, Equatable {
     case join(JoinRequest)
-    case intent(IntentRequest)
-    case presence(PresenceRequest)
+    /// An intent, presence update or claim carries who sent it as it joined (`Membership`): an owner that does not
+    /// know the member (it took a `presence: false` room over, whose members are not stored) adds it as it was.
+    case intent(IntentRequest, Membership?)
+    case presence(PresenceRequest, Membership?)
+    case claim(ClaimRequest, Membership?)
     case leave(id: RequestID?, reason: HoldEndReason)
     /// A fresh snapshot (a re-join, or a resync after an overflow or a gap).
     case snapshot(id: RequestID?)
@@ -87,16 +90,24 @@ enum ClusterEnvelope {
             if let name = join.name { body["name"] = .string(name) }
             if let since = join.since { body["since"] = ["epoch": .string(since.epoch), "version": .int(since.version)] }
             body["roles"] = .array(join.roles.map { .string($0) })
-        case let .intent(intent):
+        case let .intent(intent, member):
             kind = "intent"
+            body["member"] = member?.json
             body["id"] = intent.id.json
             body["control"] = .string(intent.control)
             body["intent"] = .string(intent.intent)
             body["args"] = .object(intent.args)
-        case let .presence(presence):
+        case let .presence(presence, member):
             kind = "presence"
+            body["member"] = member?.json
             if let id = presence.id { body["id"] = id.json }
             body["data"] = .object(presence.data)
+        case let .claim(claim, member):
+            kind = claim.release ? "unclaim" : "claim"
+            body["member"] = member?.json
+            if let id = claim.id { body["id"] = id.json }
+            body["control"] = .string(claim.control)
+            body["target"] = .string(claim.target)
         case let .leave(id, reason):
             kind = "leave"
             if let id { body["id"] = id.json }
@@ -199,6 +210,7 @@ enum ClusterEnvelope {
 
     private static func decodeRequest(kind: String, room: String, _ body: JSONValue) -> ClusterRequest? {
         let id = body["id"].flatMap(RequestID.init(json:))
+        let member = body["member"].flatMap(Membership.init(json:))
         switch kind {
         case "join":
             var since: ResumePoint? = nil
@@ -210,10 +222,13 @@ enum ClusterEnvelope {
             return .join(join)
         case "intent":
             guard let id, let control = body["control"]?.stringValue, let intent = body["intent"]?.stringValue else { return nil }
-            return .intent(IntentRequest(id: id, room: room, control: control, intent: intent, args: body["args"]?.objectValue ?? JSONObject()))
+            return .intent(IntentRequest(id: id, room: room, control: control, intent: intent, args: body["args"]?.objectValue ?? JSONObject()), member)
         case "presence":
             guard let data = body["data"]?.objectValue else { return nil }
-            return .presence(PresenceRequest(id: id, room: room, data: data))
+            return .presence(PresenceRequest(id: id, room: room, data: data), member)
+        case "claim", "unclaim":
+            guard let control = body["control"]?.stringValue, let target = body["target"]?.stringValue else { return nil }
+            return .claim(ClaimRequest(id: id, room: room, control: control, target: target, release: kind == "unclaim"), member)
         case "leave":
             guard let reason = body["reason"]?.stringValue.flatMap(HoldEndReason.init(rawValue:)) else { return nil }
             return .leave(id: id, reason: reason)

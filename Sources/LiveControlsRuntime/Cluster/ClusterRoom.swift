@@ -123,17 +123,19 @@ final class ClusterRoom: @unchecked Sendable {
         }
     }
 
-    /// An intent or a presence update: forwarded to the owner.
-    func act(_ connection: any RoomSubscriber, _ request: ClusterRequest, id: RequestID?) {
+    /// An intent, a presence update or a claim (made with the session's `Membership`, as it joined): forwarded to the
+    /// owner. One without an id gets no answer when it succeeds (only errors come back), so nothing waits for one.
+    func act(_ connection: any RoomSubscriber, id: RequestID?, _ make: @escaping @Sendable (Membership?) -> ClusterRequest) {
         queue.async {
             let session = connection.session
+            let request = make(self.joins[session].map { Membership(name: $0.0.name, roles: $0.0.roles) })
             guard self.members[session] != nil || self.joining[session] != nil else {
                 // Not subscribed here: the room was deleted, or the join failed. The owner would refuse it too.
                 let error = ProtocolError(.notJoined, "you are not in room \(self.name) (it was deleted, or your join failed); join it again", id: id, room: self.name)
                 if connection.deliver(Frame.make(.error(error))) { self.directory.waker.wake(connection) }
                 return
             }
-            self.forward(request, for: connection, id: id)
+            self.forward(request, for: connection, id: id, expectsReply: id != nil)
         }
     }
 
@@ -400,11 +402,15 @@ final class ClusterRoomHandle: RoomEndpoint, Sendable {
 
     /// Always forwarded (to the owner, through its queue): never inline.
     func intent(_ subscriber: any RoomSubscriber, _ request: IntentRequest, inline: Bool) -> Int? {
-        room.act(subscriber, .intent(request), id: request.id)
+        room.act(subscriber, id: request.id) { .intent(request, $0) }
         return nil
     }
 
     func presence(_ subscriber: any RoomSubscriber, _ request: PresenceRequest) {
-        room.act(subscriber, .presence(request), id: request.id)
+        room.act(subscriber, id: request.id) { .presence(request, $0) }
+    }
+
+    func claim(_ subscriber: any RoomSubscriber, _ request: ClaimRequest) {
+        room.act(subscriber, id: request.id) { .claim(request, $0) }
     }
 }

@@ -9,12 +9,20 @@ final class RemoteSession: RoomSubscriber, Sendable {
     /// The forwarding node's request token, echoed in the reply so it can stop waiting.
     let token: Int
     private let outlet: RedisRoomStore
+    /// How the session joined, as its node said with the request (`ClusterRequest`).
+    let membership: Membership?
 
-    init(node: String, session: SessionID, token: Int, outlet: RedisRoomStore) {
+    init(node: String, session: SessionID, token: Int, outlet: RedisRoomStore, membership: Membership? = nil) {
         self.remoteNode = node
         self.session = session
         self.token = token
         self.outlet = outlet
+        self.membership = membership
+    }
+
+    /// This session, as it joined (`membership`).
+    func joined(as membership: Membership?) -> RemoteSession {
+        RemoteSession(node: remoteNode, session: session, token: token, outlet: outlet, membership: membership)
     }
 
     var node: String? { remoteNode }
