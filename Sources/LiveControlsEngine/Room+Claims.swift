@@ -112,10 +112,10 @@ extension Room {
         }
     }
 
-    /// `{"<target>": {"session", "exclusive"}}`, under the control's `claims`.
-    func claimsJSON(_ id: ControlID) -> JSONValue {
+    /// `{"<target>": {"session", "exclusive"}}`, under the control's `claims`, for the claims `held` on control `id`.
+    func claimsJSON(_ id: ControlID, _ held: [Claim]?) -> JSONValue {
         let exclusive = JSONValue.bool(claimPolicy(id).exclusive)
-        return .object(JSONObject(pairs: (claims[id] ?? []).map { ($0.target, ["session": .string($0.session.rawValue), "exclusive": exclusive]) }))
+        return .object(JSONObject(pairs: (held ?? []).map { ($0.target, ["session": .string($0.session.rawValue), "exclusive": exclusive]) }))
     }
 
     /// What each session is editing, in control order then claim order: `[{"control", "target"}]`.

@@ -73,7 +73,7 @@ public struct Room: Sendable {
     /// `permissions` its template sets (they never change while the room lives, so no patch touches them).
     func renderControl(_ id: ControlID) -> JSONValue {
         guard case var .object(object) = controls[id]!.render(in: RoomView(controls: controls)) else { return controls[id]!.render() }
-        object["claims"] = claimsJSON(id)
+        object["claims"] = claimsJSON(id, claims[id])
         if let rules = permissions[id] { object["permissions"] = rules.json }
         return .object(object)
     }
@@ -175,8 +175,11 @@ public struct Room: Sendable {
         cause: JSONObject, touching: [ControlID], removing leaving: SessionID? = nil,
         _ body: (inout Room, inout [PatchOp], inout [(ControlID, HoldEnd)]) -> Void
     ) -> RoomUpdate {
+        // A control's own state is diffed (`render(in:)`), and its `claims` only when claims changed: the common intent
+        // changes no claim, and building each control's `claims` object twice per intent would be its cost.
         let watched = touchedAndReaders(touching)
-        let before = watched.map { renderControl($0) }
+        let before = watched.map { controls[$0]!.render(in: RoomView(controls: controls)) }
+        let claimsBefore = claims
         let deadlinesBefore = touching.map { wakeDeadline(of: $0) }
         let holdingsBefore = holdingsBySession(), editingBefore = editingBySession()
         claimsEnded = []
@@ -186,21 +189,34 @@ public struct Room: Sendable {
         endClaimsOnVanishedParts(of: watched)
 
         var timers: [TimerEffect] = []
+        let view = RoomView(controls: controls)
         for (i, id) in watched.enumerated() {
-            ops.append(contentsOf: JSONDiff.diff(from: before[i], to: renderControl(id), at: JSONPointer(["controls", id.rawValue])))
+            ops.append(contentsOf: JSONDiff.diff(from: before[i], to: controls[id]!.render(in: view), at: JSONPointer(["controls", id.rawValue])))
+        }
+        if claims != claimsBefore {
+            for id in controlOrder where claims[id] != claimsBefore[id] {
+                ops.append(contentsOf: JSONDiff.diff(from: claimsJSON(id, claimsBefore[id]), to: claimsJSON(id, claims[id]),
+                                                     at: JSONPointer(["controls", id.rawValue, "claims"])))
+            }
         }
         for (i, id) in touching.enumerated() {
             let deadline = wakeDeadline(of: id)
             if deadline != deadlinesBefore[i] { timers.append(TimerEffect(control: id, deadline: deadline)) }
         }
         // Presence: whoever gained or lost a hold gets its new `holding` list.
+        // Both maps list only sessions that hold or claim something: comparing them is cheap, and only when they
+        // differ are the members walked (in join order), so an intent in a room of 10,000 costs no walk of them.
         let holdingsAfter = holdingsBySession(), editingAfter = editingBySession()
-        for session in memberOrder where tracksPresence && session != leaving && holdingsBefore[session] != holdingsAfter[session] {
-            ops.append(.replace(path: JSONPointer(["presence", session.rawValue, "holding"]),
-                                value: .array((holdingsAfter[session] ?? []).map { .string($0) })))
-        }
-        for session in memberOrder where tracksPresence && session != leaving && editingBefore[session] != editingAfter[session] {
-            ops.append(.replace(path: JSONPointer(["presence", session.rawValue, "editing"]), value: .array(editingAfter[session] ?? [])))
+        if tracksPresence && (holdingsBefore != holdingsAfter || editingBefore != editingAfter) {
+            for session in memberOrder where session != leaving {
+                if holdingsBefore[session] != holdingsAfter[session] {
+                    ops.append(.replace(path: JSONPointer(["presence", session.rawValue, "holding"]),
+                                        value: .array((holdingsAfter[session] ?? []).map { .string($0) })))
+                }
+                if editingBefore[session] != editingAfter[session] {
+                    ops.append(.replace(path: JSONPointer(["presence", session.rawValue, "editing"]), value: .array(editingAfter[session] ?? [])))
+                }
+            }
         }
         if let leaving {
             members[leaving] = nil
