@@ -3,12 +3,14 @@ import LiveControlsProtocol
 extension ListStepper {
     /// What to do when the configured `selected` value is not among the values (the seed's
     /// `.Fail`, `.First`, `.Append`).
+    /// What happens when the selected value is not in the list: in the config, and again whenever the selected item
+    /// is removed (the seed's `ArrayStepper` keeps following its setting as the values change).
     public enum SelectionPolicy: String, Sendable, CaseIterable {
-        /// Refuse the config (the seed's default).
+        /// Refuse the config; refuse a `remove` of the selected item (the seed's default, its `fatalError`).
         case fail
         /// Select the first item instead.
         case first
-        /// Append the value to the last section and select it.
+        /// Append the value to the last section and select it (a removed selected item comes back, at the end).
         case append
     }
 
@@ -37,6 +39,7 @@ extension ListStepper {
         self.init(label: try node.string("label", default: id.rawValue), sections: sections, selectedIndex: 0,
                   display: display, wrap: try node.bool("wrap", default: false), maxItems: maxItems,
                   timing: try node.holdTiming(defaultIntervalMs: 250))
+        selectionPolicy = policy
 
         guard let wanted = node["selected"]?.value else { return }
         if let i = items.firstIndex(where: { $0.value == wanted }) {

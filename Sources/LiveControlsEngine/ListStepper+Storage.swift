@@ -19,6 +19,7 @@ extension ListStepper: StorableControl {
         })
         o.setIfPresent("selected", selected.map { .string($0) })
         o["nextItemNumber"] = .int(nextItemNumber)
+        o["selectionPolicy"] = .string(selectionPolicy.rawValue)
         storeHold(into: &o)
         return .object(o)
     }
@@ -59,5 +60,6 @@ extension ListStepper: StorableControl {
         self.init(label: try s.string("label"), display: display, wrap: try s.bool("wrap"), maxItems: try s.int("maxItems"),
                   sections: sections, selected: selected, nextItemNumber: try s.int("nextItemNumber"),
                   timing: try HoldTiming(stored: try s.required("timing")), hold: try Self.storedHold(s))
+        selectionPolicy = try s["selectionPolicy"]?.raw(SelectionPolicy.self) ?? .fail  // absent: written before it was kept
     }
 }

@@ -12,7 +12,7 @@ import LiveControlsProtocol
 /// that followed it in flattened order, else the one before it, else nothing.
 public struct ListStepper: HoldableControl {
     public static let kind = "list"
-    public static let intents = ["next", "prev", "press", "release", "select", "append", "remove"]
+    public static let intents = ["next", "prev", "press", "release", "select", "append", "insert", "move", "edit", "remove"]
 
     /// One value with its id.
     public struct Item: Sendable, Equatable {
@@ -37,13 +37,15 @@ public struct ListStepper: HoldableControl {
     public var wrap: Bool
     /// Most items the list may hold; `append` beyond it is `out_of_range`.
     public var maxItems: Int
-    public private(set) var sections: [Section]
+    public internal(set) var sections: [Section]
     /// The selected item's id, `nil` only when the list is empty.
-    public private(set) var selected: String?
+    public internal(set) var selected: String?
     /// The number in the next assigned item id; ids are never reused within the control.
-    public private(set) var nextItemNumber: Int = 1
+    public internal(set) var nextItemNumber: Int = 1
     public var timing: HoldTiming
     public var hold: Hold?
+    /// What a `remove` of the selected item does (the config's `selectionPolicy`, kept as the seed keeps it).
+    public var selectionPolicy: SelectionPolicy = .fail
 
     /// A list from section contents; items get ids `i1`, `i2`… in flattened order, and the item at
     /// flattened index `selectedIndex` is selected (nothing when the list is empty).
@@ -104,9 +106,9 @@ public struct ListStepper: HoldableControl {
     /// An item (by id) may be claimed.
     public func isClaimTarget(_ target: String) -> Bool { index(of: target) != nil }
 
-    /// `remove` writes its item; moving the selection and appending write none.
+    /// `remove`, `edit` and `move` write their item; moving the selection, appending and inserting write none.
     public func reach(of intent: String, args: IntentArgs) -> IntentReach {
-        guard intent == "remove", let id = args.object["id"]?.stringValue else { return .navigation }
+        guard ["remove", "edit", "move"].contains(intent), let id = args.object["id"]?.stringValue else { return .navigation }
         return .parts([id])
     }
 
@@ -126,7 +128,7 @@ public struct ListStepper: HoldableControl {
             "value": item?.value ?? .null,
             "index": selected.flatMap { index(of: $0) }.map { .int($0) } ?? .null,
             "count": .int(count),
-            "wrap": .bool(wrap),
+            "wrap": .bool(wrap), "selectionPolicy": .string(selectionPolicy.rawValue),
             "canNext": .bool(canStep(.next)), "canPrev": .bool(canStep(.prev)),
             "holding": holdingJSON,
             "sections": .array(sections.map { section in
@@ -180,14 +182,10 @@ public struct ListStepper: HoldableControl {
             guard count < maxItems else { throw IntentError(.outOfRange, "the list is full (\(maxItems) items)") }
             let id = appendItem(value, toSection: s)
             if selected == nil { selected = id }
-        case "remove":
-            let id = try args.string("id")
-            guard let flatIndex = index(of: id) else { throw IntentError(.notFound, "the list has no item \"\(id)\"") }
-            removeItem(id)
-            if selected == id {
-                let flat = items
-                selected = flat.isEmpty ? nil : flat[Swift.min(flatIndex, flat.count - 1)].id
-            }
+        case "remove": try remove(args)
+        case "insert": try insert(args)
+        case "move": try move(args)
+        case "edit": try edit(args)
         default:
             throw Self.unknownIntent(intent, known: Self.intents)
         }
@@ -203,13 +201,15 @@ public struct ListStepper: HoldableControl {
         return id
     }
 
-    private mutating func removeItem(_ id: String) {
+    /// Takes the item out of its section and returns it.
+    @discardableResult
+    mutating func removeItem(_ id: String) -> Item? {
         for s in sections.indices {
             if let i = sections[s].items.firstIndex(where: { $0.id == id }) {
-                sections[s].items.remove(at: i)
-                return
+                return sections[s].items.remove(at: i)
             }
         }
+        return nil
     }
 
     /// Ends a running hold that can no longer step (the selection moved to an end, or the list emptied).

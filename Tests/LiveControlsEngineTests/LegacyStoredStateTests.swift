@@ -42,7 +42,8 @@ final class LegacyStoredStateTests: XCTestCase {
 
     /// The new stored form is the legacy one — the same members with the same values and number types, in
     /// another key order (legacy keys came in hash order) — except a list item, whose value is now nested
-    /// (`json`) instead of JSON text in a string (`value`). So stored data needs no migration.
+    /// (`json`) instead of JSON text in a string (`value`), and a list's `selectionPolicy`, kept since it applies to
+    /// removes too (absent, it reads as `fail`, the default). So stored data needs no migration.
     func testNewStatesHaveTheLegacyShapeWithListValuesNested() throws {
         for (name, original) in try StoredStateFixtures.all() {
             let legacy = Self.nestingListValues(try JSONParser.parse(try XCTUnwrap(LegacyStoredStates.byName[name]).state))
@@ -61,6 +62,7 @@ final class LegacyStoredStateTests: XCTestCase {
             })
             return .object(s)
         })
+        if o["selectionPolicy"] == nil { o["selectionPolicy"] = "fail" }
         return .object(o)
     }
 

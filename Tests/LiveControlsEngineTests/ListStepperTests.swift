@@ -218,20 +218,51 @@ final class ListStepperTests: XCTestCase {
         H.refuse(.outOfRange, &empty, "append", ["value": "third"])
     }
 
-    func testRemoveMovesTheSelectionToTheNextThenThePreviousThenNothing() throws {
+    /// Issue 15: the seed keeps following its selection setting as the values change, so removing the selected item
+    /// applies the policy: `fail` refuses it, `first` selects the first item, `append` puts the value back at the end.
+    func testRemovingTheSelectedItemFollowsTheSelectionPolicy() throws {
+        func list(_ policy: ListStepper.SelectionPolicy) -> ListStepper {
+            var l = ListStepper(label: "L", sections: [(id: "a", header: nil, values: ["x", "y"]), (id: "b", header: nil, values: ["z"])], selectedIndex: 1)
+            l.selectionPolicy = policy
+            return l
+        }
+        var failing = list(.fail)
+        H.refuse(.conflict, &failing, "remove", ["id": "i2"])
+        try H.apply(&failing, "remove", ["id": "i3"])
+        XCTAssertEqual(failing.selected, "i2", "removing another item keeps the selection")
+        var first = list(.first)
+        try H.apply(&first, "remove", ["id": "i2"])
+        XCTAssertEqual(first.selected, "i1")
+        var appending = list(.append)
+        try H.apply(&appending, "remove", ["id": "i2"])
+        XCTAssertEqual(appending.items.map(\.value), ["x", "z", "y"], "the value comes back at the end of the last section")
+        XCTAssertEqual(appending.selected, "i4", "as a new item")
+        XCTAssertEqual(appending.render()["selectionPolicy"], "append")
+        var single = ListStepper(label: "L", values: ["only"])
+        try H.apply(&single, "remove", ["id": "i1"])
+        XCTAssertNil(single.selected, "the last item may go under any policy: an empty list selects nothing")
+        XCTAssertEqual(single.render()["count"], 0)
+        XCTAssertEqual(single.render()["canNext"], false)
+        H.refuse(.notFound, &single, "remove", ["id": "i1"])
+    }
+
+    func testInsertMoveAndEditKeepIdsAndTheSelection() throws {
         var list = ListStepper(label: "L", sections: [(id: "a", header: nil, values: ["x", "y"]), (id: "b", header: nil, values: ["z"])], selectedIndex: 1)
-        try H.apply(&list, "remove", ["id": "i2"])
-        XCTAssertEqual(list.selected, "i3", "the next item, across sections")
-        try H.apply(&list, "remove", ["id": "i3"])
-        XCTAssertEqual(list.selected, "i1", "no next item: the previous one")
-        try H.apply(&list, "append", ["value": "w"])
-        try H.apply(&list, "remove", ["id": "i4"])
-        XCTAssertEqual(list.selected, "i1", "removing another item keeps the selection")
-        try H.apply(&list, "remove", ["id": "i1"])
-        XCTAssertNil(list.selected)
-        XCTAssertEqual(list.render()["count"], 0)
-        XCTAssertEqual(list.render()["canNext"], false)
-        H.refuse(.notFound, &list, "remove", ["id": "i1"])
+        try H.apply(&list, "insert", ["value": "w", "index": 2])
+        XCTAssertEqual(list.sections.map { $0.items.map(\.id) }, [["i1", "i2"], ["i4", "i3"]], "before the item at index 2, in its section")
+        try H.apply(&list, "insert", ["value": "end", "index": 4])
+        XCTAssertEqual(list.sections[1].items.last?.id, "i5", "index count appends to the last section")
+        try H.apply(&list, "move", ["id": "i1", "index": 3])
+        XCTAssertEqual(list.items.map(\.id), ["i2", "i4", "i3", "i1", "i5"])
+        XCTAssertEqual(list.sections.map { $0.items.count }, [1, 4], "moved into the section of the item at its new position")
+        try H.apply(&list, "edit", ["id": "i2", "value": "Y"])
+        XCTAssertEqual(list.selectedItem, ListStepper.Item(id: "i2", value: "Y"), "an edited selected item stays selected")
+        H.refuse(.outOfRange, &list, "insert", ["value": 1, "index": 6])
+        H.refuse(.outOfRange, &list, "move", ["id": "i1", "index": 5])
+        H.refuse(.notFound, &list, "move", ["id": "i9", "index": 0])
+        H.refuse(.notFound, &list, "edit", ["id": "i9", "value": 1])
+        H.refuse(.invalidArgs, &list, "insert", ["value": 1])
+        H.refuse(.invalidArgs, &list, "edit", ["id": "i1"])
     }
 
     func testSelectionPolicies() throws {
@@ -312,11 +343,13 @@ final class ListStepperTests: XCTestCase {
 
     func testRemovingUnderARunningHold() throws {
         var list = ListStepper(label: "L", values: ["a", "b", "c", "d"], selectedIndex: 0)
+        list.selectionPolicy = .first
         try H.apply(&list, "press", ["direction": "next"])
         XCTAssertEqual(list.selected, "i2")
         XCTAssertEqual(try H.apply(&list, "remove", ["id": "i2"], by: H.bob), .none, "the moving item may go; the hold goes on")
-        XCTAssertEqual(list.selected, "i3")
+        XCTAssertEqual(list.selected, "i1", "selectionPolicy first")
         XCTAssertEqual(list.holder, H.ann)
+        _ = try H.apply(&list, "remove", ["id": "i3"], by: H.bob)
         let ended = try H.apply(&list, "remove", ["id": "i4"], by: H.bob)
         XCTAssertEqual(ended.ended, [HoldEnd(session: H.ann, reason: .bound)], "the selection is now at the end")
         XCTAssertNil(list.hold)
@@ -337,7 +370,10 @@ final class ListStepperTests: XCTestCase {
         var room = H.room([("person", try demoSections())])
         try H.roomApply(&room, "person", "next")
         try H.roomApply(&room, "person", "append", ["value": ["name": "Ann"], "section": "s1"])
-        try H.roomApply(&room, "person", "remove", ["id": "i2"])
+        try H.roomApply(&room, "person", "remove", ["id": "i3"])
+        try H.roomApply(&room, "person", "insert", ["value": ["name": "Bo"], "index": 0])
+        try H.roomApply(&room, "person", "move", ["id": "i2", "index": 3])
+        try H.roomApply(&room, "person", "edit", ["id": "i1", "value": ["name": "Jo", "age": 24]])
         let patch = try H.roomApply(&room, "person", "select", ["id": "i4"], by: H.bob)
         XCTAssertEqual(patch?.cause["session"], "bob")
         XCTAssertNil(try H.roomApply(&room, "person", "select", ["id": "i4"]), "selecting the selected item changes nothing")

@@ -69,13 +69,20 @@ def test_select_append_remove(clients):
     assert a.intent("person", "append", {"value": "Zed"})["type"] == "ack"
     assert labels(person(a))[-1] == ("i6", "Zed"), "no section: the last one; a non-object value shows as itself"
     assert a.intent("person", "append", {"value": 1, "section": "cousins"})["code"] == "not_found"
-    # Removing the selected item selects the one after it (across sections), else the one before.
-    assert a.intent("person", "remove", {"id": "i2"})["type"] == "ack"
-    assert person(a)["selected"] == "i5"
-    a.intent("person", "select", {"id": "i6"})
+    # The demo's selectionPolicy is "fail": the selected item cannot be removed (select another first); others can.
+    refused = a.intent("person", "remove", {"id": "i2"})
+    assert refused["code"] == "conflict" and "select another item first" in refused["message"]
     assert a.intent("person", "remove", {"id": "i6"})["type"] == "ack"
-    assert person(a)["selected"] == "i4"
+    assert person(a)["selected"] == "i2" and person(a)["selectionPolicy"] == "fail"
     assert a.intent("person", "remove", {"id": "i6"})["code"] == "not_found"
+    # insert at a position, move, edit: ids stay, so the selection stays on its item.
+    assert a.intent("person", "insert", {"value": {"name": "Bo", "age": 5}, "index": 1})["type"] == "ack"
+    assert [i for i, _ in labels(person(a))][:3] == ["i1", "i7", "i2"]
+    assert a.intent("person", "move", {"id": "i1", "index": 2})["type"] == "ack"
+    assert [i for i, _ in labels(person(a))][:3] == ["i7", "i2", "i1"]
+    assert a.intent("person", "edit", {"id": "i2", "value": {"name": "Tim", "age": 21}})["type"] == "ack"
+    assert person(a)["selected"] == "i2" and person(a)["selectedLabel"] == "Tim: 21"
+    assert a.intent("person", "insert", {"value": 1, "index": 99})["code"] == "out_of_range"
     assert a.intent("person", "shuffle")["code"] == "unknown_intent"
     b.wait_version(a.version())
     assert person(b) == person(a)
