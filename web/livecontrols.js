@@ -128,13 +128,20 @@ export class LiveRoom extends EventTarget {
    * the client sends it again. A refused update is forgotten (it would be refused again).
    */
   setPresence(data) {
-    const before = { ...this.presenceData };
+    const before = {};
     for (const [key, value] of Object.entries(data)) {
+      before[key] = this.presenceData[key];
       if (value === null) delete this.presenceData[key]; else this.presenceData[key] = value;
     }
     if (this.status !== "open") return Promise.resolve(null); // sent with the rest after the (re)join
     return this.request({ type: "presence", room: this.room, data }).catch((error) => {
-      if (error.code !== "disconnected") this.presenceData = before;
+      if (error.code !== "disconnected") {
+        // Undo only this update's keys, and only those nothing has set since.
+        for (const [key, value] of Object.entries(data)) {
+          if ((this.presenceData[key] ?? null) !== value) continue;
+          if (before[key] === undefined) delete this.presenceData[key]; else this.presenceData[key] = before[key];
+        }
+      }
       throw error;
     });
   }

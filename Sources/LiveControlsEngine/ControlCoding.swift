@@ -48,7 +48,7 @@ public enum ControlCoding {
         ListStepper.kind: ["sections", "selected", "nextItemNumber", "hold"],
         Wizard.kind: ["steps", "index", "phase"],
         Form.kind: ["elements", "current"],
-        Pager.kind: ["position", "hold"],
+        Pager.kind: ["position", "hold", "generation"],
     ]
 
     /// What the config set for `control` (its stored state without the keys use changes), to tell whether a stored

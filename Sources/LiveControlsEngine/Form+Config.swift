@@ -22,7 +22,9 @@ extension Form {
     private static func element(_ node: ConfigNode, isLast: Bool) throws(ConfigError) -> FormElement {
         let o = try node.object(allowed: ["id", "title", "cta", "summary", "fields"])
         let id = try node.string("id")
-        guard ClientMessage.isValidName(id) else { throw node.error(at: "id", "element id must be 1–64 characters of A–Z a–z 0–9 _ - . :") }
+        guard ClientMessage.isValidName(id), !id.contains(".") else {
+            throw node.error(at: "id", "element id must be 1–64 characters of A–Z a–z 0–9 _ - : (no dots: a claim names a field as element.field)")
+        }
         // `"cta": null` hides the button; a missing cta gets the default text.
         let cta: String? = o["cta"] == .null ? nil : try node.string("cta", default: isLast ? "Done" : "Continue")
         var summary: DisplayTemplate? = nil
@@ -50,7 +52,9 @@ extension Form {
         let o = try node.object(allowed: ["id", "label", "type", "required", "value", "minLength", "maxLength", "pattern",
                                           "min", "max", "integer", "choices"])
         let id = try node.string("id")
-        guard ClientMessage.isValidName(id) else { throw node.error(at: "id", "field id must be 1–64 characters of A–Z a–z 0–9 _ - . :") }
+        guard ClientMessage.isValidName(id), !id.contains(".") else {
+            throw node.error(at: "id", "field id must be 1–64 characters of A–Z a–z 0–9 _ - : (no dots: a claim names a field as element.field)")
+        }
         let typeName = try node.string("type")
         guard let type = FormField.FieldType(rawValue: typeName) else {
             throw node.error(at: "type", "must be one of \(FormField.FieldType.allCases.map { "\"\($0.rawValue)\"" }.joined(separator: ", ")), got \"\(typeName)\"")

@@ -9,6 +9,7 @@ extension Pager: StorableControl {
         o.setIfPresent("max", max.map { .int($0) })
         o["step"] = .int(step)
         o["radius"] = .int(radius)
+        if generation > 0 { o["generation"] = .int(generation) }  // absent: 0 (and states written before it read so)
         storeHold(into: &o)
         return .object(o)
     }
@@ -26,5 +27,6 @@ extension Pager: StorableControl {
         self.init(label: try s.string("label"), domain: domain, position: position, min: min, max: max, step: step,
                   radius: radius, timing: try HoldTiming(stored: try s.required("timing")))
         hold = try Self.storedHold(s)
+        generation = try s.optionalInt("generation") ?? 0
     }
 }

@@ -8,12 +8,15 @@ import LiveControlsProtocol
 /// carries a `window` of up to `radius` positions on each side, within bounds, so clients can pre-render.
 public struct Pager: HoldableControl {
     public static let kind = "pager"
-    public static let intents = ["next", "prev", "goto", "press", "release"]
+    public static let intents = ["next", "prev", "goto", "press", "release", "refresh"]
 
     public var label: String
     public let domain: PagerDomain
     /// The current position as an ordinal (see `PagerPosition`).
     public private(set) var position: Int
+    /// How many times the pages' content was declared changed (`refresh`): clients reload what they show when it moves
+    /// (the seed's `refreshAction` and `updateBinding`).
+    public internal(set) var generation = 0
     /// Configured bounds as ordinals; `nil` is unbounded (up to the domain's natural bound).
     public let min: Int?
     public let max: Int?
@@ -66,6 +69,7 @@ public struct Pager: HoldableControl {
             "holding": holdingJSON,
             "radius": .int(radius),
             "window": .array(window.map(json)),
+            "generation": .int(generation),
         ]
     }
 
@@ -79,6 +83,10 @@ public struct Pager: HoldableControl {
 
     public mutating func apply(_ intent: String, args: IntentArgs, by session: SessionID, at now: Instant, room: RoomView) throws(IntentError) -> ControlEvents {
         if let events = try applySequential(intent, args: args, by: session, at: now) { return events }
+        if intent == "refresh" {
+            generation += 1
+            return .none
+        }
         guard intent == "goto" else { throw Self.unknownIntent(intent, known: Self.intents) }
         let raw = try args.value("position")
         let target: Int

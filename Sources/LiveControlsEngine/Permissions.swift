@@ -20,6 +20,19 @@ public struct ControlPermissions: Sendable, Equatable {
         rules.first { $0.intent == intent }?.roles ?? rules.first { $0.intent == "*" }?.roles
     }
 
+    /// Whether `memberRoles` may send `intent`.
+    public func allows(_ intent: String, memberRoles: [String]) -> Bool {
+        guard let needed = roles(for: intent) else { return true }
+        return memberRoles.contains(Role.admin.rawValue) || needed.contains(where: memberRoles.contains)
+    }
+
+    /// Every role any rule names, in order.
+    public var allRoles: [String] {
+        var result: [String] = []
+        for rule in rules { for role in rule.roles where !result.contains(role) { result.append(role) } }
+        return result
+    }
+
     /// Refuses `intent` unless `memberRoles` holds one of the roles it needs (or `admin`).
     public func check(_ intent: String, control: ControlID, memberRoles: [String]) throws(IntentError) {
         guard let needed = roles(for: intent), !memberRoles.contains(Role.admin.rawValue),

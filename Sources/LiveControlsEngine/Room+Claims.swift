@@ -21,7 +21,7 @@ extension Room {
     /// does not have, `too_large` past `maxClaimsPerSession`, `rate_limited` past the member's presence rate.
     public mutating func claim(_ session: SessionID, control id: ControlID, target: String, requestID: RequestID?,
                                at now: Instant) throws(IntentError) -> RoomUpdate {
-        let control = try claimable(session, id, target, at: now)
+        let control = try claimable(session, id, target, at: now, rated: true)
         let until = now.adding(milliseconds: claimPolicy(id).leaseMs)
         var held = claims[id] ?? []
         if let mine = held.firstIndex(where: { $0.session == session && $0.target == target }) {
@@ -35,11 +35,18 @@ extension Room {
         if let other = held.first(where: { $0.session != session && Claim.overlap($0.target, target) }) {
             throw IntentError(.claimed, "\(describe(other, of: id)) is being edited by \(memberName(other.session))")
         }
+        if target == Claim.wholeControl, let holder = control.holder, holder != session {
+            throw IntentError(.claimed, "\(id) is being held by \(memberName(holder)); claim it when the hold ends")
+        }
+        if claimPolicy(id).exclusive, let rules = permissions[id], let roles = members[session]?.roles,
+           type(of: control).intents.allSatisfy({ rules.allows($0, memberRoles: roles) == false }) {
+            // An exclusive claim holds others back: only a member who may act on the control may take one.
+            throw IntentError(.forbidden, "\(id) is reserved for \(rules.allRoles.joined(separator: " or ")); you cannot claim it")
+        }
         let mine = claims.values.reduce(0) { $0 + $1.filter { $0.session == session }.count }
         guard mine < Self.maxClaimsPerSession else {
-            throw IntentError(.tooLarge, "you hold \(Self.maxClaimsPerSession) claims already; unclaim one first")
+            throw IntentError(.tooLarge, "you hold \(Self.maxClaimsPerSession) claims in this room already; unclaim one first")
         }
-        _ = control
         var cause: JSONObject = ["kind": "claim", "session": .string(session.rawValue), "control": .string(id.rawValue), "target": .string(target)]
         if let requestID { cause["id"] = requestID.json }
         return commit(cause: cause, touching: [id]) { room, _, _ in
@@ -50,7 +57,7 @@ extension Room {
     /// `session` gives its claim on `target` of control `id` up (reason `release`); `not_holder` when it holds none.
     public mutating func unclaim(_ session: SessionID, control id: ControlID, target: String, requestID: RequestID?,
                                  at now: Instant) throws(IntentError) -> RoomUpdate {
-        _ = try claimable(session, id, target, at: now)
+        _ = try claimable(session, id, target, at: now, rated: false)  // giving a claim up is never held back
         guard let claim = claims[id]?.first(where: { $0.session == session && $0.target == target }) else {
             throw IntentError(.notHolder, "you hold no claim on \(describe(target, of: id))")
         }
@@ -62,7 +69,7 @@ extension Room {
     }
 
     /// The checks `claim` and `unclaim` share: a member, a control, a part it has, the member's rate.
-    private mutating func claimable(_ session: SessionID, _ id: ControlID, _ target: String, at now: Instant) throws(IntentError) -> any Control {
+    private mutating func claimable(_ session: SessionID, _ id: ControlID, _ target: String, at now: Instant, rated: Bool) throws(IntentError) -> any Control {
         guard members[session] != nil else { throw IntentError(.notJoined, "join room \(name) first") }
         guard let control = controls[id] else {
             throw IntentError(.unknownControl, "room \(name) has no control \"\(id)\" (it has: \(controlOrder.map(\.rawValue).joined(separator: ", ")))")
@@ -70,7 +77,7 @@ extension Room {
         guard target == Claim.wholeControl || control.isClaimTarget(target) else {
             throw IntentError(.notFound, "\(id) has no part \"\(target)\" to claim (claim * for the whole control)")
         }
-        guard members[session]!.presenceRate.take(at: now) else {
+        guard !rated || members[session]!.presenceRate.take(at: now) else {
             throw IntentError(.rateLimited, "more than \(Int(PresenceLimits.perSecond)) presence updates and claims per second; this one was dropped")
         }
         return control
@@ -78,7 +85,8 @@ extension Room {
 
     /// Refuses an intent by `session` that writes a part someone else holds an exclusive claim on (`claimed`).
     func checkClaims(_ id: ControlID, intent: String, args: JSONObject, by session: SessionID) throws(IntentError) {
-        guard let held = claims[id], !held.isEmpty, claimPolicy(id).exclusive else { return }
+        // `release` only ends the sender's own hold: never held back, or a claim taken during a hold would trap it.
+        guard let held = claims[id], !held.isEmpty, claimPolicy(id).exclusive, intent != "release" else { return }
         let reach = controls[id]!.reach(of: intent, args: IntentArgs(args))
         guard let other = held.first(where: { $0.session != session && reach.conflicts(with: $0.target) }) else { return }
         throw IntentError(.claimed, "\(describe(other, of: id)) is being edited by \(memberName(other.session)); \(intent) waits until they are done")
@@ -112,10 +120,14 @@ extension Room {
         }
     }
 
-    /// `{"<target>": {"session", "exclusive"}}`, under the control's `claims`, for the claims `held` on control `id`.
+    /// `{"<target>": {"session", "exclusive", "leaseMs"}}`, under the control's `claims`, for the claims `held` on
+    /// control `id` (`leaseMs`: how often a client renews).
     func claimsJSON(_ id: ControlID, _ held: [Claim]?) -> JSONValue {
-        let exclusive = JSONValue.bool(claimPolicy(id).exclusive)
-        return .object(JSONObject(pairs: (held ?? []).map { ($0.target, ["session": .string($0.session.rawValue), "exclusive": exclusive]) }))
+        let policy = claimPolicy(id)
+        let (exclusive, lease) = (JSONValue.bool(policy.exclusive), JSONValue.int(policy.leaseMs))
+        return .object(JSONObject(pairs: (held ?? []).map {
+            ($0.target, ["session": .string($0.session.rawValue), "exclusive": exclusive, "leaseMs": lease])
+        }))
     }
 
     /// What each session is editing, in control order then claim order: `[{"control", "target"}]`.

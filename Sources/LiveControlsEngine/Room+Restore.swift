@@ -64,6 +64,12 @@ extension Room {
             memberOrder.append(holder)
             updates.append(leave(holder, reason: .restart))
         }
+        // Claims of sessions the store did not list (rooms without presence store no members) end too.
+        if !claims.isEmpty {
+            updates.append(commit(cause: ["kind": "restart"], touching: controlOrder.filter { claims[$0] != nil }) { room, _, _ in
+                room.endClaims(reason: .restart) { _, _ in true }
+            })
+        }
         return updates
     }
 

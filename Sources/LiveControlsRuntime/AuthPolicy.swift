@@ -79,13 +79,13 @@ public struct AuthPolicy: Sendable {
                                                 : "a viewer cannot create rooms")
     }
 
-    /// Whether an intent is allowed now under `grant`.
-    public func mayAct(_ grant: Grant, room: String, id: RequestID) -> ProtocolError? {
+    /// Whether an intent (or a claim: `what`) is allowed now under `grant`.
+    public func mayAct(_ grant: Grant, room: String, id: RequestID?, what: String = "send intents") -> ProtocolError? {
         if let expiry = grant.expiresAt, now() >= expiry {
             return ProtocolError(.tokenExpired, "the token has expired; join again with a new one", id: id, room: room)
         }
         guard grant.role >= .editor else {
-            return ProtocolError(.forbidden, "viewers cannot send intents", id: id, room: room)
+            return ProtocolError(.forbidden, "viewers cannot \(what)", id: id, room: room)
         }
         return nil
     }

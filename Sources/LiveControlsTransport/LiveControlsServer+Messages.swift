@@ -79,8 +79,14 @@ extension LiveControlsServer {
             }
             room.presence(connection, request)
         case let .claim(request):
-            guard let room = connection.joined[request.room] else {
+            guard let room = connection.joined[request.room], let grant = connection.grants[request.room] else {
                 send(.error(ProtocolError(.notJoined, "join room \(request.room) before claiming in it", id: request.id, room: request.room)), to: connection)
+                return
+            }
+            // A claim says "I am editing this" (and may hold others back): only those who may edit may claim. Giving a
+            // claim up is always allowed.
+            if !request.release, let refusal = options.auth.mayAct(grant, room: request.room, id: request.id, what: "claim") {
+                send(.error(refusal), to: connection)
                 return
             }
             room.claim(connection, request)

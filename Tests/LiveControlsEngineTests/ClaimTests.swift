@@ -41,7 +41,7 @@ final class ClaimTests: XCTestCase {
         XCTAssertEqual(update.timers, [TimerEffect(control: ControlID("signup"), deadline: .milliseconds(10_000))], "the lease is armed")
         state = try state.applying(patch.ops)
         XCTAssertEqual(state, room.render())
-        XCTAssertEqual(state["controls"]?["signup"]?["claims"], ["account.email": ["session": "ann", "exclusive": true]])
+        XCTAssertEqual(state["controls"]?["signup"]?["claims"], ["account.email": ["session": "ann", "exclusive": true, "leaseMs": 10_000]])
         XCTAssertEqual(state["presence"]?["ann"]?["editing"], [["control": "signup", "target": "account.email"]])
         let renewal = try claim(&room, ann, "signup", "account.email", at: 4_000)
         XCTAssertNil(renewal.patch, "claiming again renews the lease; nothing visible changes")
@@ -85,7 +85,7 @@ final class ClaimTests: XCTestCase {
     func testASoftClaimLetsOthersWrite() throws {
         var room = makeRoom()
         _ = try claim(&room, ann, "person", "i1")
-        XCTAssertEqual(room.render()["controls"]?["person"]?["claims"], ["i1": ["session": "ann", "exclusive": false]])
+        XCTAssertEqual(room.render()["controls"]?["person"]?["claims"], ["i1": ["session": "ann", "exclusive": false, "leaseMs": 30_000]])
         XCTAssertNotNil(try room.apply(control: ControlID("person"), intent: "remove", args: ["id": "i2"], by: bob, requestID: nil, at: .milliseconds(0)).patch)
     }
 
@@ -128,6 +128,57 @@ final class ClaimTests: XCTestCase {
         var soft = template
         soft.claims[ControlID("signup")] = ClaimPolicy(exclusive: false, leaseMs: 10_000)
         XCTAssertEqual(Room.configurationChanges(stored: stored, template: soft), ["signup"], "a changed claim policy is a changed setting")
+    }
+
+    /// Review of issue 15: a claim must not trap a running hold, nor lock a control for those who may act on it.
+    func testHoldsAndPermissionsComeBeforeClaims() throws {
+        var room = makeRoom()
+        _ = try room.apply(control: ControlID("quantity"), intent: "press", args: ["direction": "next"], by: ann, requestID: nil, at: .milliseconds(0))
+        XCTAssertEqual(code { try self.claim(&room, bob, "quantity", "*") }, .claimed, "the whole control is being held")
+        var exclusive = template
+        exclusive.claims[ControlID("quantity")] = ClaimPolicy(exclusive: true)
+        exclusive.permissions[ControlID("quantity")] = ControlPermissions(rules: [("*", ["host"])])
+        var hosted = Room(name: "h", template: exclusive, epoch: "e", historyLimit: 4)
+        _ = hosted.join(ann, name: "Ann", roles: ["editor"])
+        _ = hosted.join(bob, name: "Bob", roles: ["editor", "host"])
+        XCTAssertEqual(code { try self.claim(&hosted, ann, "quantity", "*") }, .forbidden, "a guest cannot lock the host's control")
+        _ = try hosted.apply(control: ControlID("quantity"), intent: "press", args: ["direction": "next"], by: bob, requestID: nil, at: .milliseconds(0))
+        _ = try hosted.apply(control: ControlID("quantity"), intent: "release", args: [:], by: bob, requestID: nil, at: .milliseconds(1))
+        XCTAssertNotNil(try claim(&hosted, bob, "quantity", "*").patch)
+    }
+
+    func testAReleaseIsNeverHeldBackAndUnclaimingCostsNoRate() throws {
+        var t = template
+        t.claims[ControlID("quantity")] = ClaimPolicy(exclusive: true)
+        var room = Room(name: "r", template: t, epoch: "e", historyLimit: 4)
+        _ = room.join(ann, name: "Ann", roles: ["editor"])
+        _ = room.join(bob, name: "Bob", roles: ["editor"])
+        _ = try claim(&room, bob, "person", "i1")
+        _ = try room.apply(control: ControlID("quantity"), intent: "press", args: ["direction": "next"], by: ann, requestID: nil, at: .milliseconds(0))
+        // Bob cannot claim the held stepper, so the hold is released freely; an exclusive claim by the holder itself
+        // does not stop its own release either.
+        _ = try claim(&room, ann, "quantity", "*")
+        XCTAssertNotNil(try room.apply(control: ControlID("quantity"), intent: "release", args: [:], by: ann, requestID: nil, at: .milliseconds(1)).patch)
+        for i in 0..<Int(PresenceLimits.burst) - 1 { _ = try room.setPresence(bob, data: ["n": .int(i)], requestID: nil, at: .milliseconds(2)) }
+        XCTAssertEqual(code { try room.setPresence(bob, data: ["n": -1], requestID: nil, at: .milliseconds(2)) }, .rateLimited)
+        XCTAssertNotNil(try room.unclaim(bob, control: ControlID("person"), target: "i1", requestID: nil, at: .milliseconds(2)).patch,
+                        "giving a claim up is not rate limited")
+    }
+
+    /// Rooms without presence store no members; a restart still ends every claim they stored.
+    func testARestartEndsClaimsOfMembersTheStoreDidNotList() throws {
+        var t = template
+        t.presence = false
+        var room = Room(name: "r", template: t, epoch: "e", historyLimit: 4)
+        _ = room.join(ann, name: nil, roles: ["editor"])
+        _ = try claim(&room, ann, "signup", "account")
+        let write = room.storeReset()
+        let stored = StoredRoom(name: "r", template: "demo", epoch: "e", version: room.version,
+                                controls: Dictionary(uniqueKeysWithValues: write.controls.map { ($0.id, $0.state) }), members: [], history: [])
+        var restored = try XCTUnwrap(Room(restoring: stored, template: t, historyLimit: 4))
+        let updates = restored.dropMembersAfterRestart()
+        XCTAssertEqual(updates.last?.patch?.cause["claimsEnded"], [["control": "signup", "target": "account", "session": "ann", "reason": "restart"]])
+        XCTAssertEqual(restored.render()["controls"]?["signup"]?["claims"], [:])
     }
 
     func testASessionHoldsABoundedNumberOfClaims() throws {

@@ -79,6 +79,21 @@ final class PagerTests: XCTestCase {
         H.refuse(.unknownIntent, &p, "set", ["value": 1])
     }
 
+    /// Issue 15: the seed's `refreshAction` (pull to refresh) and `updateBinding` (content changed) as one shared
+    /// intent: `refresh` moves `generation`, and every client reloads the pages it shows.
+    func testRefreshMovesTheGenerationEveryClientReloadsOn() throws {
+        var p = try pager(["start": 10])
+        XCTAssertEqual(p.render()["generation"], 0)
+        try H.apply(&p, "refresh")
+        try H.apply(&p, "refresh", by: H.bob)
+        XCTAssertEqual(p.render()["generation"], 2)
+        XCTAssertEqual(p.render()["position"], 10, "the position stays")
+        let copy = try H.storedRoundTrip(p)
+        XCTAssertEqual(copy.render(), p.render(), "the generation is kept")
+        XCTAssertEqual(ControlCoding.configuration(of: copy), ControlCoding.configuration(of: try pager(["start": 10])),
+                       "refreshing is use, not configuration")
+    }
+
     func testUnboundedIntegersDefaultToZeroAndStopOnlyAtSafeIntegers() throws {
         var p = try pager([:])
         XCTAssertEqual(p.render()["position"], 0)

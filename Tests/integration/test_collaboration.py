@@ -152,7 +152,7 @@ def test_a_claim_is_seen_by_everyone_contested_and_exclusive(intake, connect):
     bob.join(name="Bob")
     assert claim(ann, "details", "contact.email")["type"] == "ack"
     state = bob.wait_state(lambda s: s["controls"]["details"]["claims"] != {})
-    assert state["controls"]["details"]["claims"] == {"contact.email": {"session": ann.session, "exclusive": True}}
+    assert state["controls"]["details"]["claims"] == {"contact.email": {"session": ann.session, "exclusive": True, "leaseMs": 2000}}
     assert state["presence"][ann.session]["editing"] == [{"control": "details", "target": "contact.email"}]
     contested = claim(bob, "details", "contact")
     assert contested["code"] == "claimed" and "Ann" in contested["message"], contested
@@ -230,3 +230,11 @@ def test_a_second_join_with_other_roles_is_refused(hosted, connect):
     assert refused["type"] == "error" and refused["code"] == "conflict" and refused["id"] == "again"
     assert c.intent("agenda", "next", room="ws1")["type"] == "ack", "still the host it joined as"
     assert c.join(room="ws1", token=mint("--role", "host", "--room", "ws1"))["type"] == "snapshot", "same roles: a resync"
+
+
+def test_a_viewer_cannot_claim_but_may_unclaim_nothing(hosted, connect):
+    viewer = connect(hosted)
+    viewer.join(room="ws1", token=mint("--role", "viewer", "--room", "ws1"))
+    refused = claim(viewer, "agenda", room="ws1")
+    assert refused["code"] == "forbidden" and "viewers cannot claim" in refused["message"]
+    assert claim(viewer, "agenda", kind="unclaim", id="u", room="ws1")["code"] == "not_holder"

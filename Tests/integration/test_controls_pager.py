@@ -110,3 +110,15 @@ def test_pager_config_error_names_the_bad_start(tmp_path):
     assert result.returncode != 0
     assert "pager.json" in result.stderr and "/templates/t/controls/m/start" in result.stderr
     assert '"2024-2" is not YYYY-MM' in result.stderr
+
+
+def test_refresh_moves_the_generation_every_client_reloads_on(clients):
+    a, b = clients(), clients()
+    a.join()
+    b.join()
+    assert a.state()["controls"]["month"]["generation"] == 0
+    ack = b.intent("month", "refresh")
+    a.wait_version(ack["version"])
+    patch = a.patches["demo"][-1]
+    assert patch["ops"] == [{"op": "replace", "path": "/controls/month/generation", "value": 1}]
+    assert patch["cause"]["intent"] == "refresh"

@@ -8,16 +8,20 @@ import { act, el, intentButton, memberColor, memberName } from "./common.js";
  */
 function fieldClaim(room, control, target, input) {
   let claimedAt = 0;
+  let attempt = 0;
   const claim = () => {
+    const mine = ++attempt;
     claimedAt = Date.now();
-    room.claim(control, target).catch(() => { claimedAt = 0; });
+    room.claim(control, target).catch(() => { if (mine === attempt) claimedAt = 0; });
   };
+  // Renewed while the user keeps typing, at a third of the lease the server states for this control's claims.
+  const lease = () => Object.values(room.state?.controls?.[control]?.claims ?? {})[0]?.leaseMs ?? 30000;
   input.addEventListener("focus", claim);
-  input.addEventListener("input", () => { if (Date.now() - claimedAt > 10000) claim(); });
+  input.addEventListener("input", () => { if (claimedAt === 0 || Date.now() - claimedAt > lease() / 3) claim(); });
   input.addEventListener("blur", () => {
-    if (claimedAt === 0) return;
+    attempt++;
     claimedAt = 0;
-    room.unclaim(control, target).catch(() => {});
+    room.unclaim(control, target).catch(() => {}); // not_holder when it had lapsed: nothing to do
   });
 }
 
