@@ -15,6 +15,11 @@ extension Room {
         for (id, entry) in decoded where !entry.claims.isEmpty {
             claims[id] = entry.claims.map { Claim(session: $0.session, target: $0.target, until: Claim.restoredLease) }
         }
+        if decoded.values.contains(where: { $0.format < StoredControl.currentFormat }) {
+            // Written by a release that rendered the room another way: a client holding state from before this load
+            // has that other shape, so it gets a snapshot rather than patches made for this one.
+            resumeFloor = stored.version
+        }
         version = stored.version
         for member in stored.members where members[member.session] == nil {
             members[member.session] = Member(name: member.name, roles: member.roles, data: member.data)
@@ -128,6 +133,7 @@ extension Room {
             guard let control = controls[id], case var .object(object)? = ControlCoding.storedState(of: control) else { return nil }
             if let rules = permissions[id] { object[StoredControl.permissionsKey] = rules.json }
             if let policy = claimPolicies[id] { object[StoredControl.claimPolicyKey] = ["exclusive": .bool(policy.exclusive), "leaseMs": .int(policy.leaseMs)] }
+            object[StoredControl.formatKey] = .int(StoredControl.currentFormat)
             if let held = claims[id] {
                 object[StoredControl.claimsKey] = .array(held.map { ["session": .string($0.session.rawValue), "target": .string($0.target)] })
             }
@@ -146,18 +152,23 @@ extension Room {
             guard let session = c["session"]?.stringValue, let target = c["target"]?.stringValue else { return nil }
             return (SessionID(session), target)
         }
-        for key in [StoredControl.permissionsKey, StoredControl.claimPolicyKey, StoredControl.claimsKey] { object[key] = nil }
+        let format = object[StoredControl.formatKey]?.intValue ?? 1
+        for key in [StoredControl.permissionsKey, StoredControl.claimPolicyKey, StoredControl.claimsKey, StoredControl.formatKey] { object[key] = nil }
         guard let control = try? ControlCoding.restore(kind: kind, storedState: .object(object)) else { return nil }
-        return StoredControl(control: control, permissions: permissions, claimPolicy: policy, claims: claims)
+        return StoredControl(control: control, permissions: permissions, claimPolicy: policy, claims: claims, format: format)
     }
 }
 
 /// One control as the room stores it: the control's own state, and beside it (under its own keys) the template's
 /// permissions and claim policy for it and the claims on it.
 struct StoredControl {
-    static let permissionsKey = "permissions", claimPolicyKey = "claimPolicy", claimsKey = "claims"
+    static let permissionsKey = "permissions", claimPolicyKey = "claimPolicy", claimsKey = "claims", formatKey = "format"
+    /// How rooms render, as stored: 2 since presence data, roles, claims and the wizard's `canNext` (absent: 1). A room
+    /// stored in an earlier format restores, but resumes from before its load get snapshots (`Room.resumeFloor`).
+    static let currentFormat = 2
     var control: any Control
     var permissions: ControlPermissions?
     var claimPolicy: ClaimPolicy?
     var claims: [(session: SessionID, target: String)]
+    var format: Int
 }

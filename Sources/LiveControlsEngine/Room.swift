@@ -33,6 +33,9 @@ public struct Room: Sendable {
     var claimsEnded: [ClaimEnd] = []
     public internal(set) var version: Int = 0
     public internal(set) var history: ChangeHistory
+    /// A room restored from state an earlier release stored (another way of rendering it): a `since` at or before this
+    /// version gets a snapshot, since the client's state has the old shape. Nil: every `since` in the history resumes.
+    public internal(set) var resumeFloor: Int?
 
     var controlOrder: [ControlID]
     var controls: [ControlID: any Control]

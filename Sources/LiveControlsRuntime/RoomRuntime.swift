@@ -312,7 +312,8 @@ final class RoomRuntime: RoomEndpoint, @unchecked Sendable {
         if !localDelivery { setRemote(subscriber.session, subscriber) }
         var resumed: Bool? = nil
         if let since = request.since {
-            if since.epoch == room.epoch, let missed = room.history.changes(after: since.version, current: room.version) {
+            if since.epoch == room.epoch, since.version > room.resumeFloor ?? -1,
+               let missed = room.history.changes(after: since.version, current: room.version) {
                 subscribe(subscriber)
                 send(.resumed(room: name, epoch: room.epoch, from: since.version, version: room.version, id: request.id), to: subscriber)
                 for patch in missed { send(patchMessage(patch), to: subscriber) }

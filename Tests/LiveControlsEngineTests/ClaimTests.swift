@@ -122,6 +122,7 @@ final class ClaimTests: XCTestCase {
                                 controls: Dictionary(uniqueKeysWithValues: write.controls.map { ($0.id, $0.state) }), members: write.joined, history: [])
         var restored = try XCTUnwrap(Room(restoring: stored, template: template, historyLimit: 16))
         XCTAssertEqual(restored.render(), room.render())
+        XCTAssertNil(restored.resumeFloor, "stored by this release: resumes go on across the restart")
         let takeover = restored.endHolds(reason: .failover)
         XCTAssertEqual(takeover.patch?.cause["claimsEnded"], [["control": "signup", "target": "account.email", "session": "ann", "reason": "failover"]])
         XCTAssertEqual(takeover.timers, [], "a restored claim had no lease armed")

@@ -77,5 +77,7 @@ final class LegacyStoredStateTests: XCTestCase {
                                 members: [StoredMember(session: SessionID("ann"), name: "Ann", roles: ["admin"])], history: [])
         let restored = try XCTUnwrap(Room(restoring: stored, template: template, historyLimit: 8))
         XCTAssertEqual(JSONDiff.diff(from: original.render(), to: restored.render()), [])
+        XCTAssertEqual(restored.resumeFloor, stored.version,
+                       "stored by a release that rendered rooms another way: a client's state from before the load gets a snapshot")
     }
 }
