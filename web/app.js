@@ -1,6 +1,6 @@
 // The test page: renders every control of a room, presence, status and a log of patches.
 import { LiveRoom } from "./livecontrols.js";
-import { el, memberColor } from "./views/common.js";
+import { el, memberColor, plainWords } from "./views/common.js";
 import { stepperView } from "./views/stepper.js";
 import { listView } from "./views/list.js";
 import { wizardView } from "./views/wizard.js";
@@ -8,21 +8,54 @@ import { formView } from "./views/form.js";
 import { pagerView } from "./views/pager.js";
 
 const params = new URLSearchParams(location.search);
-const room = new LiveRoom({ room: params.get("room") || "demo", name: params.get("name"), token: params.get("token"),
-                           template: params.get("template") });
+// The name: the URL's (?name=), else the one chosen here before (kept in this browser).
+const storedName = (() => { try { return localStorage.getItem("livecontrols.name"); } catch { return null; } })();
+const name = params.get("name") ?? storedName;
+const room = new LiveRoom({ room: params.get("room") || "demo", name, token: params.get("token"), template: params.get("template") });
 const $ = (id) => document.getElementById(id);
 $("room-name").textContent = room.room;
+$("name-input").value = name ?? "";
+$("name-form").addEventListener("submit", (event) => {
+  // A name is given at join: choosing another joins again under it (a reload with the name in the URL).
+  event.preventDefault();
+  const chosen = $("name-input").value.trim().slice(0, 64);
+  try { localStorage.setItem("livecontrols.name", chosen); } catch { /* private mode: the URL still carries it */ }
+  const next = new URLSearchParams(location.search);
+  if (chosen) next.set("name", chosen); else next.delete("name");
+  location.search = next.toString();
+});
 
-const statusText = { open: "connected", connecting: "connecting…", closed: "disconnected — reconnecting…", refused: "refused (see the error)",
+// Protocol details (version, patches) are for developers: behind a toggle, remembered in this browser.
+const debug = (() => { try { return localStorage.getItem("livecontrols.debug") === "1"; } catch { return false; } })();
+$("debug-toggle").checked = debug;
+document.body.classList.toggle("debug", debug);
+$("debug-toggle").addEventListener("change", (e) => {
+  document.body.classList.toggle("debug", e.target.checked);
+  try { localStorage.setItem("livecontrols.debug", e.target.checked ? "1" : "0"); } catch { /* not kept */ }
+});
+
+const statusText = { open: "connected", connecting: "connecting…", closed: "disconnected — reconnecting…", refused: "could not join",
                      deleted: "this room was deleted — reload the page to start it anew", removed: "disconnected by the server" };
+let failedConnects = 0;
 room.addEventListener("status", (e) => {
-  $("status").textContent = statusText[e.detail.status] ?? e.detail.status;
-  $("status").dataset.state = e.detail.status;
-  document.body.dataset.status = e.detail.status;
+  const status = e.detail.status;
+  if (status === "open") failedConnects = 0;
+  if (status === "closed") failedConnects++;
+  $("status").textContent = statusText[status] ?? status;
+  $("status").dataset.state = status;
+  document.body.dataset.status = status;
+  if (status === "open") $("errors").textContent = "";
+  else if (status === "closed" && failedConnects >= 3) {
+    // Browsers do not tell a page why a WebSocket failed: say what it usually is.
+    $("errors").textContent = "Cannot reach the server. It may be down, or it may not allow this page (its --allowed-origin list). Still trying…";
+  } else if (status === "removed") $("errors").textContent = "The server's operator disconnected this page. Reload to join again.";
 });
 room.addEventListener("state", render);
 room.addEventListener("patch", (e) => logPatch(e.detail));
-room.addEventListener("error", (e) => { $("errors").textContent = `${e.detail.code}: ${e.detail.message}`; });
+room.addEventListener("error", (e) => {
+  $("errors").textContent = plainWords(e.detail);
+  $("errors").dataset.code = e.detail.code; // the protocol's code, for tools and tests
+});
 
 const makers = { stepper: stepperView, list: listView, wizard: wizardView, form: formView, pager: pagerView };
 const views = new Map();
@@ -74,6 +107,6 @@ function renderPresence() {
 function logPatch(patch) {
   const log = $("log");
   const cause = patch.cause ? `${patch.cause.kind}${patch.cause.intent ? ` ${patch.cause.intent}` : ""}${patch.cause.control ? ` ${patch.cause.control}` : ""}` : "";
-  log.prepend(el("li", {}, `v${patch.version} · ${cause} · ${patch.ops.map((o) => `${o.op} ${o.path}`).join(", ")}`));
+  log.prepend(el("li", {}, `version ${patch.version} · ${cause} · ${patch.ops.map((o) => `${o.op} ${o.path}`).join(", ")}`));
   while (log.children.length > 200) log.lastChild.remove();
 }

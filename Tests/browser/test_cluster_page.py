@@ -12,7 +12,7 @@ def holding(driver) -> str:
 
 
 def version(driver) -> int:
-    return int(driver.find_element(By.ID, "version").text)
+    return int(driver.find_element(By.ID, "version").get_attribute("textContent"))
 
 
 def test_windows_on_two_nodes_follow_one_hold_through_the_loss_of_its_owner(cluster, browser):

@@ -36,7 +36,7 @@ def test_a_click_in_one_window_changes_the_other(server, browser):
     button(a, "quantity", "next").click()
     wait(b, lambda d: quantity(d) == start + 1, message="the other window follows")
     wait(a, lambda d: quantity(d) == start + 1)
-    assert a.find_element(By.ID, "version").text == b.find_element(By.ID, "version").text
+    assert a.find_element(By.ID, "version").get_attribute("textContent") == b.find_element(By.ID, "version").get_attribute("textContent")
 
 
 def test_press_and_hold_ticks_in_both_windows_and_release_stops(server, browser):
@@ -53,9 +53,9 @@ def test_press_and_hold_ticks_in_both_windows_and_release_stops(server, browser)
     wait(b, lambda d: d.find_element(By.CSS_SELECTOR, '[data-control="quantity"] .holding').text == "", message="the hold ends")
     stopped = quantity(b)
     # Stopped for good: a later, independent change arrives as the very next version.
-    version = int(b.find_element(By.ID, "version").text)
+    version = int(b.find_element(By.ID, "version").get_attribute("textContent"))
     button(b, "quantity", "prev").click()
-    wait(b, lambda d: int(d.find_element(By.ID, "version").text) >= version + 1)
+    wait(b, lambda d: int(d.find_element(By.ID, "version").get_attribute("textContent")) >= version + 1)
     assert quantity(b) == stopped - 1
     wait(a, lambda d: quantity(d) == stopped - 1)
 
@@ -162,7 +162,7 @@ def test_a_join_refused_for_a_passing_reason_is_retried_until_it_succeeds(start_
     holder = s.client()
     assert holder.join("first")["type"] == "snapshot"
     page = browser(s.http_url + "?room=second")
-    wait(page, lambda d: "room_limit" in d.find_element(By.ID, "errors").text, message="the refusal is shown")
+    wait(page, lambda d: d.find_element(By.ID, "errors").get_attribute("data-code") == "room_limit", message="the refusal is shown")
     assert page.find_element(By.ID, "status").get_attribute("data-state") == "connecting", "still trying"
     holder.leave("first")  # idle for a second, then unloaded: the retried join gets the place
     wait(page, connected, message="the retried join succeeded")
@@ -173,7 +173,8 @@ def test_a_join_refused_for_good_shows_refused(start_server, browser):
     s = start_server("--auth", "required", "--auth-secret", "0123456789abcdef0123456789abcdef")
     page = browser(s.http_url)
     wait(page, lambda d: d.find_element(By.ID, "status").get_attribute("data-state") == "refused", message="status refused")
-    assert "unauthorized" in page.find_element(By.ID, "errors").text
+    assert page.find_element(By.ID, "errors").get_attribute("data-code") == "unauthorized"
+    assert "access token" in page.find_element(By.ID, "errors").text, "said in plain words"
 
 
 def test_the_server_api_deleting_the_room_or_disconnecting_the_page_is_shown_and_not_undone(start_server, browser):
@@ -194,7 +195,7 @@ def test_the_server_api_deleting_the_room_or_disconnecting_the_page_is_shown_and
 
     api.delete("/rooms/meeting")
     wait(page, lambda d: d.find_element(By.ID, "status").get_attribute("data-state") == "deleted", message="status deleted")
-    assert "room_deleted" in page.find_element(By.ID, "errors").text
+    assert page.find_element(By.ID, "errors").get_attribute("data-code") == "room_deleted"
     assert "deleted" in page.find_element(By.ID, "status").text
     assert api.get("/rooms/meeting").status_code == 404, "the page did not make the room again"
 

@@ -11,17 +11,74 @@ export function el(tag, attrs = {}, ...children) {
   return e;
 }
 
-/** Reports a refused intent in the page's live region (and the console). */
-export function reportError(error) {
-  if (error?.code === "disconnected") return;
-  const box = document.getElementById("errors");
-  if (box) box.textContent = `${error.code}: ${error.message}`;
-  console.warn("intent refused", error);
+/** What a refusal means, in plain words for the person who acted (the server's message is for developers). */
+export function plainWords(error) {
+  switch (error.code) {
+    case "at_bound": return "Already at the end — it cannot go further that way.";
+    case "out_of_range": return `That is outside what this allows (${error.message}).`;
+    case "claimed": return "Someone else is editing this right now. Try again when they are done.";
+    case "forbidden": return `You cannot do that here: ${error.message}.`;
+    case "not_valid": return "Some fields still need attention before you can continue.";
+    case "guard_failed": return "Finish the form part this step waits for first.";
+    case "finished": return "This is finished. Start it over to change it.";
+    case "conflict": return `Someone changed this meanwhile: ${error.message}.`;
+    case "rate_limited": case "overloaded": return "Too fast — wait a moment and try again.";
+    case "invalid_args": return `That value does not fit: ${error.message}.`;
+    case "not_found": return "That item is gone — someone removed it.";
+    case "unauthorized": return "This room needs an access token: open the link you were given (it ends in ?token=…).";
+    case "token_expired": return "Your access has expired: get a new link and open it.";
+    case "room_limit": return "The server has no room for another room right now. Trying again…";
+    case "room_deleted": return "This room was deleted. Reload the page to start it anew.";
+    case "unavailable": return "The room is briefly unavailable (it is moving or restarting). Trying again…";
+    case "unknown_room": return "There is no room by this name on this server.";
+    default: return error.message;
+  }
 }
 
-/** Sends an intent; shows a refusal instead of throwing. */
+/**
+ * Shows a refusal next to the control it concerns (`[data-notice]` inside its section), in plain words, and
+ * clears it after a few seconds or at the control's next accepted action. Without a control: the page's line.
+ */
+export function reportError(error, control) {
+  if (error?.code === "disconnected") return;
+  console.warn("refused", error);
+  const box = (control && document.querySelector(`[data-control="${CSS.escape(control)}"] [data-notice]`)) || document.getElementById("errors");
+  if (!box) return;
+  box.textContent = plainWords(error);
+  box.dataset.code = error.code;
+  clearTimeout(box.clearTimer);
+  box.clearTimer = setTimeout(() => { box.textContent = ""; }, 6000);
+}
+
+/** Clears the control's notice (an action of it was accepted). */
+export function clearNotice(control) {
+  const box = document.querySelector(`[data-control="${CSS.escape(control)}"] [data-notice]`);
+  if (box) box.textContent = "";
+}
+
+/** Sends an intent; shows a refusal next to the control instead of throwing. */
 export function act(room, control, intent, args) {
-  return room.intent(control, intent, args).catch(reportError);
+  return room.intent(control, intent, args).then((ack) => { clearNotice(control); return ack; }, (e) => reportError(e, control));
+}
+
+/** The parts every control view starts with: its title, a one-line caption, and the place its notices go. */
+export function controlHeader(id, caption) {
+  return [
+    el("h2", { id: `${id}-label` }),
+    el("p", { class: "caption" }, caption),
+    el("p", { class: "notice", role: "alert", "data-notice": "", "data-testid": `${id}-notice` }),
+  ];
+}
+
+/** A small inline form: an input and a button that calls `submit(value)`; the input empties when it resolves. */
+export function inlineForm(label, input, button, submit) {
+  const form = el("form", { class: "inline", "aria-label": label }, input, el("button", { type: "submit", class: "text" }, button));
+  form.addEventListener("submit", async (event) => {
+    event.preventDefault();
+    if (input.value === "") return;
+    if (await submit(input.value)) input.value = "";
+  });
+  return form;
 }
 
 /**
@@ -40,7 +97,7 @@ export function holdButton(room, control, direction, text, label) {
     room.intent(control, "press", { direction }).catch((e) => {
       held = false;
       button.classList.remove("pressed");
-      reportError(e);
+      reportError(e, control);
     });
   };
   const release = () => {
@@ -100,4 +157,9 @@ export function memberColor(room, session) {
   let hash = 0;
   for (const ch of session) hash = (hash * 31 + ch.charCodeAt(0)) >>> 0;
   return palette[hash % palette.length];
+}
+
+/** Tints the hold button of this session's running hold, and only that one (a hold taken over is no longer ours). */
+export function syncPressed(room, holding, ...buttons) {
+  for (const b of buttons) b.classList.toggle("pressed", holding?.session === room.session && holding.direction === b.dataset.direction);
 }

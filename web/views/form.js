@@ -1,6 +1,6 @@
 // form (StackedForm): collapsed elements show their summary; the expanded one shows its fields, with
 // server-side errors, and the call to action enabled only while the element is valid.
-import { act, el, intentButton, memberColor, memberName } from "./common.js";
+import { act, controlHeader, el, intentButton, memberColor, memberName } from "./common.js";
 
 /**
  * Claims a field while it has focus (and again while the user keeps typing, within the lease), and gives it up on
@@ -97,18 +97,33 @@ function inputFor(room, control, elementID, field) {
   };
 }
 
+/** What a completed form collected, element by element: `{element: {field: value}}` as a definition list. */
+function collected(c) {
+  const dl = el("dl", { class: "collected", "data-testid": "form-data" });
+  for (const e of c.elements) {
+    dl.append(el("dt", {}, e.title || e.id));
+    const values = c.data?.[e.id] ?? {};
+    dl.append(el("dd", {}, ...e.fields.map((f) => el("div", {}, `${f.label || f.id}: `,
+      el("strong", {}, values[f.id] === null || values[f.id] === undefined ? "—" : String(values[f.id]))))));
+  }
+  return dl;
+}
+
 export function formView(room, id) {
-  const title = el("h2");
+  const [title, caption, notice] = controlHeader(id, "A form filled in together: everyone sees each keystroke; each part unlocks the next.");
   const status = el("p", { class: "phase", "aria-live": "polite", "data-testid": `${id}-status` });
   const list = el("ol", { class: "elements" });
+  const result = el("div", { class: "result" });
   const reset = intentButton(room, id, "reset", "Start over");
-  const element = el("section", { class: "control", "data-control": id, "data-kind": "form" }, title, status, list, reset);
+  const element = el("section", { class: "control", "data-control": id, "data-kind": "form", "aria-labelledby": `${id}-label` },
+    title, caption, status, list, result, reset, notice);
   const rows = new Map(); // element id → {li, body, inputs: Map, cta, shape}
   return {
     element,
     update(c) {
       title.textContent = c.label;
-      status.textContent = c.completed ? "Completed — thank you!" : `Step ${c.elements.findIndex((e) => e.id === c.current) + 1} of ${c.elements.length}`;
+      status.textContent = c.completed ? "Completed — here is what was entered:" : `Part ${c.elements.findIndex((e) => e.id === c.current) + 1} of ${c.elements.length}`;
+      result.replaceChildren(...(c.completed ? [collected(c)] : []));
       for (const e of c.elements) {
         let row = rows.get(e.id);
         const shape = `${e.status}:${e.fields.map((f) => f.id + f.type).join(",")}`;
@@ -151,7 +166,10 @@ function buildElement(room, control, e, form) {
     li,
     update(state, c) {
       li.className = `element ${state.status}${state.valid ? " valid" : ""}`;
-      summary.textContent = state.summary;
+      // A part not reached yet has nothing to summarise (its summary would claim what nobody did yet).
+      const order = c.elements.map((x) => x.id);
+      const done = c.completed || order.indexOf(state.id) < order.indexOf(c.current);
+      summary.textContent = done ? state.summary : "Not filled in yet";
       for (const f of state.fields) inputs.get(f.id)?.update(f, c.claims);
       if (edit) {
         // Only filled elements before the expanded one can be reopened (the server refuses the others).

@@ -1,15 +1,38 @@
-// list (ArrayStepper): the selected item with ‹ › hold buttons, and every value grouped by section.
-import { act, el, holdButton, holdingText } from "./common.js";
+// list (ArrayStepper): the selected item with ‹ › hold buttons, every value grouped by section with move and
+// remove buttons, and a box to add a value at a position.
+import { act, controlHeader, el, holdButton, holdingText, inlineForm, syncPressed } from "./common.js";
+
+/** A typed value: JSON when it parses (`{"name": "Ann"}`, `42`), else the text itself. */
+function parseValue(text) {
+  try { return JSON.parse(text); } catch { return text; }
+}
 
 export function listView(room, id) {
-  const title = el("h2", { id: `${id}-label` });
+  const [title, caption, notice] = controlHeader(id, "A shared list: pick an item, hold ‹ › to step through, add, move or remove items.");
   const current = el("output", { "aria-labelledby": `${id}-label`, "aria-live": "polite", "data-testid": `${id}-value` });
   const prev = holdButton(room, id, "prev", "‹", "Previous item");
   const next = holdButton(room, id, "next", "›", "Next item");
   const holding = el("p", { class: "holding" });
   const sections = el("div", { class: "sections" });
-  const element = el("section", { class: "control", "data-control": id, "data-kind": "list" },
-    title, el("div", { class: "stepper" }, prev, current, next), holding, sections);
+  const input = el("input", { type: "text", "aria-label": "New item", placeholder: "New item", "data-testid": `${id}-new` });
+  const where = el("select", { "aria-label": "Where", "data-testid": `${id}-where` });
+  const add = inlineForm("Add an item", input, "Add", (text) => {
+    const value = parseValue(text);
+    return where.value === "" ? act(room, id, "append", { value }) : act(room, id, "insert", { value, index: Number(where.value) });
+  });
+  add.prepend(where);
+  const element = el("section", { class: "control", "data-control": id, "data-kind": "list", "aria-labelledby": `${id}-label` },
+    title, caption, el("div", { class: "stepper" }, prev, current, next), holding, sections, add, notice);
+  const iconButton = (text, label, onClick) => {
+    const b = el("button", { type: "button", class: "icon", "aria-label": label, title: label }, text);
+    b.addEventListener("click", (e) => { e.stopPropagation(); onClick(); });
+    return b;
+  };
+  const removeButton = (item, keep) => {
+    const b = iconButton("×", keep ? `Select another item to remove ${item.label}` : `Remove ${item.label}`, () => act(room, id, "remove", { id: item.id }));
+    b.disabled = keep; // selectionPolicy "fail": the selected item stays until another is selected
+    return b;
+  };
   return {
     element,
     update(c) {
@@ -17,22 +40,35 @@ export function listView(room, id) {
       current.textContent = c.selectedLabel ?? "—";
       prev.disabled = !c.canPrev;
       next.disabled = !c.canNext;
+      syncPressed(room, c.holding, prev, next);
       holding.textContent = holdingText(room, c.holding, "›", "‹");
       const focused = sections.contains(document.activeElement) ? document.activeElement.dataset.item : null;
+      const flat = c.sections.flatMap((s) => s.items);
+      let position = 0;
       sections.replaceChildren(...c.sections.map((section) => {
         const items = el("ul", { role: "listbox", "aria-label": section.header || c.label });
         for (const item of section.items) {
+          const index = position++;
           const selected = item.id === c.selected;
+          const claim = c.claims?.[item.id];
           const option = el("li", { role: "option", tabindex: "0", "aria-selected": String(selected), "data-item": item.id,
-            class: selected ? "selected" : null }, item.label);
+            class: selected ? "selected" : null }, el("span", { class: "item-label" }, item.label),
+            claim && claim.session !== room.session ? el("span", { class: "editor" }, " (being edited)") : null,
+            el("span", { class: "item-actions" },
+              iconButton("↑", `Move ${item.label} up`, () => act(room, id, "move", { id: item.id, index: Math.max(0, index - 1) })),
+              iconButton("↓", `Move ${item.label} down`, () => act(room, id, "move", { id: item.id, index: Math.min(flat.length - 1, index + 1) })),
+              removeButton(item, selected && c.selectionPolicy === "fail" && flat.length > 1)));
           const choose = () => act(room, id, "select", { id: item.id });
           option.addEventListener("click", choose);
-          option.addEventListener("keydown", (e) => { if (e.key === "Enter" || e.key === " ") { e.preventDefault(); choose(); } });
+          option.addEventListener("keydown", (e) => { if (e.target === option && (e.key === "Enter" || e.key === " ")) { e.preventDefault(); choose(); } });
           items.append(option);
         }
         if (section.items.length === 0) items.append(el("li", { class: "empty" }, "(empty)"));
         return el("div", { class: "section" }, section.header ? el("h3", {}, section.header) : null, items);
       }));
+      const chosen = where.value;
+      where.replaceChildren(el("option", { value: "" }, "at the end"), ...flat.map((item, i) => el("option", { value: String(i) }, `before ${item.label}`)));
+      where.value = [...where.options].some((o) => o.value === chosen) ? chosen : "";
       if (focused) sections.querySelector(`[data-item="${focused}"]`)?.focus();
     },
   };

@@ -1,6 +1,6 @@
 // pager (InfiniteScrollViews): the position — a month as a calendar grid — with ‹ › hold buttons and
 // the neighbouring positions from `window` to jump to.
-import { act, el, holdButton, holdingText } from "./common.js";
+import { act, controlHeader, el, holdButton, holdingText, inlineForm, intentButton, syncPressed } from "./common.js";
 
 const weekdays = ["Mon", "Tue", "Wed", "Thu", "Fri", "Sat", "Sun"];
 
@@ -31,16 +31,27 @@ function label(domain, position) {
   return String(position);
 }
 
+/** An input for any position of the domain: a month picker, a date picker, or a number. */
+function positionInput(id, domain) {
+  const type = domain === "month" ? "month" : domain === "day" ? "date" : "number";
+  return el("input", { type, "aria-label": "Go to", "data-testid": `${id}-goto`, required: true });
+}
+
 export function pagerView(room, id) {
-  const title = el("h2", { id: `${id}-label` });
+  const [title, caption, notice] = controlHeader(id, "Pages everyone browses together: step, hold to scroll, or go to any page.");
   const current = el("output", { "aria-labelledby": `${id}-label`, "aria-live": "polite", "data-testid": `${id}-value` });
   const prev = holdButton(room, id, "prev", "‹", "Previous");
   const next = holdButton(room, id, "next", "›", "Next");
   const holding = el("p", { class: "holding" });
   const neighbours = el("div", { class: "window", role: "group", "aria-label": "Nearby" });
   const body = el("div", { class: "page" });
-  const element = el("section", { class: "control", "data-control": id, "data-kind": "pager" },
-    title, el("div", { class: "stepper" }, prev, current, next), holding, neighbours, body);
+  const refresh = intentButton(room, id, "refresh", "Reload pages");
+  const generation = el("span", { class: "generation", "data-testid": `${id}-generation` });
+  let input = null;
+  const goto = el("div", { class: "goto" });
+  const element = el("section", { class: "control", "data-control": id, "data-kind": "pager", "aria-labelledby": `${id}-label` },
+    title, caption, el("div", { class: "stepper" }, prev, current, next), holding, neighbours, body, goto,
+    el("div", { class: "actions" }, refresh, generation), notice);
   let shown = null;
   return {
     element,
@@ -50,14 +61,22 @@ export function pagerView(room, id) {
       current.dataset.position = c.position;
       prev.disabled = !c.canPrev;
       next.disabled = !c.canNext;
+      syncPressed(room, c.holding, prev, next);
       holding.textContent = holdingText(room, c.holding, "›", "‹");
+      if (!input) {
+        input = positionInput(id, c.domain);
+        goto.append(inlineForm("Go to a page", input, "Go", (v) => act(room, id, "goto", { position: c.domain === "integer" ? Number(v) : v })));
+      }
+      if (c.min !== null) input.min = c.min;
+      if (c.max !== null) input.max = c.max;
+      generation.textContent = c.generation ? `content version ${c.generation + 1}` : "";
       neighbours.replaceChildren(...c.window.map((p) => {
         const b = el("button", { type: "button", class: p === c.position ? "text current" : "text", "aria-pressed": String(p === c.position) }, label(c.domain, p));
         b.addEventListener("click", () => act(room, id, "goto", { position: p }));
         return b;
       }));
-      if (shown !== c.position) {
-        shown = c.position;
+      if (shown !== `${c.position}/${c.generation}`) {
+        shown = `${c.position}/${c.generation}`; // a refresh reloads what is shown
         body.replaceChildren(c.domain === "month" ? monthGrid(c.position) : el("p", { class: "big" }, label(c.domain, c.position)));
       }
     },

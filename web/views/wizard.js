@@ -1,21 +1,29 @@
-// wizard (StepView): the steps with the current one marked, the phase, and next / back / reset.
-import { el, intentButton, missingRoles } from "./common.js";
+// wizard (StepView): the steps with the current one marked, the phase, next / back / reset, why Next waits,
+// and a box to add a step.
+import { act, controlHeader, el, inlineForm, intentButton, missingRoles } from "./common.js";
 
-const phaseText = { start: "Not started", inProgress: "In progress", complete: "Complete", exit: "Exited" };
+const phaseText = { start: "Not started", inProgress: "In progress", complete: "Complete", exit: "Left at the first step" };
 
 export function wizardView(room, id) {
-  const title = el("h2");
+  const [title, caption, notice] = controlHeader(id, "Steps everyone goes through together; some wait for a form part to be filled in.");
   const phase = el("p", { class: "phase", "aria-live": "polite", "data-testid": `${id}-phase` });
   const steps = el("ol", { class: "steps" });
   const back = intentButton(room, id, "prev", "Back");
   const next = intentButton(room, id, "next", "Next");
-  const reset = intentButton(room, id, "reset", "Reset");
+  const reset = intentButton(room, id, "reset", "Start over");
   const hint = el("p", { class: "hint", "data-testid": `${id}-hint` });
-  const element = el("section", { class: "control", "data-control": id, "data-kind": "wizard" },
-    title, phase, steps, el("div", { class: "actions" }, back, next, reset), hint);
+  const input = el("input", { type: "text", "aria-label": "New step title", placeholder: "New step", "data-testid": `${id}-new` });
+  let count = 0;
+  const append = inlineForm("Add a step", input, "Add step", (text) => {
+    const slug = text.toLowerCase().replace(/[^a-z0-9]+/g, "-").replace(/^-|-$/g, "").slice(0, 40) || "step";
+    return act(room, id, "append", { step: { id: `${slug}-${count + 1}`, title: text.slice(0, 120) } });
+  });
+  const element = el("section", { class: "control", "data-control": id, "data-kind": "wizard", "aria-labelledby": `${id}-label` },
+    title, caption, phase, steps, el("div", { class: "actions" }, back, next, reset), hint, append, notice);
   return {
     element,
     update(c) {
+      count = c.count;
       title.textContent = c.label;
       phase.textContent = `${phaseText[c.phase] ?? c.phase} · step ${c.index + 1} of ${c.count}: ${c.title}`;
       phase.dataset.phase = c.phase;
@@ -25,13 +33,21 @@ export function wizardView(room, id) {
       back.disabled = !canPrev || missingRoles(room, id, "prev") !== null;
       next.disabled = !canNext || missingRoles(room, id, "next") !== null;
       reset.disabled = missingRoles(room, id, "reset") !== null;
+      append.hidden = missingRoles(room, id, "append") !== null;
       hint.textContent = onlyFor ? `Only ${onlyFor.join(" or ")} can move ${c.label}.` : blockedText(room, c);
       steps.replaceChildren(...c.steps.map((s, i) => el("li", {
         class: i === c.index ? "current" : i < c.index ? "done" : null,
         "aria-current": i === c.index ? "step" : null,
-      }, s.title, s.guard ? el("span", { class: "guard" }, ` (needs ${s.guard.element ?? s.guard.form})`) : null)));
+      }, s.title, s.guard ? el("span", { class: "guard" }, ` (needs ${guardName(room, s.guard)})`) : null)));
     },
   };
+}
+
+/** "Account in Sign up" for a step's guard. */
+function guardName(room, guard) {
+  const form = room.state.controls[guard.form];
+  const element = form?.elements?.find((e) => e.id === guard.element);
+  return element ? `“${element.title}”` : form?.label ?? guard.form;
 }
 
 /** Why Next is disabled, in plain words (from the wizard's `blocked`), or "". */
@@ -39,7 +55,7 @@ function blockedText(room, c) {
   const blocked = c.blocked;
   if (!blocked) return "";
   if (blocked.code === "finished") {
-    return c.phase === "complete" ? "All steps are done. Reset to go through them again." : "Back from the first step left the wizard. Reset to start again.";
+    return c.phase === "complete" ? "All steps are done. Start over to go through them again." : "Back from the first step left the steps. Start over to begin again.";
   }
   if (blocked.code === "guard_failed" && blocked.form) {
     const form = room.state.controls[blocked.form];
