@@ -149,8 +149,8 @@ export class LiveRoom extends EventTarget {
   /** Claims a control (`target` "*") or a part of it ("account.email") while this session edits it. */
   claim(control, target = "*") { return this.request({ type: "claim", room: this.room, control, target }); }
 
-  /** Gives a claim up (on blur, when done). */
-  unclaim(control, target = "*") { return this.request({ type: "unclaim", room: this.room, control, target }); }
+  /** Gives a claim up (`reason` "blur" when its field lost focus, else "release"). */
+  unclaim(control, target = "*", reason = "release") { return this.request({ type: "unclaim", room: this.room, control, target, reason }); }
 
   /** After a (re)join: the presence data this client keeps, sent again for the session now in the room. */
   restorePresence() {

@@ -47,8 +47,10 @@ public struct ClaimPolicy: Sendable, Equatable {
 
 /// Why a claim ended; listed in `cause.claimsEnded` of the patch that ends it.
 public enum ClaimEndReason: String, Sendable {
-    /// The holder sent `unclaim` (a page does on blur).
+    /// The holder sent `unclaim`.
     case release
+    /// The holder sent `unclaim` with `reason: "blur"`: its field lost focus.
+    case blur
     /// The holder left the room, its connection closed, or its token expired.
     case leave, disconnect, expired
     /// The holder did not claim it again within the lease.

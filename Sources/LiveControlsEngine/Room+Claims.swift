@@ -54,8 +54,9 @@ extension Room {
         }
     }
 
-    /// `session` gives its claim on `target` of control `id` up (reason `release`); `not_holder` when it holds none.
-    public mutating func unclaim(_ session: SessionID, control id: ControlID, target: String, requestID: RequestID?,
+    /// `session` gives its claim on `target` of control `id` up (reason `release`, or `blur` when its field lost focus);
+    /// `not_holder` when it holds none.
+    public mutating func unclaim(_ session: SessionID, control id: ControlID, target: String, blur: Bool = false, requestID: RequestID?,
                                  at now: Instant) throws(IntentError) -> RoomUpdate {
         _ = try claimable(session, id, target, at: now, rated: false)  // giving a claim up is never held back
         guard let claim = claims[id]?.first(where: { $0.session == session && $0.target == target }) else {
@@ -64,7 +65,7 @@ extension Room {
         var cause: JSONObject = ["kind": "unclaim", "session": .string(session.rawValue), "control": .string(id.rawValue), "target": .string(target)]
         if let requestID { cause["id"] = requestID.json }
         return commit(cause: cause, touching: [id]) { room, _, _ in
-            room.endClaims(reason: .release) { $0 == id && $1 == claim }
+            room.endClaims(reason: blur ? .blur : .release) { $0 == id && $1 == claim }
         }
     }
 

@@ -90,13 +90,16 @@ public struct ClaimRequest: Sendable, Equatable {
     public var target: String
     /// `unclaim`: give the claim up.
     public var release: Bool
+    /// `unclaim {reason: "blur"}`: the field lost focus (else `release`); `cause.claimsEnded` tells which.
+    public var blur: Bool
 
-    public init(id: RequestID? = nil, room: String, control: String, target: String = "*", release: Bool = false) {
+    public init(id: RequestID? = nil, room: String, control: String, target: String = "*", release: Bool = false, blur: Bool = false) {
         self.id = id
         self.room = room
         self.control = control
         self.target = target
         self.release = release
+        self.blur = blur
     }
 
     /// The longest target: an element id, a dot, a field id.
@@ -196,7 +199,14 @@ public enum ClientMessage: Sendable, Equatable {
                 }
                 target = t
             }
-            return .claim(ClaimRequest(id: id, room: room, control: control, target: target, release: type == "unclaim"))
+            var blur = false
+            if type == "unclaim", let reason = object["reason"], reason != .null {
+                guard let r = reason.stringValue, r == "release" || r == "blur" else {
+                    throw fields.error(.invalidMessage, "reason must be \"release\" or \"blur\"", room: room)
+                }
+                blur = r == "blur"
+            }
+            return .claim(ClaimRequest(id: id, room: room, control: control, target: target, release: type == "unclaim", blur: blur))
         default:
             throw fields.error(.unknownType, "unknown message type \"\(type)\"")
         }

@@ -270,7 +270,7 @@ final class RoomRuntime: RoomEndpoint, @unchecked Sendable {
     private func handleClaim(_ subscriber: any RoomSubscriber, _ request: ClaimRequest) {
         answer(subscriber, id: request.id) { room, now throws(IntentError) in
             let (session, control) = (subscriber.session, ControlID(request.control))
-            return request.release ? try room.unclaim(session, control: control, target: request.target, requestID: request.id, at: now)
+            return request.release ? try room.unclaim(session, control: control, target: request.target, blur: request.blur, requestID: request.id, at: now)
                                    : try room.claim(session, control: control, target: request.target, requestID: request.id, at: now)
         }
     }

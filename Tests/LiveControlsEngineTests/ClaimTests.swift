@@ -95,6 +95,9 @@ final class ClaimTests: XCTestCase {
         _ = try claim(&room, ann, "signup", "account")
         XCTAssertEqual(ended(try room.unclaim(ann, control: ControlID("signup"), target: "account", requestID: nil, at: .milliseconds(0))),
                        [["control": "signup", "target": "account", "session": "ann", "reason": "release"]])
+        _ = try claim(&room, ann, "signup", "account")
+        XCTAssertEqual(ended(try room.unclaim(ann, control: ControlID("signup"), target: "account", blur: true, requestID: nil, at: .milliseconds(0))),
+                       [["control": "signup", "target": "account", "session": "ann", "reason": "blur"]])
         _ = try claim(&room, ann, "signup", "account", at: 1_000)
         XCTAssertNil(room.wake(control: ControlID("signup"), at: .milliseconds(10_999)).patch, "one millisecond short of the lease")
         let lapsed = room.wake(control: ControlID("signup"), at: .milliseconds(11_000))

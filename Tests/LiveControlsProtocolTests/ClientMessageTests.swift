@@ -43,6 +43,14 @@ final class ClientMessageTests: XCTestCase {
         }
     }
 
+    func testDecodesClaimsWithTheirTargetAndAnUnclaimsReason() throws {
+        XCTAssertEqual(try decode(#"{"type":"claim","room":"demo","control":"f"}"#), .claim(ClaimRequest(room: "demo", control: "f")))
+        XCTAssertEqual(try decode(#"{"type":"unclaim","room":"demo","control":"f","target":"a.b","reason":"blur","id":3}"#),
+                       .claim(ClaimRequest(id: .int(3), room: "demo", control: "f", target: "a.b", release: true, blur: true)))
+        XCTAssertEqual(error(#"{"type":"unclaim","room":"demo","control":"f","reason":"later","id":3}"#)?.code, .invalidMessage)
+        XCTAssertEqual(error(#"{"type":"claim","room":"demo","control":"f","target":"a..b","id":3}"#)?.code, .invalidMessage)
+    }
+
     func testNullIsAbsentForEveryOptionalFieldAndIntegersAreIntegers() throws {
         guard case let .join(join) = try decode(#"{"type":"join","room":"demo","id":null,"name":null,"template":null,"token":null,"since":null}"#) else {
             return XCTFail("not a join")

@@ -113,7 +113,10 @@ def test_in_cluster_mode_roles_and_presence_data_survive_a_takeover(cluster, con
     assert host.presence({"focus": "agenda"}, room="ws1", id="p")["type"] == "ack", "forwarded to the owner on node a"
     guest.wait_state(lambda s: s["presence"][host.session]["data"] == {"focus": "agenda"}, room="ws1")
     assert guest.intent("agenda", "next", room="ws1")["code"] == "forbidden"
+    assert claim(host, "agenda", room="ws1")["type"] == "ack", "a claim, stored with the room"
     a_node.proc.kill()  # node b takes the room over from what Redis holds
+    failover = guest.recv(lambda m: m["type"] == "patch" and m["cause"]["kind"] == "failover", timeout=CLUSTER_LEASE_MS / 1000 + 5)
+    assert failover["cause"]["claimsEnded"] == [{"control": "agenda", "target": "*", "session": host.session, "reason": "failover"}]
     state = guest.wait_state(lambda s: admin.session not in s["presence"], room="ws1", timeout=CLUSTER_LEASE_MS / 1000 + 5)
     assert state["presence"][host.session] == {"name": "Hana", "roles": ["editor", "host"], "holding": [], "editing": [], "data": {"focus": "agenda"}}
     assert intent_until_acked(host, "agenda", "next", None, room="ws1")["type"] == "ack"
@@ -166,7 +169,7 @@ def test_a_claim_is_seen_by_everyone_contested_and_exclusive(intake, connect):
     assert patch["cause"]["claimsEnded"] == [{"control": "people", "target": "i2", "session": bob.session, "reason": "removed"}]
 
 
-@pytest.mark.parametrize("how, reason", [("unclaim", "release"), ("leave", "leave"), ("close", "disconnect")])
+@pytest.mark.parametrize("how, reason", [("unclaim", "release"), ("blur", "blur"), ("leave", "leave"), ("close", "disconnect")])
 def test_a_claim_ends_on_every_path_with_its_reason(intake, connect, how, reason):
     ann, watcher = connect(intake), connect(intake)
     ann.join()
@@ -174,6 +177,9 @@ def test_a_claim_ends_on_every_path_with_its_reason(intake, connect, how, reason
     assert claim(ann, "details", "contact")["type"] == "ack"
     if how == "unclaim":
         assert claim(ann, "details", "contact", kind="unclaim", id="u")["type"] == "ack"
+    elif how == "blur":
+        ann.send({"type": "unclaim", "room": "demo", "control": "details", "target": "contact", "reason": "blur", "id": "b"})
+        assert ann.recv(lambda m: m.get("id") == "b")["type"] == "ack"
     elif how == "leave":
         ann.leave()
     else:
@@ -199,6 +205,7 @@ def test_a_claim_not_renewed_ends_with_its_lease(intake, connect):
     ({"type": "claim", "room": "demo", "control": "details", "target": "a/b", "id": "x"}, "invalid_message"),
     ({"type": "claim", "room": "demo", "control": "details", "target": 3, "id": "x"}, "invalid_message"),
     ({"type": "unclaim", "room": "demo", "control": "details", "id": "x"}, "not_holder"),
+    ({"type": "unclaim", "room": "demo", "control": "details", "reason": "bored", "id": "x"}, "invalid_message"),
     ({"type": "claim", "room": "other", "control": "details", "id": "x"}, "not_joined"),
 ])
 def test_bad_claims_get_typed_errors(intake, connect, message, code):

@@ -21,7 +21,7 @@ function fieldClaim(room, control, target, input) {
   input.addEventListener("blur", () => {
     attempt++;
     claimedAt = 0;
-    room.unclaim(control, target).catch(() => {}); // not_holder when it had lapsed: nothing to do
+    room.unclaim(control, target, "blur").catch(() => {}); // not_holder when it had lapsed: nothing to do
   });
 }
 

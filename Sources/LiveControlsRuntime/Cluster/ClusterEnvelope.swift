@@ -108,6 +108,7 @@ enum ClusterEnvelope {
             if let id = claim.id { body["id"] = id.json }
             body["control"] = .string(claim.control)
             body["target"] = .string(claim.target)
+            if claim.blur { body["reason"] = "blur" }
         case let .leave(id, reason):
             kind = "leave"
             if let id { body["id"] = id.json }
@@ -228,7 +229,8 @@ enum ClusterEnvelope {
             return .presence(PresenceRequest(id: id, room: room, data: data), member)
         case "claim", "unclaim":
             guard let control = body["control"]?.stringValue, let target = body["target"]?.stringValue else { return nil }
-            return .claim(ClaimRequest(id: id, room: room, control: control, target: target, release: kind == "unclaim"), member)
+            return .claim(ClaimRequest(id: id, room: room, control: control, target: target, release: kind == "unclaim",
+                                       blur: body["reason"]?.stringValue == "blur"), member)
         case "leave":
             guard let reason = body["reason"]?.stringValue.flatMap(HoldEndReason.init(rawValue:)) else { return nil }
             return .leave(id: id, reason: reason)
