@@ -6,8 +6,8 @@ import Synchronization
 
 /// The owner of one live room: its serial queue, its timers, its subscribers and its persistence.
 ///
-/// Thread rules: every stored `var` is touched only on `queue` (the extensions in RoomRuntime+Cluster.swift and
-/// RoomRuntime+Unloading.swift included). Intents, joins, leaves and timer
+/// Thread rules: every stored `var` is touched only on `queue` (the extensions in RoomRuntime+Cluster.swift,
+/// RoomRuntime+Members.swift and RoomRuntime+Unloading.swift included). Intents, joins, leaves and timer
 /// firings are all enqueued on `queue`, so they are totally ordered and the engine's `Room` value
 /// needs no lock. Each patch is encoded once and the same `Frame` goes to every subscriber.
 ///
@@ -222,72 +222,7 @@ final class RoomRuntime: RoomEndpoint, @unchecked Sendable {
         }
     }
 
-    /// A member's presence data (`Room.setPresence`): always queued, under the same bound as intents.
-    func presence(_ subscriber: any RoomSubscriber, _ request: PresenceRequest) {
-        queueRequest(from: subscriber, id: request.id) { self.handlePresence(subscriber, request) }
-    }
-
-    /// A member's claim (`Room.claim`, `Room.unclaim`): always queued, under the same bound as intents.
-    func claim(_ subscriber: any RoomSubscriber, _ request: ClaimRequest) {
-        queueRequest(from: subscriber, id: request.id) { self.handleClaim(subscriber, request) }
-    }
-
-    /// Queues `work` for a member's request, or refuses it with `overloaded` when `maxQueuedIntents` already wait.
-    private func queueRequest(from subscriber: any RoomSubscriber, id: RequestID?, _ work: @escaping @Sendable () -> Void) {
-        let waiting = queuedIntents.add(1, ordering: .relaxed).newValue
-        guard waiting <= maxQueuedIntents else {
-            queuedIntents.subtract(1, ordering: .relaxed)
-            metrics.intentOverloaded()
-            let error = ProtocolError(.overloaded, "room \(name) is behind (\(maxQueuedIntents) intents wait for it); not applied, retry in a moment",
-                                      id: id, room: name)
-            if subscriber.deliver(Frame.make(.error(error))) { waker.wake(subscriber) }
-            return
-        }
-        submit {
-            self.queuedIntents.subtract(1, ordering: .relaxed)
-            guard !subscriber.isGone else { return }  // its connection closed: its leave comes next
-            work()
-        }
-    }
-
     // MARK: On the queue
-
-    /// Cluster mode: a member this owner does not know joined under an owner that was lost, in a room whose members
-    /// are not stored (no presence). It rejoins silently, as it joined (its node says how: `membership`).
-    private func rejoinIfUnknown(_ subscriber: any RoomSubscriber) {
-        guard !localDelivery, !room.isMember(subscriber.session) else { return }
-        subscribe(subscriber)
-        let membership = subscriber.membership
-        carryOut(room.join(subscriber.session, name: membership?.name, roles: membership?.roles ?? []))
-    }
-
-    private func handlePresence(_ subscriber: any RoomSubscriber, _ request: PresenceRequest) {
-        answer(subscriber, id: request.id) { room, now throws(IntentError) in
-            try room.setPresence(subscriber.session, data: request.data, requestID: request.id, at: now)
-        }
-    }
-
-    private func handleClaim(_ subscriber: any RoomSubscriber, _ request: ClaimRequest) {
-        answer(subscriber, id: request.id) { room, now throws(IntentError) in
-            let (session, control) = (subscriber.session, ControlID(request.control))
-            return request.release ? try room.unclaim(session, control: control, target: request.target, blur: request.blur, requestID: request.id, at: now)
-                                   : try room.claim(session, control: control, target: request.target, requestID: request.id, at: now)
-        }
-    }
-
-    /// Runs a member's presence or claim request on the room: carries its update out and acks it (with an id), or
-    /// sends its error.
-    private func answer(_ subscriber: any RoomSubscriber, id: RequestID?, _ change: (inout Room, Instant) throws(IntentError) -> RoomUpdate) {
-        assertOnQueue(queue)
-        guard !refusedAsAbandoned(subscriber, id: id) else { return }
-        rejoinIfUnknown(subscriber)
-        do {
-            carryOut(try change(&room, scheduler.now()))
-            if let id { send(.ack(id: id, room: name, version: room.version), to: subscriber) }
-        } catch {
-            send(.error(ProtocolError(error.code, error.message, id: id, room: name)), to: subscriber)
-        }
-    }
 
     private func handleIntent(_ subscriber: any RoomSubscriber, _ request: IntentRequest) {
         assertOnQueue(queue)
@@ -327,7 +262,7 @@ final class RoomRuntime: RoomEndpoint, @unchecked Sendable {
         send(snapshot(id: request.id, resumed: resumed), to: subscriber)
     }
 
-    private func subscribe(_ subscriber: any RoomSubscriber) {
+    func subscribe(_ subscriber: any RoomSubscriber) {
         emptySinceNanos.store(0, ordering: .relaxed)
         if localDelivery {
             subscribers[subscriber.session] = subscriber
@@ -338,7 +273,7 @@ final class RoomRuntime: RoomEndpoint, @unchecked Sendable {
 
     /// After a failed store write (cluster mode) the room answers `unavailable` until its owner drops it; a
     /// retired room (unloaded) answers it too — no request should reach one, a join again reloads the room.
-    private func refusedAsAbandoned(_ subscriber: any RoomSubscriber, id: RequestID?) -> Bool {
+    func refusedAsAbandoned(_ subscriber: any RoomSubscriber, id: RequestID?) -> Bool {
         if isDeleted {
             let error = ProtocolError(.notJoined, "room \(name) was deleted; you are no longer in it (join it again to start it anew)", id: id, room: name)
             if subscriber.deliver(Frame.make(.error(error))) { waker.wake(subscriber) }
@@ -421,7 +356,7 @@ final class RoomRuntime: RoomEndpoint, @unchecked Sendable {
     }
 
     /// Sends a reply once the room's current version is durable (and after everything held before it).
-    private func send(_ message: ServerMessage, to subscriber: any RoomSubscriber) {
+    func send(_ message: ServerMessage, to subscriber: any RoomSubscriber) {
         let frame = Frame.make(message)
         let version = room.version
         deliver(after: version) {

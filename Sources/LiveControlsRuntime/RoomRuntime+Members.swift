@@ -1,0 +1,71 @@
+import LiveControlsEngine
+import LiveControlsProtocol
+
+/// What members ask of a room beside intents: their presence data and their claims. Each is queued under the same
+/// bound as intents (`queueRequest`) and answered like one: an `ack` when it has an id, else only errors.
+extension RoomRuntime {
+    /// A member's presence data (`Room.setPresence`): always queued, under the same bound as intents.
+    func presence(_ subscriber: any RoomSubscriber, _ request: PresenceRequest) {
+        queueRequest(from: subscriber, id: request.id) { self.handlePresence(subscriber, request) }
+    }
+
+    /// A member's claim (`Room.claim`, `Room.unclaim`): always queued, under the same bound as intents.
+    func claim(_ subscriber: any RoomSubscriber, _ request: ClaimRequest) {
+        queueRequest(from: subscriber, id: request.id) { self.handleClaim(subscriber, request) }
+    }
+
+    /// Queues `work` for a member's request, or refuses it with `overloaded` when `maxQueuedIntents` already wait.
+    func queueRequest(from subscriber: any RoomSubscriber, id: RequestID?, _ work: @escaping @Sendable () -> Void) {
+        let waiting = queuedIntents.add(1, ordering: .relaxed).newValue
+        guard waiting <= maxQueuedIntents else {
+            queuedIntents.subtract(1, ordering: .relaxed)
+            metrics.intentOverloaded()
+            let error = ProtocolError(.overloaded, "room \(name) is behind (\(maxQueuedIntents) intents wait for it); not applied, retry in a moment",
+                                      id: id, room: name)
+            if subscriber.deliver(Frame.make(.error(error))) { waker.wake(subscriber) }
+            return
+        }
+        submit {
+            self.queuedIntents.subtract(1, ordering: .relaxed)
+            guard !subscriber.isGone else { return }  // its connection closed: its leave comes next
+            work()
+        }
+    }
+
+    /// Cluster mode: a member this owner does not know joined under an owner that was lost, in a room whose members
+    /// are not stored (no presence). It rejoins silently, as it joined (its node says how: `membership`).
+    func rejoinIfUnknown(_ subscriber: any RoomSubscriber) {
+        guard !localDelivery, !room.isMember(subscriber.session) else { return }
+        subscribe(subscriber)
+        let membership = subscriber.membership
+        carryOut(room.join(subscriber.session, name: membership?.name, roles: membership?.roles ?? []))
+    }
+
+    private func handlePresence(_ subscriber: any RoomSubscriber, _ request: PresenceRequest) {
+        answer(subscriber, id: request.id) { room, now throws(IntentError) in
+            try room.setPresence(subscriber.session, data: request.data, requestID: request.id, at: now)
+        }
+    }
+
+    private func handleClaim(_ subscriber: any RoomSubscriber, _ request: ClaimRequest) {
+        answer(subscriber, id: request.id) { room, now throws(IntentError) in
+            let (session, control) = (subscriber.session, ControlID(request.control))
+            return request.release ? try room.unclaim(session, control: control, target: request.target, blur: request.blur, requestID: request.id, at: now)
+                                   : try room.claim(session, control: control, target: request.target, requestID: request.id, at: now)
+        }
+    }
+
+    /// Runs a member's presence or claim request on the room: carries its update out and acks it (with an id), or
+    /// sends its error.
+    private func answer(_ subscriber: any RoomSubscriber, id: RequestID?, _ change: (inout Room, Instant) throws(IntentError) -> RoomUpdate) {
+        assertOnQueue(queue)
+        guard !refusedAsAbandoned(subscriber, id: id) else { return }
+        rejoinIfUnknown(subscriber)
+        do {
+            carryOut(try change(&room, scheduler.now()))
+            if let id { send(.ack(id: id, room: name, version: room.version), to: subscriber) }
+        } catch {
+            send(.error(ProtocolError(error.code, error.message, id: id, room: name)), to: subscriber)
+        }
+    }
+}
