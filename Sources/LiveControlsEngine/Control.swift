@@ -64,6 +64,9 @@ public protocol Control: Sendable {
     func isClaimTarget(_ target: String) -> Bool
     /// What `intent` with `args` writes, for exclusive claims.
     func reach(of intent: String, args: IntentArgs) -> IntentReach
+    /// Roughly how many bytes the control adds to its room's state, without encoding it (a room's `maxStateBytes`).
+    /// Kinds whose size is bounded by their config count a small constant; a list counts its values.
+    var stateBytes: Int { get }
     /// Applies one intent by `session`, or throws a typed error and changes nothing.
     /// `room` gives read access to the other controls (a wizard step guarded by a form, say).
     mutating func apply(_ intent: String, args: IntentArgs, by session: SessionID, at now: Instant, room: RoomView) throws(IntentError) -> ControlEvents
@@ -83,6 +86,7 @@ extension Control {
     public static var readsOtherControls: Bool { false }
     public func isClaimTarget(_ target: String) -> Bool { false }
     public func reach(of intent: String, args: IntentArgs) -> IntentReach { .whole }
+    public var stateBytes: Int { 512 }
     public var wakeDeadline: Instant? { nil }
     public mutating func wake(at now: Instant) -> ControlEvents { .none }
     public mutating func sessionLeft(_ session: SessionID, reason: HoldEndReason) -> ControlEvents { .none }

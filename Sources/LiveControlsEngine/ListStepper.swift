@@ -17,12 +17,17 @@ public struct ListStepper: HoldableControl {
     /// One value with its id.
     public struct Item: Sendable, Equatable {
         public var id: String
-        public var value: JSONValue
+        public var value: JSONValue { didSet { bytes = Self.size(of: value) } }
+        /// The value's size as JSON, kept with it so the list's size costs no encoding (`stateBytes`).
+        public private(set) var bytes: Int
 
         public init(id: String, value: JSONValue) {
             self.id = id
             self.value = value
+            self.bytes = Self.size(of: value)
         }
+
+        static func size(of value: JSONValue) -> Int { JSONWriter.encode(value).count }
     }
 
     /// A group of items with an optional header.
@@ -99,6 +104,9 @@ public struct ListStepper: HoldableControl {
     public var items: [Item] { sections.flatMap(\.items) }
 
     public var count: Int { sections.reduce(0) { $0 + $1.items.count } }
+
+    /// Roughly what the list adds to its room's state: its items' values as JSON, plus a little per item.
+    public var stateBytes: Int { sections.reduce(256) { $0 + $1.items.reduce(0) { $0 + $1.bytes + 32 } } }
 
     /// The flattened index of the item with `id`.
     public func index(of id: String) -> Int? { items.firstIndex { $0.id == id } }

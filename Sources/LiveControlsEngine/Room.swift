@@ -27,6 +27,8 @@ public struct Room: Sendable {
     let hasReaders: Bool
     /// How each control treats claims (the template's `claims`; unlisted controls: soft, 30 s).
     public let claimPolicies: [ControlID: ClaimPolicy]
+    /// The template's `maxStateBytes`: an intent that would grow the state past it is refused (`too_large`).
+    public let maxStateBytes: Int
     /// Who is editing what, by control, in claim order (`Room+Claims.swift`).
     var claims: [ControlID: [Claim]] = [:]
     /// Claims ended during the mutation being committed (`commit` lists them in `cause.claimsEnded`).
@@ -49,6 +51,7 @@ public struct Room: Sendable {
         self.tracksPresence = template.presence
         self.permissions = template.permissions
         self.claimPolicies = template.claims
+        self.maxStateBytes = template.maxStateBytes
         self.hasReaders = template.controls.contains { type(of: $0.control).readsOtherControls }
         self.history = ChangeHistory(limit: historyLimit)
         self.controlOrder = template.controls.map(\.id)
@@ -137,11 +140,25 @@ public struct Room: Sendable {
         try permissions[id]?.check(intent, control: id, memberRoles: member.roles)
         try checkClaims(id, intent: intent, args: args, by: session)
         let events = try control.apply(intent, args: IntentArgs(args), by: session, at: now, room: RoomView(controls: controls))
+        try checkSize(replacing: id, with: control)
         var cause: JSONObject = ["kind": "intent", "session": .string(session.rawValue), "control": .string(id.rawValue), "intent": .string(intent)]
         if let requestID { cause["id"] = requestID.json }
         return commit(cause: cause, touching: [id]) { room, _, ended in
             room.controls[id] = control
             ended.append(contentsOf: events.ended.map { (id, $0) })
+        }
+    }
+
+    /// Refuses (`too_large`) a change that would take the room's state past `maxStateBytes`: one editor cannot
+    /// make a room too big for everyone. A change that shrinks it, or keeps it under, passes.
+    func checkSize(replacing id: ControlID, with changed: any Control) throws(IntentError) {
+        let before = controls[id]!.stateBytes, after = changed.stateBytes
+        guard after > before else { return }
+        var total = 0
+        for other in controlOrder where other != id { total += controls[other]!.stateBytes }
+        total += after
+        guard total <= maxStateBytes else {
+            throw IntentError(.tooLarge, "room \(name)'s state would take about \(total) bytes, over its bound of \(maxStateBytes) (the template's maxStateBytes); remove something first")
         }
     }
 

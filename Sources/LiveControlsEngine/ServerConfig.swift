@@ -11,6 +11,9 @@ public struct RoomTemplate: Sendable {
     public var permissions: [ControlID: ControlPermissions]
     /// How controls treat claims (`"claims": {"signup": {"mode": "exclusive"}}`); unlisted controls: soft.
     public var claims: [ControlID: ClaimPolicy]
+    /// The most a room's state may grow to (`Control.stateBytes` summed); an intent past it gets `too_large`.
+    public var maxStateBytes: Int = RoomTemplate.defaultMaxStateBytes
+    public static let defaultMaxStateBytes = 8 * 1024 * 1024
 
     public init(name: String, controls: [(id: ControlID, control: any Control)], presence: Bool = true,
                 permissions: [ControlID: ControlPermissions] = [:], claims: [ControlID: ClaimPolicy] = [:]) {
@@ -49,16 +52,19 @@ public struct ServerConfig: Sendable {
         var templates: [String: RoomTemplate] = [:]
         for (name, node) in try templatesNode.members() {
             guard ClientMessage.isValidName(name) else { throw node.error("template name must be 1–64 characters of A–Z a–z 0–9 _ - . :") }
-            _ = try node.object(allowed: ["controls", "presence", "permissions", "claims"])
+            _ = try node.object(allowed: ["controls", "presence", "permissions", "claims", "maxStateBytes"])
             guard let controlsNode = node["controls"] else { throw node.error(at: "controls", "required object is missing") }
             var controls: [(ControlID, any Control)] = []
             for (id, controlNode) in try controlsNode.members() {
                 guard ClientMessage.isValidName(id) else { throw controlNode.error("control id must be 1–64 characters of A–Z a–z 0–9 _ - . :") }
                 controls.append((ControlID(id), try ControlKinds.make(controlNode, id: ControlID(id), today: today)))
             }
-            templates[name] = RoomTemplate(name: name, controls: controls, presence: try node.bool("presence", default: true),
-                                           permissions: try RoomTemplate.parsePermissions(node["permissions"], controls: controls),
-                                           claims: try RoomTemplate.parseClaims(node["claims"], controls: controls))
+            var template = RoomTemplate(name: name, controls: controls, presence: try node.bool("presence", default: true),
+                                        permissions: try RoomTemplate.parsePermissions(node["permissions"], controls: controls),
+                                        claims: try RoomTemplate.parseClaims(node["claims"], controls: controls))
+            template.maxStateBytes = try node.int("maxStateBytes", default: RoomTemplate.defaultMaxStateBytes)
+            guard (1_024...(1 << 30)).contains(template.maxStateBytes) else { throw node.error(at: "maxStateBytes", "must be within 1024…1073741824") }
+            templates[name] = template
         }
         guard !templates.isEmpty else { throw templatesNode.error("at least one template is needed") }
         let defaultTemplate = try root.string("defaultTemplate", default: templatesNode.value.objectValue!.keys[0])

@@ -142,3 +142,21 @@ def test_a_client_that_never_answers_pings_is_dropped(start_server):
             opcodes.append(op)
     assert 9 in opcodes, "the server pinged the idle client first"
     assert live.intent("quantity", "next")["type"] == "ack", "a client that answers pings stays"
+
+
+def test_a_rooms_state_has_a_size_bound_with_a_typed_error(start_server, tmp_path):
+    """Issue 18: one editor cannot grow a room past its template's maxStateBytes; shrinking it always works."""
+    config = tmp_path / "bounded.json"
+    config.write_text('{"templates": {"t": {"controls": {"notes": {"kind": "list", "values": []}}, "maxStateBytes": 8192}}}')
+    server = start_server("--config", str(config))
+    c = server.client()
+    c.join()
+    note = "x" * 3000
+    assert c.intent("notes", "append", {"value": note})["type"] == "ack"
+    assert c.intent("notes", "append", {"value": note})["type"] == "ack"
+    refused = c.intent("notes", "append", {"value": note})
+    assert refused["code"] == "too_large" and "maxStateBytes" in refused["message"]
+    assert c.state()["controls"]["notes"]["count"] == 2
+    assert c.intent("notes", "remove", {"id": "i2"})["type"] == "ack"
+    assert c.intent("notes", "append", {"value": note})["type"] == "ack", "room again after a remove"
+    c.close()

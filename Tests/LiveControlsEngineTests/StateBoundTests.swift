@@ -1,0 +1,49 @@
+import LiveControlsEngine
+import LiveControlsProtocol
+import XCTest
+
+/// A room's state has a size bound (the template's `maxStateBytes`): one editor cannot make it too big for everyone.
+final class StateBoundTests: XCTestCase {
+    func room(bound: Int) throws -> Room {
+        let config = try ServerConfig(json: [
+            "templates": ["t": ["controls": ["notes": ["kind": "list", "values": []], "q": ["kind": "stepper"]], "maxStateBytes": .int(bound)]],
+        ], file: "t.json", today: CivilDate(year: 2026, month: 11, day: 24))
+        var room = Room(name: "r", template: config.templates["t"]!, epoch: "e", historyLimit: 4)
+        _ = room.join(SessionID("a"), name: nil, roles: ["editor"])
+        return room
+    }
+
+    func append(_ room: inout Room, _ text: String) throws -> RoomUpdate {
+        try room.apply(control: ControlID("notes"), intent: "append", args: ["value": .string(text)], by: SessionID("a"), requestID: nil, at: .milliseconds(0))
+    }
+
+    func testGrowthPastTheBoundIsRefusedAndShrinkingAlwaysPasses() throws {
+        var room = try room(bound: 4_096)
+        let note = String(repeating: "x", count: 1_000)
+        for _ in 0..<2 { _ = try append(&room, note) }
+        XCTAssertThrowsError(try append(&room, note + note)) { error in
+            XCTAssertEqual((error as? IntentError)?.code, .tooLarge)
+            XCTAssertTrue((error as? IntentError)?.message.contains("maxStateBytes") ?? false)
+        }
+        XCTAssertEqual(room.render()["controls"]?["notes"]?["count"], 2, "nothing changed")
+        XCTAssertNotNil(try room.apply(control: ControlID("q"), intent: "next", args: [:], by: SessionID("a"), requestID: nil, at: .milliseconds(0)).patch,
+                        "a change that does not grow the state passes")
+        _ = try room.apply(control: ControlID("notes"), intent: "remove", args: ["id": "i2"], by: SessionID("a"), requestID: nil, at: .milliseconds(0))
+        XCTAssertNotNil(try append(&room, note).patch, "room again after a remove")
+        XCTAssertThrowsError(try room.applyAsServer([ServerIntent(control: ControlID("notes"), intent: "append", args: ["value": .string(note + note)])],
+                                                    at: .milliseconds(0))) { error in
+            XCTAssertEqual((error as? ServerIntentError)?.error.code, .tooLarge, "the server API is bound too")
+        }
+    }
+
+    func testAnEditCountsItsNewValue() throws {
+        var room = try room(bound: 4_096)
+        _ = try append(&room, "short")
+        XCTAssertThrowsError(try room.apply(control: ControlID("notes"), intent: "edit", args: ["id": "i1", "value": .string(String(repeating: "y", count: 5_000))],
+                                            by: SessionID("a"), requestID: nil, at: .milliseconds(0)))
+    }
+
+    func testTheBoundIsConfiguredWithinLimits() {
+        XCTAssertThrowsError(try self.room(bound: 10)) { XCTAssertEqual(($0 as? ConfigError)?.path, "/templates/t/maxStateBytes") }
+    }
+}
