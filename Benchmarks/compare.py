@@ -1,13 +1,15 @@
 #!/usr/bin/env python3
-"""Runs the load tool against LiveControls and the libwebsockets mirror baseline, interleaved, several
-repetitions, and prints a Markdown report with medians (paste it into docs/BENCHMARKS.md).
+"""Runs the load tool against LiveControls, uWebSockets (socketify, a pub/sub relay: `uws_relay.py`) and the
+libwebsockets mirror, interleaved, several repetitions, and prints a Markdown report with medians (paste it into
+docs/BENCHMARKS.md).
 
 Usage: python3 Benchmarks/compare.py [--repetitions 3] [--seconds 5] [--quick] [--only SCENARIO ...]
                                      [--json Benchmarks/results.json] [--svg docs/benchmarks.svg]
                                      [--baseline PATH/TO/older/livecontrols]
        python3 Benchmarks/compare.py --plot-from results.json [--svg docs/benchmarks.svg]
 Needs: `libwebsockets-test-server` (Debian package libwebsockets-test-server, found on PATH), release builds of
-`livecontrols` and of the tool (`swift build -c release --package-path Benchmarks`).
+`livecontrols` and of the tool (`swift build -c release --package-path Benchmarks`); socketify (uWebSockets) is
+installed from PyPI by the script when missing.
 
 With --baseline, an older `livecontrols` binary (built from an earlier commit, e.g. in a `git worktree`) runs as a
 third server, "baseline", interleaved with the others in every scenario: a before/after check of a change in one run.
@@ -61,6 +63,16 @@ def start_livecontrols(binary=SERVER):
                         "--max-connections", "20000", *shares_off(binary), "--config", str(REPO / "Benchmarks" / "bench-config.json")],
                        lambda line: (m := re.search(r"127\.0\.0\.1:(\d+)/", line)) and int(m.group(1)))
     return proc, port
+
+
+def start_uws(port=17682):
+    """uWebSockets through socketify (installed here when missing): every message published to every connection."""
+    try:
+        import socketify  # noqa: F401
+    except ImportError:
+        subprocess.run([sys.executable, "-m", "pip", "install", "-q", "socketify"], check=True)
+    return start([sys.executable, str(REPO / "Benchmarks" / "uws_relay.py"), str(port)],
+                 lambda line: line.startswith("listening on") and port)
 
 
 def start_mirror(port=17681):
@@ -144,7 +156,7 @@ def main():
         return
     runs = [("fanout", ["--subscribers", "100", "--window", "16"]), ("fanout", ["--subscribers", "1000", "--window", "16"]),
             ("fanout", ["--subscribers", "10000", "--window", "16"]), ("latency", ["--subscribers", "100"])]
-    # LiveControls only: the mirror has no holds, and its idle numbers come from the same tool.
+    # LiveControls only: the relays have no holds, and their idle numbers come from the same tool.
     solo = [("idle", ["--connections", "10000"]), ("hold", ["--subscribers", "1000", "--seconds", "10"]), ("churn", ["--cycles", "5000"])]
     if args.quick:
         args.repetitions, args.seconds = 1, 1
@@ -156,7 +168,9 @@ def main():
     results = {}
     lc, lc_port = start_livecontrols()
     mirror, mirror_port = start_mirror()
-    servers = [("livecontrols", lc, lc_port), ("mirror", mirror, mirror_port)]
+    uws, uws_port = start_uws()
+    servers = [("livecontrols", lc, lc_port), ("uws", uws, uws_port), ("mirror", mirror, mirror_port)]
+    relays = ("mirror", "uws")  # speak the mirror's protocol: a message is a number, echoed to every connection
     if args.baseline:
         base, base_port = start_livecontrols(args.baseline)
         servers.append(("baseline", base, base_port))
@@ -169,13 +183,13 @@ def main():
             for scenario, extra in runs:
                 for name, proc, port in order:
                     settle(*pids)
-                    r = run_tool(scenario, port, proc.pid, name == "mirror", extra + ["--seconds", str(args.seconds)])
+                    r = run_tool(scenario, port, proc.pid, name in relays, extra + ["--seconds", str(args.seconds)])
                     key = (scenario, " ".join(extra), name)
                     results.setdefault(key, []).append(r)
                     print(f"rep {rep + 1} {scenario} {' '.join(extra)} {name}: {r['deliveriesPerSecond']} /s, p99 {r['latencyMicros']['p99']} µs, lost {r['lost']}", file=sys.stderr)
             for scenario, extra in solo:
                 for name, proc, port in order:
-                    if name == "mirror":
+                    if name in relays:
                         continue
                     settle(*pids)
                     r = run_tool(scenario, port, proc.pid, False, extra + ["--template", "bench"])

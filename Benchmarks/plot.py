@@ -1,5 +1,6 @@
 """Writes compare.py's fan-out and latency results as one hand-made SVG (no plotting library needed):
-latency percentiles (p50/p90/p99, log scale) and deliveries/s per scenario, LiveControls beside the mirror.
+latency percentiles (p50/p90/p99, log scale) and deliveries/s per scenario, LiveControls beside uWebSockets and the
+libwebsockets mirror.
 
 `results` maps (scenario, extra arguments, server) to the list of runs the load tool reported; the plot
 shows medians, like the Markdown table.
@@ -8,9 +9,10 @@ import math
 import statistics
 from xml.sax.saxutils import escape
 
-SERVERS = ("livecontrols", "mirror")
+SERVERS = ("livecontrols", "uws", "mirror")
 # One hue per server, darker for higher percentiles.
-COLORS = {"livecontrols": ("#9ecae1", "#4292c6", "#08519c"), "mirror": ("#fdd0a2", "#f16913", "#a63603")}
+COLORS = {"livecontrols": ("#9ecae1", "#4292c6", "#08519c"), "uws": ("#c7e9c0", "#41ab5d", "#006d2c"),
+          "mirror": ("#fdd0a2", "#f16913", "#a63603")}
 PERCENTILES = ("p50", "p90", "p99")
 
 
@@ -57,13 +59,13 @@ def write_svg(path, results, note):
     width, left, right = 980, 80, 20
     top1, h1 = 84, 300       # latency panel
     top2, h2 = top1 + h1 + 90, 200  # throughput panel
-    height = top2 + h2 + 80
+    height = top2 + h2 + 60 + 18 * len(SERVERS)
     plot_w = width - left - right
     gw = plot_w / max(1, len(groups))
     out = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" viewBox="0 0 {width} {height}" '
            f'font-family="DejaVu Sans, Helvetica, Arial, sans-serif" font-size="12">',
            f'<rect width="{width}" height="{height}" fill="white"/>',
-           f'<text x="{width / 2}" y="24" text-anchor="middle" font-size="16" font-weight="bold">LiveControls against the raw-libwebsockets mirror</text>',
+           f'<text x="{width / 2}" y="24" text-anchor="middle" font-size="16" font-weight="bold">LiveControls against uWebSockets (socketify) and the raw-libwebsockets mirror</text>',
            f'<text x="{width / 2}" y="42" text-anchor="middle" fill="#555">{escape(note)}</text>']
 
     # Latency panel: log scale from the decade below the smallest value to the decade above the largest.
@@ -80,13 +82,13 @@ def write_svg(path, results, note):
         out.append(f'<line x1="{left}" x2="{width - right}" y1="{y:.1f}" y2="{y:.1f}" stroke="#ddd"/>')
         out.append(f'<text x="{left - 6}" y="{y + 4:.1f}" text-anchor="end" fill="#444">{_micros(d)}</text>')
         d *= 10
-    bar = min(18, gw / 9)
+    bar = min(14, gw / (5 * len(SERVERS)))
     for gi, (label, entry) in enumerate(groups):
         gx = left + gi * gw
         for si, server in enumerate(SERVERS):
             if server not in entry:
                 continue
-            cx = gx + gw / 2 + (si - 0.5) * (3 * bar + 14)
+            cx = gx + gw / 2 + (si - (len(SERVERS) - 1) / 2) * (4 * bar + 8)
             for pi, p in enumerate(PERCENTILES):
                 v = entry[server][p]
                 x = cx + (pi - 1.5) * bar
@@ -115,14 +117,14 @@ def write_svg(path, results, note):
         out.append(f'<line x1="{left}" x2="{width - right}" y1="{y:.1f}" y2="{y:.1f}" stroke="#ddd"/>')
         out.append(f'<text x="{left - 6}" y="{y + 4:.1f}" text-anchor="end" fill="#444">{_rate(t)}</text>')
         t += step
-    rbar = min(40, gw / 4)
+    rbar = min(40, gw / (len(SERVERS) + 2))
     for gi, (label, entry) in enumerate(groups):
         gx = left + gi * gw
         for si, server in enumerate(SERVERS):
             if server not in entry:
                 continue
             v = entry[server]["rate"]
-            x = gx + gw / 2 + (si - 1) * (rbar + 4)
+            x = gx + gw / 2 + (si - len(SERVERS) / 2) * (rbar + 4)
             y = y_rate(v)
             out.append(f'<rect x="{x:.1f}" y="{y:.1f}" width="{rbar:.1f}" height="{top2 + h2 - y:.1f}" fill="{COLORS[server][1]}">'
                        f'<title>{escape(label)} {server}: {v:,.0f} deliveries/s</title></rect>')
@@ -131,8 +133,8 @@ def write_svg(path, results, note):
     out.append(f'<line x1="{left}" x2="{width - right}" y1="{top2 + h2}" y2="{top2 + h2}" stroke="#333"/>')
 
     # Legend.
-    lx, ly = left, height - 28
-    for server in SERVERS:
+    for li, server in enumerate(SERVERS):  # one line per server
+        lx, ly = left, height - 28 - 18 * (len(SERVERS) - 1 - li)
         for pi, p in enumerate(PERCENTILES):
             out.append(f'<rect x="{lx}" y="{ly - 10}" width="12" height="12" fill="{COLORS[server][pi]}"/>')
             out.append(f'<text x="{lx + 16}" y="{ly}">{server} {p}</text>')
