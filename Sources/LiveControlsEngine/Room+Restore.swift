@@ -43,7 +43,7 @@ extension Room {
         var decoded: [ControlID: StoredControl] = [:]
         for (id, prototype) in template.controls {
             guard let state = stored.controls[id] else { continue }
-            if let entry = decodeControl(kind: ControlCoding.kind(of: prototype), state: state),
+            if let entry = decodeControl(kind: ControlCoding.kind(of: prototype), state: state, as: prototype),
                ControlCoding.configuration(of: entry.control) == ControlCoding.configuration(of: prototype),
                entry.permissions == template.permissions[id], entry.claimPolicy == template.claims[id] {
                 decoded[id] = entry
@@ -141,8 +141,9 @@ extension Room {
         }
     }
 
-    /// A stored control and what the room stored with it.
-    private static func decodeControl(kind: String, state: String) -> StoredControl? {
+    /// A stored control and what the room stored with it. A list stored before its selection policy was kept takes
+    /// the template's (`prototype`'s): use never changes it.
+    private static func decodeControl(kind: String, state: String, as prototype: any Control) -> StoredControl? {
         guard case var .object(object)? = try? JSONParser.parse(state, maxDepth: ControlCoding.storedStateMaxDepth) else { return nil }
         let permissions = ControlPermissions(stored: object[StoredControl.permissionsKey])
         let policy = object[StoredControl.claimPolicyKey].map { p in
@@ -153,6 +154,9 @@ extension Room {
             return (SessionID(session), target)
         }
         let format = object[StoredControl.formatKey]?.intValue ?? 1
+        if kind == ListStepper.kind, object["selectionPolicy"] == nil, let configured = prototype as? ListStepper {
+            object["selectionPolicy"] = .string(configured.selectionPolicy.rawValue)
+        }
         for key in [StoredControl.permissionsKey, StoredControl.claimPolicyKey, StoredControl.claimsKey, StoredControl.formatKey] { object[key] = nil }
         guard let control = try? ControlCoding.restore(kind: kind, storedState: .object(object)) else { return nil }
         return StoredControl(control: control, permissions: permissions, claimPolicy: policy, claims: claims, format: format)

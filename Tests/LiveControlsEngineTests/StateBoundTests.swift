@@ -46,4 +46,19 @@ final class StateBoundTests: XCTestCase {
     func testTheBoundIsConfiguredWithinLimits() {
         XCTAssertThrowsError(try self.room(bound: 10)) { XCTAssertEqual(($0 as? ConfigError)?.path, "/templates/t/maxStateBytes") }
     }
+
+    /// A list stored before its selection policy was kept restores under the template's policy, not a default.
+    func testAListStoredWithoutItsPolicyTakesTheTemplates() throws {
+        let config = try ServerConfig(json: ["templates": ["t": ["controls": ["l": ["kind": "list", "values": ["a", "b"], "selectionPolicy": "first"]]]]],
+                                      file: "t.json", today: CivilDate(year: 2026, month: 11, day: 24))
+        let template = config.templates["t"]!
+        let room = Room(name: "r", template: template, epoch: "e", historyLimit: 4)
+        let write = room.storeReset()
+        guard case var .object(state) = try JSONParser.parse(write.controls[0].state) else { return XCTFail("not an object") }
+        state["selectionPolicy"] = nil
+        let stored = StoredRoom(name: "r", template: "t", epoch: "e", version: 0,
+                                controls: [ControlID("l"): JSONWriter.string(.object(state))], members: [], history: [])
+        XCTAssertEqual(Room.configurationChanges(stored: stored, template: template), [])
+        XCTAssertEqual(try XCTUnwrap(Room(restoring: stored, template: template, historyLimit: 4)).render()["controls"]?["l"]?["selectionPolicy"], "first")
+    }
 }
