@@ -42,13 +42,7 @@ extension Room {
             let events: ControlEvents
             do throws(IntentError) {
                 events = try control.apply(intent.intent, args: IntentArgs(intent.args), by: .server, at: now, room: RoomView(controls: working))
-                let before = working[intent.control]!.stateBytes
-                if control.stateBytes > before {
-                    let total = controlOrder.reduce(0) { $0 + ($1 == intent.control ? control.stateBytes : working[$1]!.stateBytes) }
-                    if total > maxStateBytes {
-                        throw IntentError(.tooLarge, "room \(name)'s state would take about \(total) bytes, over its bound of \(maxStateBytes) (the template's maxStateBytes)")
-                    }
-                }
+                try checkSize(replacing: intent.control, with: control, among: working)
             } catch {
                 throw ServerIntentError(index: index, error: error)
             }

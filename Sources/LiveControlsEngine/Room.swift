@@ -140,7 +140,7 @@ public struct Room: Sendable {
         try permissions[id]?.check(intent, control: id, memberRoles: member.roles)
         try checkClaims(id, intent: intent, args: args, by: session)
         let events = try control.apply(intent, args: IntentArgs(args), by: session, at: now, room: RoomView(controls: controls))
-        try checkSize(replacing: id, with: control)
+        try checkSize(replacing: id, with: control, among: controls)
         var cause: JSONObject = ["kind": "intent", "session": .string(session.rawValue), "control": .string(id.rawValue), "intent": .string(intent)]
         if let requestID { cause["id"] = requestID.json }
         return commit(cause: cause, touching: [id]) { room, _, ended in
@@ -150,12 +150,13 @@ public struct Room: Sendable {
     }
 
     /// Refuses (`too_large`) a change that would take the room's state past `maxStateBytes`: one editor cannot
-    /// make a room too big for everyone. A change that shrinks it, or keeps it under, passes.
-    func checkSize(replacing id: ControlID, with changed: any Control) throws(IntentError) {
-        let before = controls[id]!.stateBytes, after = changed.stateBytes
+    /// make a room too big for everyone. A change that shrinks it, or keeps it under, passes. `current`: the room's
+    /// controls as the change finds them (the server API's list sees the effect of the intents before).
+    func checkSize(replacing id: ControlID, with changed: any Control, among current: [ControlID: any Control]) throws(IntentError) {
+        let before = current[id]!.stateBytes, after = changed.stateBytes
         guard after > before else { return }
         var total = 0
-        for other in controlOrder where other != id { total += controls[other]!.stateBytes }
+        for other in controlOrder where other != id { total += current[other]!.stateBytes }
         total += after
         guard total <= maxStateBytes else {
             throw IntentError(.tooLarge, "room \(name)'s state would take about \(total) bytes, over its bound of \(maxStateBytes) (the template's maxStateBytes); remove something first")

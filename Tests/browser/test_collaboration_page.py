@@ -10,14 +10,20 @@ def next_button(driver, control):
     return driver.find_element(By.CSS_SELECTOR, f'[data-control="{control}"] .actions button:nth-child(2)')
 
 
+def two_windows(server, browser, first, second):
+    """Two connected windows of the demo room, named."""
+    windows = browser(server.http_url + f"?name={first}"), browser(server.http_url + f"?name={second}")
+    for window in windows:
+        wait(window, connected)
+    return windows
+
+
 def hint(driver, control):
     return driver.find_element(By.CSS_SELECTOR, f'[data-testid="{control}-hint"]').text
 
 
 def test_next_waits_for_the_guarding_form_and_says_what_to_fill_in(server, browser):
-    a, b = browser(server.http_url + "?name=Guide"), browser(server.http_url + "?name=Filler")
-    wait(a, connected)
-    wait(b, connected)
+    a, b = two_windows(server, browser, "Guide", "Filler")
     next_button(a, "onboarding").click()
     wait(a, lambda d: not next_button(d, "onboarding").is_enabled(), message="Next waits for the account part")
     wait(b, lambda d: hint(d, "onboarding") == "Fill in “Account” in Sign up to continue.", message="both windows say why")
@@ -48,9 +54,7 @@ def editor_label(driver, field):
 
 
 def test_a_focused_field_shows_who_is_editing_it_in_the_other_window(server, browser):
-    a, b = browser(server.http_url + "?name=Ann"), browser(server.http_url + "?name=Bob")
-    wait(a, connected)
-    wait(b, connected)
+    a, b = two_windows(server, browser, "Ann", "Bob")
     form_input(a, "email").click()  # focus: a claim
     wait(b, lambda d: editor_label(d, "email") == "Ann is editing", message="the claim shows on the field itself")
     wait(b, lambda d: "editing Sign up › email" in d.find_element(By.ID, "presence").text)

@@ -12,7 +12,6 @@ from websockets.exceptions import ConnectionClosed
 
 from api_client import API, API_KEY, error, intent
 from livecontrols_server import BINARY
-from redis_server import cluster, redis_server  # noqa: F401  (fixtures)
 from test_auth import SECRET, handmade, mint
 
 
@@ -301,93 +300,6 @@ def test_what_the_api_created_and_changed_survives_kill_9(start_server, tmp_path
     room = API(again).get("/rooms/kept").json()
     assert room["epoch"] == created["epoch"] and room["version"] == changed["version"]
     assert room["state"]["controls"]["quantity"]["value"] == 12
-
-
-# -- cluster mode ----------------------------------------------------------------------------------
-
-def test_in_cluster_mode_any_node_answers_for_any_room(cluster, connect):
-    a_node, b_node = cluster(2, "--api-key", API_KEY)
-    a, b = API(a_node), API(b_node)
-    created = b.post("/rooms", {"room": "shared", "intents": [intent("quantity", "set", {"value": 7})]})
-    assert created.status_code == 201, created.text
-    assert created.json()["version"] == 0 and created.json()["state"]["controls"]["quantity"]["value"] == 7
-    assert error(a.post("/rooms", {"room": "shared"}))["code"] == "room_exists"
-    assert a.post("/rooms", {"room": "demo"}).status_code == 409, "the config's rooms exist from the start"
-    ann = connect(a_node)
-    joined = ann.join("shared")
-    assert joined["state"]["controls"]["quantity"]["value"] == 7
-    v = joined["version"]  # the join is a change too (presence)
-    # Through the node that does not own the room: forwarded to the owner, answered once written.
-    applied = a.intents("shared", intent("quantity", "next"), intent("quantity", "next"))
-    assert applied.status_code == 200 and applied.json() == {"room": "shared", "epoch": created.json()["epoch"], "version": v + 1}
-    patch = patch_at(ann, v + 1, "shared")
-    assert patch["cause"]["kind"] == "server" and ann.state("shared")["controls"]["quantity"]["value"] == 9
-    refused = a.intents("shared", intent("quantity", "set", {"value": 500}))
-    assert refused.status_code == 422 and error(refused)["code"] == "out_of_range" and error(refused)["room"] == "shared"
-    room = a.get("/rooms/shared").json()
-    assert room["version"] == v + 1 and [m["session"] for m in room["members"]] == [ann.session]
-    assert a.get("/rooms/shared/members").json()["members"][0]["session"] == ann.session
-    history = a.get("/rooms/shared/patches", params={"after": v}).json()
-    assert [p["version"] for p in history["patches"]] == [v + 1] and history["patches"][0]["ops"] == patch["ops"]
-    listed = {r["room"]: r for r in a.get("/rooms").json()["rooms"]}
-    assert listed["shared"] == {"room": "shared", "template": "demo", "epoch": created.json()["epoch"], "version": v + 1,
-                                "loaded": True, "members": 1}
-    assert {r["room"] for r in b.get("/rooms").json()["rooms"]} == set(listed) == {"shared", "demo"}, "the config's rooms too"
-    assert a.get("/rooms/demo").json()["room"] == "demo"
-    assert a.post("/rooms/shared/reset").json()["version"] == v + 2
-    assert ann.wait_state(lambda s: s["controls"]["quantity"]["value"] == 1, room="shared")
-    missing = a.get("/rooms/nowhere")
-    assert missing.status_code == 404 and error(missing)["code"] == "unknown_room"
-    assert a.intents("nowhere", intent("quantity", "next")).status_code == 404
-
-
-def test_in_cluster_mode_a_delete_or_disconnect_reaches_members_on_every_node(cluster, connect):
-    a_node, b_node = cluster(2, "--api-key", API_KEY)
-    a, b = API(a_node), API(b_node)
-    assert b.post("/rooms", {"room": "brief"}).status_code == 201  # owned by b
-    ann, bob = connect(a_node), connect(b_node)
-    first = ann.join("brief")
-    bob.join("brief")
-    carl = connect(b_node)
-    carl.join("brief")
-    # Carl's connection is on b; asked through a.
-    answer = a.delete(f"/rooms/brief/members/{carl.session}")
-    assert answer.json()["disconnected"] is True, answer.text
-    with pytest.raises(ConnectionClosed) as closed:
-        while True:
-            carl.recv(timeout=5)
-    assert closed.value.rcvd.code == 4001
-    ann.wait_state(lambda s: carl.session not in s["presence"], room="brief")
-    assert a.delete(f"/rooms/brief/members/{carl.session}").status_code == 404
-    deleted = a.delete("/rooms/brief")
-    assert deleted.status_code == 200 and deleted.json()["deleted"] is True
-    for member in (ann, bob):
-        notice = member.recv(lambda m: m["type"] == "error")
-        assert notice["code"] == "room_deleted" and notice["room"] == "brief" and "id" not in notice
-    assert ann.intent("quantity", "next", room="brief")["code"] == "not_joined"
-    assert b.get("/rooms/brief").status_code == 404
-    assert "brief" not in [r["room"] for r in a.get("/rooms").json()["rooms"]]
-    again = ann.join("brief")
-    assert again["type"] == "snapshot" and again["epoch"] != first["epoch"]
-    assert a.delete("/rooms/demo").status_code == 409
-
-
-def test_in_cluster_mode_the_api_takes_over_a_room_whose_owner_was_killed(cluster):
-    a_node, b_node = cluster(2, "--api-key", API_KEY)
-    a, b = API(a_node), API(b_node)
-    created = a.post("/rooms", {"room": "kept", "intents": [intent("quantity", "set", {"value": 40})]}).json()
-    assert b.intents("kept", intent("quantity", "next")).json()["version"] == 1
-    a_node.proc.kill()  # SIGKILL: the lease lapses
-    deadline = time.monotonic() + 10
-    while True:
-        answer = b.intents("kept", intent("quantity", "next"))
-        if answer.status_code == 200:
-            break
-        assert answer.status_code == 503 and error(answer)["code"] == "unavailable", answer.text
-        assert time.monotonic() < deadline, answer.text
-        time.sleep(0.1)
-    assert answer.json() == {"room": "kept", "epoch": created["epoch"], "version": 2}
-    assert b.get("/rooms/kept").json()["state"]["controls"]["quantity"]["value"] == 42
 
 
 def test_the_cli_lists_rooms_reads_one_and_applies_an_intent_over_the_api(api_server):
