@@ -8,10 +8,12 @@ import PackageDescription
 // and knows no transport.
 let package = Package(
     name: "LiveControls",
-    platforms: [.macOS(.v14)],
+    platforms: [.macOS(.v14), .iOS(.v17), .tvOS(.v17), .watchOS(.v10)],
     products: [
         .executable(name: "livecontrols", targets: ["livecontrols"]),
         .library(name: "LiveControlsTransport", targets: ["LiveControlsTransport"]),
+        // The Swift client: async/await, an observable room model, typed controls, holds, reconnect and resume.
+        .library(name: "LiveControlsKit", targets: ["LiveControlsKit"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
@@ -20,6 +22,13 @@ let package = Package(
         // (brings swift-metrics' CoreMetrics and swift-atomics; no NIO). Cost of a clean debug build on 2 cores,
         // quiet machine: 16.3 → 19.3 s and 17.9 → 21.8 s wall (+3–4 s, ~20%), +4–6 s CPU (docs/ARCHITECTURE.md).
         .package(url: "https://github.com/swift-server/swift-prometheus", from: "2.4.1"),
+        // LiveControlsKit's WebSocket client (ws and wss on Linux and Apple platforms; URLSession's WebSocket fails on
+        // Linux here). Brings SwiftNIO, NIOSSL (BoringSSL), nio-extras and nio-transport-services. Cost of a clean
+        // `swift build --build-tests` on 2 cores: see docs/SWIFT.md ("What it costs to build").
+        .package(url: "https://github.com/hummingbird-project/swift-websocket", from: "1.6.2"),
+        .package(url: "https://github.com/apple/swift-nio-ssl", from: "2.37.6"),
+        .package(url: "https://github.com/apple/swift-nio", from: "2.101.2"),
+        .package(url: "https://github.com/apple/swift-http-types", from: "1.8.0"),
     ],
     targets: [
         .systemLibrary(
@@ -38,7 +47,18 @@ let package = Package(
         .target(name: "LiveControlsEngine", dependencies: ["LiveControlsProtocol"]),
         .target(name: "LiveControlsSQLite", dependencies: ["LiveControlsEngine", "CSQLite"]),
         .target(name: "LiveControlsRedis", dependencies: ["CHiredis"]),
-        .target(name: "LiveControlsClient", dependencies: ["LiveControlsProtocol"]),
+        // The Swift SDK: depends on the protocol's JSON types only (never on the server's layers).
+        .target(
+            name: "LiveControlsKit",
+            dependencies: [
+                "LiveControlsProtocol",
+                .product(name: "WSClient", package: "swift-websocket"),
+                .product(name: "NIOSSL", package: "swift-nio-ssl"),
+                .product(name: "NIOWebSocket", package: "swift-nio"),
+                .product(name: "HTTPTypes", package: "swift-http-types"),
+                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
         // Rooms, registry, timers, unloading, durability queue, cluster mode: no libwebsockets.
         .target(
             name: "LiveControlsRuntime",
@@ -64,7 +84,7 @@ let package = Package(
             dependencies: [
                 "LiveControlsTransport",
                 "LiveControlsRuntime",
-                "LiveControlsClient",
+                "LiveControlsKit",
                 "LiveControlsRedis",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
@@ -74,6 +94,7 @@ let package = Package(
         .testTarget(name: "LiveControlsProtocolTests", dependencies: ["LiveControlsProtocol", "LiveControlsTestSupport"]),
         .testTarget(name: "LiveControlsEngineTests", dependencies: ["LiveControlsEngine", "LiveControlsTestSupport"]),
         .testTarget(name: "LiveControlsRedisTests", dependencies: ["LiveControlsRedis"]),
+        .testTarget(name: "LiveControlsKitTests", dependencies: ["LiveControlsKit", "LiveControlsProtocol"]),
         .testTarget(name: "LiveControlsTransportTests", dependencies: ["LiveControlsTransport", "LiveControlsRuntime", "LiveControlsEngine"]),
         .testTarget(name: "LiveControlsRuntimeTests", dependencies: ["LiveControlsRuntime", "LiveControlsEngine", "LiveControlsProtocol", "LiveControlsSQLite",
                                                                    .product(name: "Logging", package: "swift-log")]),

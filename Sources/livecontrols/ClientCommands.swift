@@ -1,12 +1,14 @@
 import ArgumentParser
 import Foundation
-import LiveControlsClient
-import LiveControlsProtocol
+import LiveControlsKit
 
 /// Where a client command connects, and as whom.
 struct ConnectionFlags: ParsableArguments {
-    @Option(help: "The server's WebSocket URL (ws:// only).")
+    @Option(help: "The server's WebSocket URL (ws:// or wss://).")
     var url = "ws://127.0.0.1:8080/ws"
+
+    @Option(help: "For wss://: a PEM file of certificates to trust besides the system's (a self-signed server).")
+    var caFile: String?
 
     @Option(help: "Access token for servers that require one (or set LIVECONTROLS_TOKEN).")
     var token: String?
@@ -18,6 +20,33 @@ struct ConnectionFlags: ParsableArguments {
     var timeout: Double = 10
 
     var effectiveToken: String? { token ?? ProcessInfo.processInfo.environment["LIVECONTROLS_TOKEN"] }
+
+    /// A LiveControlsKit client for these flags (not connected yet).
+    @MainActor
+    func client(reconnecting: Bool) throws -> LiveControlsClient {
+        guard let serverURL = URL(string: url), ["ws", "wss"].contains(serverURL.scheme ?? "") else {
+            throw ValidationError("--url must be a ws:// or wss:// URL, e.g. ws://127.0.0.1:8080/ws")
+        }
+        var configuration = LiveControlsClient.Configuration()
+        configuration.connectTimeout = .milliseconds(Int(timeout * 1000))
+        configuration.requestTimeout = .milliseconds(Int(timeout * 1000))
+        if !reconnecting { configuration.maxReconnectAttempts = 0 }
+        let transport = try caFile.map { try NIOWebSocketTransport(trustingCertificatesInPEMFile: $0) } ?? NIOWebSocketTransport()
+        return LiveControlsClient(url: serverURL, token: effectiveToken, name: name, configuration: configuration,
+                                  transport: transport)
+    }
+}
+
+/// Prints one JSON line and flushes it (so a pipe sees it at once).
+func printLine(_ value: JSONValue) {
+    print(JSONWriter.string(value))
+    fflush(nil)
+}
+
+/// Says what failed on standard error; the exit status for a client failure.
+func clientFailure(_ error: any Error) -> ExitCode {
+    FileHandle.standardError.write(Data("livecontrols: \(error)\n".utf8))
+    return ExitCode(2)
 }
 
 /// `ROOM CONTROL INTENT [ARGS]`: one intent, as `send` (WebSocket) and `intent` (server API) take it.
@@ -37,96 +66,3 @@ struct IntentArguments: ParsableArguments {
     }
 }
 
-/// `livecontrols send ROOM CONTROL INTENT [ARGS]`: one intent; prints the ack or error; exit 0 on ack.
-struct Send: ParsableCommand {
-    static let configuration = CommandConfiguration(
-        abstract: "Send one intent and print the server's ack or error (exit status 0 on ack, 1 on error).",
-        discussion: #"Example: livecontrols send demo quantity set '{"value": 5}'"#
-    )
-
-    @OptionGroup var target: IntentArguments
-    @OptionGroup var connection: ConnectionFlags
-
-    func run() throws {
-        let parsedArgs = try target.parsedArgs()
-        do {
-            let client = try RoomClient(url: connection.url, room: target.room, timeout: connection.timeout)
-            try client.join(name: connection.name, token: connection.effectiveToken, timeout: connection.timeout)
-            let reply = try client.send(control: target.control, intent: target.intent, args: parsedArgs, timeout: connection.timeout)
-            print(JSONWriter.string(reply))
-            client.socket.close()
-            if reply["type"]?.stringValue != "ack" { throw ExitCode(1) }
-        } catch let error as ClientError {
-            FileHandle.standardError.write(Data("livecontrols: \(error)\n".utf8))
-            throw ExitCode(2)
-        }
-    }
-}
-
-/// `livecontrols watch ROOM`: prints the snapshot and every patch (or the live state) as JSON lines.
-struct Watch: ParsableCommand {
-    static let configuration = CommandConfiguration(
-        abstract: "Join a room and print its snapshot and each patch as JSON lines, until interrupted.",
-        discussion: "With --state, print the whole room state after each change instead."
-    )
-
-    @Argument(help: "Room name.") var room: String
-    @Flag(help: "Print the whole state (one JSON line per version) instead of the messages.") var state = false
-    @Option(help: "Stop after this many patches (for scripts).") var count: Int?
-    @OptionGroup var connection: ConnectionFlags
-
-    func run() throws {
-        do {
-            let client = try RoomClient(url: connection.url, room: room, timeout: connection.timeout)
-            let snapshot = try client.join(name: connection.name, token: connection.effectiveToken, timeout: connection.timeout)
-            emit(state ? client.state : snapshot, version: client.version)
-            var seen = 0
-            while count.map({ seen < $0 }) ?? true {
-                let message = try client.read(timeout: nil)
-                switch message["type"]?.stringValue {
-                case "patch", "snapshot":
-                    if message["type"]?.stringValue == "patch" { seen += 1 }
-                    emit(state ? client.state : message, version: client.version)
-                case "error":
-                    emit(message, version: client.version)
-                    if message["code"] == "unavailable", message["room"]?.stringValue == room, message["id"] == nil {
-                        // The room stopped on the server (saving a change failed): join it again, as the web client
-                        // does; it loads from the server's store.
-                        let again = try rejoin(client)
-                        emit(state ? client.state : again, version: client.version)
-                    }
-                default:
-                    continue
-                }
-            }
-            client.socket.close()
-        } catch let error as ClientError {
-            FileHandle.standardError.write(Data("livecontrols: \(error)\n".utf8))
-            throw ExitCode(2)
-        }
-    }
-
-    /// Joins again after the room stopped, with backoff (250 ms doubling to 4 s) while the server still answers
-    /// `unavailable`; the snapshot, or the last refusal after ten tries.
-    private func rejoin(_ client: RoomClient) throws -> JSONValue {
-        var delay = 0.25
-        for attempt in 1...10 {
-            Thread.sleep(forTimeInterval: delay)
-            do {
-                return try client.join(name: connection.name, token: connection.effectiveToken, timeout: connection.timeout)
-            } catch let error as ClientError where attempt < 10 && "\(error)".contains("unavailable") {
-                delay = min(4, delay * 2)
-            }
-        }
-        throw ClientError("room \(room) could not be joined again")
-    }
-
-    private func emit(_ value: JSONValue, version: Int) {
-        if state {
-            print(JSONWriter.string(["version": .int(version), "state": value]))
-        } else {
-            print(JSONWriter.string(value))
-        }
-        fflush(nil)
-    }
-}

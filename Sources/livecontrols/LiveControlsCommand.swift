@@ -1,7 +1,7 @@
 import ArgumentParser
 
 @main
-struct LiveControlsCommand: ParsableCommand {
+struct LiveControlsCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "livecontrols",
         abstract: "A WebSocket live-sync server for shared UI controls.",

@@ -1,0 +1,78 @@
+/// A typed view of one control kind over a ``LiveControl``: fields in the seeds' vocabulary, intents as methods.
+/// Reading a field reads the control's current state (and, in SwiftUI, observes that control only).
+@MainActor
+public protocol ControlView {
+    /// The `kind` this view reads.
+    static var kind: String { get }
+    var control: LiveControl { get }
+    init(unchecked control: LiveControl)
+}
+
+extension ControlView {
+    /// The view of `control`, or nil when the control is of another kind.
+    public init?(_ control: LiveControl) {
+        guard control.kind == Self.kind else { return nil }
+        self.init(unchecked: control)
+    }
+
+    public var id: String { control.id }
+    public var label: String { control.label }
+    var json: JSONValue { control.json }
+}
+
+/// The kinds that step through values and share hold-to-repeat: stepper, list and pager.
+@MainActor
+public protocol SequentialControl: ControlView {}
+
+extension SequentialControl {
+    /// Whether `next` is possible now (disable the button when false).
+    public var canNext: Bool { json["canNext"]?.boolValue ?? false }
+    /// Whether `prev` is possible now.
+    public var canPrev: Bool { json["canPrev"]?.boolValue ?? false }
+    /// The running hold, by anyone; nil when none.
+    public var holding: HoldInfo? {
+        guard let session = json["holding"]?["session"]?.stringValue,
+              let direction = json["holding"]?["direction"]?.stringValue.flatMap(Direction.init(rawValue:)) else { return nil }
+        return HoldInfo(session: session, direction: direction)
+    }
+
+    /// One step forward; throws `at_bound` at the end of a control that does not wrap.
+    @discardableResult public func next() async throws -> Int { try await control.send("next") }
+    /// One step back.
+    @discardableResult public func prev() async throws -> Int { try await control.send("prev") }
+
+    /// Starts hold-to-repeat: one step at once, then the server repeats until the returned ``Hold`` ends.
+    public func press(_ direction: Direction) async throws -> Hold {
+        guard let room = control.room, let client = room.client else { throw LiveControlsError.notConnected }
+        return try await client.press(in: room, control: control.id, direction: direction)
+    }
+
+    /// Holds while `body` runs: the hold ends when it returns or throws, or when the task is cancelled.
+    /// ```swift
+    /// try await stepper.hold(.next) { try await fingerLifted() }
+    /// ```
+    public func hold<T>(_ direction: Direction, while body: () async throws -> T) async throws -> T {
+        let hold = try await press(direction)
+        do {
+            let result = try await body()
+            await hold.release()
+            return result
+        } catch {
+            await hold.release()
+            throw error
+        }
+    }
+}
+
+extension Room {
+    /// The control `id` as a typed view, or nil when the room has no such control of that kind.
+    public func control<View: ControlView>(_ id: String, as view: View.Type) -> View? {
+        models[id].flatMap { View($0) }
+    }
+
+    public func stepper(_ id: String) -> Stepper? { control(id, as: Stepper.self) }
+    public func list(_ id: String) -> ListStepper? { control(id, as: ListStepper.self) }
+    public func wizard(_ id: String) -> Wizard? { control(id, as: Wizard.self) }
+    public func form(_ id: String) -> Form? { control(id, as: Form.self) }
+    public func pager(_ id: String) -> Pager? { control(id, as: Pager.self) }
+}

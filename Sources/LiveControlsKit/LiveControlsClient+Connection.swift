@@ -1,0 +1,148 @@
+import Foundation
+
+extension LiveControlsClient {
+    /// Connects, reads until the connection ends, and reconnects with backoff until closed or given up.
+    func run() async {
+        var attempt = 0
+        var connectedOnce = false
+        while !Task.isCancelled {
+            var failure: String
+            var disconnectedByServer = false
+            do {
+                try await connectAndRead()
+                failure = "no welcome from the server in time"  // the stream ended without an error: our close
+            } catch {
+                failure = "\(error)"
+                // 4001: the server API disconnected this session; the protocol says not to reconnect on one's own.
+                disconnectedByServer = (error as? WebSocketClosed)?.code == 4001
+            }
+            guard !Task.isCancelled else { return }
+            let wasConnected = connectionState == .connected
+            connectedOnce = connectedOnce || wasConnected
+            connectionLost(failure)
+            if !connectedOnce {
+                // The first connection never opened: say so to connect()'s callers and stop.
+                connectionState = .closed
+                failWaiters(.connectFailed(failure))
+                return
+            }
+            attempt = wasConnected ? 1 : attempt + 1
+            if disconnectedByServer || configuration.maxReconnectAttempts.map({ attempt > $0 }) == true {
+                connectionState = .closed
+                failWaiters(.connectFailed(failure))
+                for room in rooms.values { room.markLeft(.connectionLost(failure)) }
+                return
+            }
+            connectionState = .reconnecting(attempt: attempt, lastError: failure)
+            try? await Task.sleep(for: backoff(attempt: attempt))
+        }
+    }
+
+    /// The delay before reconnect attempt `attempt` (1-based): the first delay doubled per attempt, capped, ±20 %.
+    func backoff(attempt: Int) -> Duration {
+        let base = configuration.reconnectDelay * (1 << min(attempt - 1, 16))
+        let capped = min(base, configuration.maxReconnectDelay)
+        return capped * Double.random(in: 0.8...1.2)
+    }
+
+    /// One connection's life: open, `welcome`, join the rooms again (resuming), then handle every message.
+    private func connectAndRead() async throws {
+        let headers = ["Sec-WebSocket-Protocol": protocolName]
+        let socket = try await withTimeout(configuration.connectTimeout, "no connection within the time-out") {
+            try await self.transport.connect(to: self.url, headers: headers)
+        }
+        let (outgoing, continuation) = AsyncStream<String>.makeStream()
+        self.socket = socket
+        self.outgoing = continuation
+        // One writer per connection: messages leave in the order they were queued.
+        let writer = Task {
+            for await text in outgoing {
+                do { try await socket.send(text) } catch { break }
+            }
+        }
+        defer { writer.cancel() }
+        var welcomed = false
+        let limit = configuration.connectTimeout
+        let welcomeTimer = Task {  // cancelled by the welcome
+            try? await Task.sleep(for: limit)
+            if !Task.isCancelled { await socket.close() }
+        }
+        defer { welcomeTimer.cancel() }
+        while let text = try await socket.receive() {
+            let message = await Incoming.parse(text)
+            guard let message else { throw LiveControlsError.protocolViolation("a message that is not a JSON object") }
+            if !welcomed {
+                guard message.type == "welcome", let session = message.object["session"]?.stringValue else {
+                    throw LiveControlsError.protocolViolation("the first message is not welcome")
+                }
+                welcomed = true
+                welcomeTimer.cancel()
+                welcome(session: session)
+                continue
+            }
+            handle(message)
+        }
+    }
+
+    /// `welcome`: connected; rooms held before a reconnect are joined again with `since`.
+    private func welcome(session: String) {
+        self.session = session
+        connectionState = .connected
+        let waiters = connectWaiters
+        connectWaiters = []
+        for waiter in waiters { waiter.resume() }
+        for room in rooms.values where room.status != .joining {
+            if case .left = room.status { continue }
+            rejoin(room, resuming: true)
+        }
+    }
+
+    /// Sends `join` for a room this client holds (after a reconnect, a gap or a stopped room). With `resuming`,
+    /// `since` names the version held, so only the missed patches come (or a snapshot when they cannot).
+    func rejoin(_ room: Room, resuming: Bool) {
+        guard connectionState == .connected else { return }
+        room.status = resuming ? .resuming : .resyncing
+        Task {
+            do {
+                _ = try await request(joinMessage(for: room, since: resuming), room: room.name)
+            } catch let error as LiveControlsError {
+                switch error {
+                case .refused:
+                    room.markLeft(error)
+                    forget(room)
+                default:
+                    break  // the connection went: the next welcome joins again
+                }
+            }
+        }
+    }
+
+    /// The connection ended: requests in flight fail, holds and claims end (the server ended them too).
+    func connectionLost(_ why: String) {
+        socket = nil
+        outgoing?.finish()
+        outgoing = nil
+        session = nil
+        failPending(.connectionLost(why))
+        for room in rooms.values where room.status != .joining {
+            if case .left = room.status { continue }
+            room.status = .reconnecting
+        }
+        endLeases(reason: "disconnect")
+    }
+
+}
+
+/// Runs `operation`, failing with ``LiveControlsError/connectFailed(_:)`` after `limit`.
+func withTimeout<T: Sendable>(_ limit: Duration, _ what: String, _ operation: @escaping @Sendable () async throws -> T) async throws -> T {
+    try await withThrowingTaskGroup(of: T.self) { group in
+        group.addTask { try await operation() }
+        group.addTask {
+            try await Task.sleep(for: limit)
+            throw LiveControlsError.connectFailed(what)
+        }
+        defer { group.cancelAll() }
+        guard let first = try await group.next() else { throw LiveControlsError.connectFailed(what) }
+        return first
+    }
+}

@@ -1,0 +1,52 @@
+import LiveControlsProtocol
+
+extension LiveControlsClient {
+    /// Routes one message: room messages to their ``Room``, replies to the request waiting for them.
+    func handle(_ message: Incoming) {
+        let id = message["id"]?.stringValue
+        let room = message["room"]?.stringValue.flatMap { rooms[$0] }
+        switch message.type {
+        case "snapshot", "resumed", "patch":
+            if let room {
+                if !room.receive(message) { rejoin(room, resuming: false) }  // a gap: a fresh snapshot
+            }
+            if let id, message.type != "patch" { resolve(id, .success(message.object)) }
+        case "ack":
+            if let id { resolve(id, .success(message.object)) }
+        case "left":
+            if let room {
+                room.markLeft(nil)
+                endLeases(in: room.name, reason: "leave")
+                forget(room)
+            }
+            if let id { resolve(id, .success(message.object)) }
+        case "error":
+            let refusal = LiveControlsError.Refusal(
+                rawCode: message["code"]?.stringValue ?? "internal", message: message["message"]?.stringValue ?? "",
+                room: message["room"]?.stringValue)
+            room?.publish(.error(refusal), message.object)
+            if let id, pending[id] != nil {
+                resolve(id, .failure(.refused(refusal)))
+            } else if let room {
+                roomRefused(room, refusal)
+            }
+        default:
+            break  // a message type newer than this SDK
+        }
+    }
+
+    /// An `error` with a room and no request of ours: the room stopped, the token expired, the room was deleted.
+    private func roomRefused(_ room: Room, _ refusal: LiveControlsError.Refusal) {
+        switch refusal.code {
+        case .unavailable:
+            // The room stopped on the server (saving a change failed): join again, resuming where we are.
+            rejoin(room, resuming: true)
+        case .tokenExpired, .roomDeleted:
+            room.markLeft(.refused(refusal))
+            endLeases(in: room.name, reason: refusal.rawCode)
+            forget(room)
+        default:
+            room.lastError = refusal
+        }
+    }
+}

@@ -1,0 +1,198 @@
+import Foundation
+import Observation
+
+/// A connection to a LiveControls server: joins rooms, sends intents, keeps every joined ``Room`` current, and
+/// reconnects with backoff, resuming each room from the version it holds.
+///
+/// Everything observable lives on the main actor, so SwiftUI views read it directly:
+/// ```swift
+/// let client = LiveControlsClient(url: URL(string: "ws://localhost:8080/ws")!, name: "Ann")
+/// let room = try await client.join("demo")
+/// try await room.stepper("quantity")?.next()
+/// ```
+@MainActor @Observable
+public final class LiveControlsClient {
+    /// Where the connection is.
+    public enum ConnectionState: Sendable, Equatable {
+        /// Not connected yet (``connect()`` or ``join(_:name:template:)`` connects).
+        case idle
+        /// Opening the first connection.
+        case connecting
+        /// Connected; `welcome` named this session.
+        case connected
+        /// The connection was lost; the next attempt starts after a backoff. Rooms keep their last state.
+        case reconnecting(attempt: Int, lastError: String)
+        /// Closed by ``close()``, or given up (see ``Configuration/maxReconnectAttempts``).
+        case closed
+    }
+
+    /// Timing and limits of a client.
+    public struct Configuration: Sendable {
+        /// How long a request (join, intent, presence, claim, leave) waits for its reply.
+        public var requestTimeout: Duration = .seconds(10)
+        /// How long opening a connection and reading `welcome` may take.
+        public var connectTimeout: Duration = .seconds(10)
+        /// The first reconnect delay; it doubles on each failed attempt up to ``maxReconnectDelay``, with ±20 % jitter.
+        public var reconnectDelay: Duration = .milliseconds(250)
+        public var maxReconnectDelay: Duration = .seconds(8)
+        /// Attempts after a lost connection before the client gives up (nil: never).
+        public var maxReconnectAttempts: Int? = nil
+        /// How often a ``Hold`` presses again to renew the server's lease (`maxHoldMs`, 30 s by default).
+        public var holdRenewInterval: Duration = .seconds(10)
+
+        public init() {}
+    }
+
+    public let url: URL
+    /// The token sent with every `join` (nil on an open server).
+    public var token: String?
+    /// The display name sent with every `join` (a join may name another).
+    public var name: String?
+    public let configuration: Configuration
+
+    /// Where the connection is; observable.
+    public internal(set) var connectionState: ConnectionState = .idle
+    /// This connection's session id (from `welcome`); a reconnect is a new session.
+    public internal(set) var session: String?
+    /// The rooms joined (or being joined) by name.
+    public internal(set) var rooms: [String: Room] = [:]
+
+    @ObservationIgnored let transport: any WebSocketTransport
+    @ObservationIgnored var socket: (any WebSocketConnection)?
+    @ObservationIgnored var outgoing: AsyncStream<String>.Continuation?
+    @ObservationIgnored var pending: [String: Pending] = [:]
+    @ObservationIgnored var nextRequest = 1
+    @ObservationIgnored var runTask: Task<Void, Never>?
+    @ObservationIgnored var connectWaiters: [CheckedContinuation<Void, any Error>] = []
+    @ObservationIgnored var holds: [HoldKey: WeakHold] = [:]
+    @ObservationIgnored var claims: [ClaimKey: WeakClaim] = [:]
+    @ObservationIgnored var nextLease = 1
+
+    /// A request waiting for its reply: resumed with the reply message or a failure.
+    struct Pending {
+        let room: String?
+        let reply: (Result<JSONObject, LiveControlsError>) -> Void
+        let timeout: Task<Void, Never>
+    }
+
+    public init(url: URL, token: String? = nil, name: String? = nil, configuration: Configuration = Configuration(),
+                transport: any WebSocketTransport = NIOWebSocketTransport()) {
+        self.url = url
+        self.token = token
+        self.name = name
+        self.configuration = configuration
+        self.transport = transport
+    }
+
+    /// Connects (once); returns when the server's `welcome` arrived. Throws ``LiveControlsError/connectFailed(_:)``
+    /// when the first connection cannot be opened. Later losses reconnect on their own.
+    public func connect() async throws {
+        switch connectionState {
+        case .connected: return
+        case .closed, .idle:
+            connectionState = .connecting
+            let task = Task { await self.run() }
+            runTask = task
+        case .connecting, .reconnecting:
+            break
+        }
+        try await withCheckedThrowingContinuation { connectWaiters.append($0) }
+    }
+
+    /// Joins a room (connecting first if needed) and returns it once its snapshot arrived. Joining a room this
+    /// client already joined returns the same ``Room``.
+    public func join(_ room: String, name: String? = nil, template: String? = nil) async throws -> Room {
+        try await connect()
+        if let existing = rooms[room], existing.status == .joined { return existing }
+        let model = rooms[room] ?? Room(name: room, client: self)
+        model.joinName = name ?? self.name
+        model.template = template
+        model.status = .joining
+        rooms[room] = model
+        do {
+            _ = try await request(joinMessage(for: model, since: false), room: room)
+            return model
+        } catch {
+            if model.status == .joining { rooms[room] = nil }
+            throw error
+        }
+    }
+
+    /// Closes the connection; every room is left (the server ends this session's holds and claims).
+    public func close() async {
+        runTask?.cancel()
+        runTask = nil
+        connectionState = .closed
+        let socket = self.socket
+        self.socket = nil
+        outgoing?.finish()
+        outgoing = nil
+        failPending(.connectionLost("the client closed the connection"))
+        failWaiters(.connectFailed("the client closed the connection"))
+        for room in rooms.values { room.markLeft(nil) }
+        endLeases(reason: "disconnect")
+        await socket?.close()
+    }
+
+    // MARK: requests
+
+    /// Sends a request with a fresh id and returns its reply (`ack`, `snapshot`, `resumed` or `left`); a refusal
+    /// throws ``LiveControlsError/refused(_:)``.
+    func request(_ message: JSONObject, room: String?) async throws -> JSONObject {
+        guard connectionState == .connected, let outgoing else { throw LiveControlsError.notConnected }
+        let id = "k\(nextRequest)"
+        nextRequest += 1
+        var message = message
+        message["id"] = .string(id)
+        let timeout = configuration.requestTimeout
+        return try await withCheckedThrowingContinuation { continuation in
+            let timer = Task { [weak self] in
+                try? await Task.sleep(for: timeout)
+                if !Task.isCancelled { self?.resolve(id, .failure(.timedOut)) }
+            }
+            pending[id] = Pending(room: room, reply: { continuation.resume(with: $0) }, timeout: timer)
+            outgoing.yield(JSONWriter.string(.object(message)))
+        }
+    }
+
+    /// Sends a message that expects no reply (a best-effort release or unclaim); dropped when not connected.
+    func post(_ message: JSONObject) {
+        outgoing?.yield(JSONWriter.string(.object(message)))
+    }
+
+    func resolve(_ id: String, _ result: Result<JSONObject, LiveControlsError>) {
+        guard let entry = pending.removeValue(forKey: id) else { return }
+        entry.timeout.cancel()
+        entry.reply(result)
+    }
+
+    func failPending(_ error: LiveControlsError) {
+        let all = pending
+        pending = [:]
+        for entry in all.values {
+            entry.timeout.cancel()
+            entry.reply(.failure(error))
+        }
+    }
+
+    func failWaiters(_ error: LiveControlsError) {
+        let waiters = connectWaiters
+        connectWaiters = []
+        for waiter in waiters { waiter.resume(throwing: error) }
+    }
+
+    func joinMessage(for room: Room, since: Bool) -> JSONObject {
+        var join: JSONObject = ["type": "join", "room": .string(room.name)]
+        if let name = room.joinName { join["name"] = .string(name) }
+        if let template = room.template { join["template"] = .string(template) }
+        if let token { join["token"] = .string(token) }
+        if since, let epoch = room.epoch {
+            join["since"] = ["epoch": .string(epoch), "version": .int(room.version)]
+        }
+        return join
+    }
+
+    func forget(_ room: Room) {
+        if rooms[room.name] === room { rooms[room.name] = nil }
+    }
+}

@@ -1,0 +1,234 @@
+import Foundation
+import LiveControlsKit
+import XCTest
+
+/// LiveControlsKit against the real server binary on port 0, over real sockets.
+@MainActor
+final class ClientServerTests: XCTestCase {
+    private var servers: [ServerProcess] = []
+    private var clients: [LiveControlsClient] = []
+
+    override func tearDown() async throws {
+        for client in clients { await client.close() }
+        for server in servers { server.stop() }
+    }
+
+    private func startServer(_ arguments: [String] = [], port: Int = 0) throws -> ServerProcess {
+        let server = try ServerProcess(arguments, port: port)
+        servers.append(server)
+        return server
+    }
+
+    private func client(_ server: ServerProcess, name: String? = nil, transport: any WebSocketTransport = NIOWebSocketTransport(),
+                        configure: (inout LiveControlsClient.Configuration) -> Void = { _ in }) -> LiveControlsClient {
+        var configuration = LiveControlsClient.Configuration()
+        configuration.reconnectDelay = .milliseconds(50)
+        configure(&configuration)
+        let client = LiveControlsClient(url: server.wsURL, name: name, configuration: configuration, transport: transport)
+        clients.append(client)
+        return client
+    }
+
+    func testTwoClientsConverge() async throws {
+        let server = try startServer()
+        let ann = try await client(server, name: "Ann").join("demo")
+        let bob = try await client(server, name: "Bob").join("demo")
+        try await XCTUnwrap(ann.stepper("quantity")).set(40)
+        try await XCTUnwrap(bob.stepper("quantity")).next()
+        let list = try XCTUnwrap(bob.list("person"))
+        try await list.select(list.items[2].id)
+        try await XCTUnwrap(ann.form("signup")).set("account", "email", to: "ann@example.com")
+        try await eventually("both rooms at one version") { ann.version == bob.version }
+        XCTAssertEqual(ann.state, bob.state)
+        XCTAssertEqual(ann.stepper("quantity")?.value, 41)
+        XCTAssertEqual(ann.list("person")?.selectedLabel, "Joe: —")
+        XCTAssertEqual(bob.form("signup")?.element("account")?.fields.first?.value, "ann@example.com")
+        XCTAssertEqual(ann.members.map(\.name), ["Ann", "Bob"])
+        XCTAssertEqual(ann.me?.name, "Ann")
+        // And equal to what an independent fresh join sees, controls for controls.
+        let fresh = try await client(server).join("demo")
+        try await eventually("the fresh client caught up") { ann.version == fresh.version }
+        XCTAssertEqual(fresh.state["controls"], ann.state["controls"])
+    }
+
+    func testEveryRefusalIsTypedWithTheProtocolsCode() async throws {
+        let server = try startServer()
+        let client = client(server)
+        let room = try await client.join("demo")
+        let stepper = try XCTUnwrap(room.stepper("quantity"))
+        await expectRefusal(.outOfRange, "set past max") { try await stepper.set(1000) }
+        try await stepper.set(99)
+        await expectRefusal(.atBound, "next at max") { try await stepper.next() }
+        await expectRefusal(.notHolder, "release without a hold") { try await stepper.control.send("release") }
+        await expectRefusal(.invalidArgs, "press without a direction") { try await stepper.control.send("press") }
+        await expectRefusal(.unknownIntent, "an intent the kind lacks") { try await stepper.control.send("fly") }
+        await expectRefusal(.unknownControl, "a control the room lacks") { try await room.send(control: "nope", intent: "next") }
+        await expectRefusal(.notFound, "an item the list lacks") { try await room.list("person")!.select("i99") }
+        await expectRefusal(.conflict, "removing the selected item") {
+            let list = room.list("person")!
+            try await list.remove(list.selected!)
+        }
+        await expectRefusal(.guardFailed, "a guarded wizard step") {
+            let wizard = room.wizard("onboarding")!
+            try await wizard.next()
+            try await wizard.next()
+        }
+        await expectRefusal(.notValid, "finishing an invalid element") { try await room.form("signup")!.finish("account") }
+        await expectRefusal(.invalidArgs, "a number into a text field") { try await room.form("signup")!.set("account", "email", to: 5) }
+        await expectRefusal(.invalidArgs, "year 0000") { try await room.pager("month")!.goto("0000-01") }
+        await expectRefusal(.tooLarge, "presence data past 2 KiB") { try await room.setPresence(["blob": .string(String(repeating: "x", count: 3000))]) }
+        await expectRefusal(.unknownTemplate, "a template the server lacks") { _ = try await client.join("fresh-room", template: "nope") }
+        await expectRefusal(.invalidMessage, "a room name with a space") { _ = try await client.join("no spaces") }
+        // Refusals change nothing and the connection stays usable.
+        XCTAssertEqual(client.connectionState, .connected)
+        let version = try await stepper.prev()
+        XCTAssertEqual(version, room.version)
+    }
+
+    func testAHoldEndsWhenTheHoldingTaskIsCancelled() async throws {
+        let server = try startServer()
+        let room = try await client(server).join("demo")
+        let stepper = try XCTUnwrap(room.stepper("quantity"))
+        try await stepper.set(0)
+        let recorder = EventRecorder(room)
+        let holding = Task { try await stepper.hold(.next) { try await Task.sleep(for: .seconds(60)) } }
+        try await eventually("two ticks of the hold") { stepper.value >= 3 }
+        XCTAssertEqual(stepper.holding?.session, room.me?.id)
+        holding.cancel()
+        _ = await holding.result
+        XCTAssertNil(stepper.holding, "release was acked, so its patch is applied")
+        try await eventually("the release recorded") { recorder.endReasons() == ["release"] }
+        XCTAssertTrue(recorder.causes().contains("tick"))
+    }
+
+    func testDroppingAHoldHandleReleasesIt() async throws {
+        let server = try startServer()
+        let room = try await client(server).join("demo")
+        let stepper = try XCTUnwrap(room.stepper("quantity"))
+        let recorder = EventRecorder(room)
+        var hold: Hold? = try await stepper.press(.next)
+        XCTAssertEqual(hold?.isActive, true)
+        hold = nil
+        try await eventually("the hold released") { recorder.endReasons() == ["release"] }
+        XCTAssertNil(stepper.holding)
+    }
+
+    func testAPressThatReachesTheBoundReturnsAnEndedHold() async throws {
+        let server = try startServer()
+        let room = try await client(server).join("demo")
+        let stepper = try XCTUnwrap(room.stepper("quantity"))
+        try await stepper.set(98)
+        let hold = try await stepper.press(.next)
+        XCTAssertEqual(stepper.value, 99)
+        XCTAssertFalse(hold.isActive)
+        XCTAssertEqual(hold.endReason, "bound")
+    }
+
+    func testAServerRestartIsResumedWithNoGap() async throws {
+        let dataDir = FileManager.default.temporaryDirectory.appendingPathComponent("kit-\(UUID().uuidString)").path
+        let first = try startServer(["--data-dir", dataDir])
+        let client = client(first)
+        let room = try await client.join("demo")
+        try await room.stepper("quantity")!.set(7)
+        let epoch = room.epoch
+        let before = room.version
+        let recorder = EventRecorder(room)
+        first.stop()
+        try await eventually("the client noticed") { if case .reconnecting = client.connectionState { true } else { false } }
+        XCTAssertEqual(room.status, .reconnecting)
+        _ = try startServer(["--data-dir", dataDir], port: first.port)
+        try await eventually("resumed", timeout: .seconds(20)) { room.status == .joined && room.me != nil }
+        try await eventually("recorded") { recorder.version == room.version }
+        XCTAssertEqual(recorder.kinds().first, .resumed, "joined again with since, got: \(recorder.kinds())")
+        XCTAssertFalse(recorder.kinds().contains(.snapshot))
+        XCTAssertEqual(room.epoch, epoch)
+        XCTAssertGreaterThan(room.version, before)
+        XCTAssertEqual(room.stepper("quantity")?.value, 7)
+        let fresh = try await self.client(first).join("demo")
+        try await eventually("one version") { fresh.version == room.version }
+        XCTAssertEqual(fresh.state, room.state)
+    }
+
+    func testWSSWithASelfSignedCertificate() async throws {
+        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("kit-tls-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
+        let cert = dir.appendingPathComponent("cert.pem").path, key = dir.appendingPathComponent("key.pem").path
+        let openssl = Process()
+        openssl.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+        openssl.arguments = ["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "1", "-subj", "/CN=localhost",
+                             "-addext", "subjectAltName=DNS:localhost,IP:127.0.0.1", "-keyout", key, "-out", cert]
+        openssl.standardError = FileHandle.nullDevice
+        try openssl.run()
+        openssl.waitUntilExit()
+        XCTAssertEqual(openssl.terminationStatus, 0)
+        let server = try startServer(["--tls-cert", cert, "--tls-key", key])
+        let url = URL(string: "wss://localhost:\(server.port)/ws")!
+        let trusting = LiveControlsClient(url: url, transport: try NIOWebSocketTransport(trustingCertificatesInPEMFile: cert))
+        clients.append(trusting)
+        let room = try await trusting.join("demo")
+        try await room.stepper("quantity")!.next()
+        XCTAssertEqual(room.stepper("quantity")?.value, 2)
+        let untrusting = LiveControlsClient(url: url)
+        clients.append(untrusting)
+        do {
+            _ = try await untrusting.join("demo")
+            XCTFail("a certificate nobody trusts was accepted")
+        } catch let error as LiveControlsError {
+            guard case .connectFailed = error else { return XCTFail("\(error)") }
+        }
+    }
+
+    func testPresenceAndClaimsReachOthers() async throws {
+        let server = try startServer()
+        let ann = try await client(server, name: "Ann").join("demo")
+        let bob = try await client(server, name: "Bob").join("demo")
+        try await ann.setPresence(["focus": "signup.email"])
+        let claim = try await ann.control("signup")!.claim("account.email")
+        try await eventually("Bob sees Ann's claim") { bob.control("signup")?.claims["account.email"]?.session == ann.me?.id }
+        XCTAssertEqual(bob.members.first { $0.name == "Ann" }?.data["focus"], "signup.email")
+        XCTAssertEqual(bob.members.first { $0.name == "Ann" }?.editing, [Member.Editing(control: "signup", target: "account.email")])
+        await expectRefusal(.claimed, "an overlapping claim") { _ = try await bob.control("signup")!.claim("account") }
+        await claim.release(reason: .blur)
+        XCTAssertFalse(claim.isActive)
+        try await eventually("the claim is gone for Bob") { bob.control("signup")?.claims.isEmpty == true }
+    }
+
+    func testAClientThatFallsBehindGetsAFreshSnapshot() async throws {
+        let server = try startServer(["--outbox-messages", "8", "--rate", "100000", "--burst", "100000"])
+        let gate = GatedTransport()
+        let slow = client(server, transport: gate)
+        let room = try await slow.join("demo")
+        let writer = try await client(server).join("demo")
+        await gate.gate.pause()
+        // Far more than the socket buffers hold: the server's queue for the paused client overflows.
+        let list = try XCTUnwrap(writer.list("person"))
+        let item = list.items[1].id
+        let big = String(repeating: "x", count: 16_000)
+        for batch in 0..<15 {  // 100 at a time: within the room's queue
+            let edits = (0..<100).map { i in Task { try await list.edit(item, value: .string("\(batch * 100 + i) \(big)")) } }
+            for edit in edits { _ = try await edit.value }
+        }
+        let recorder = EventRecorder(room)
+        await gate.gate.resume()
+        try await eventually("caught up", timeout: .seconds(30)) { room.version == writer.version }
+        try await eventually("recorded") { recorder.version == room.version }
+        XCTAssertTrue(recorder.kinds().contains(.snapshot), "the server sent a fresh snapshot: \(recorder.kinds().suffix(3))")
+        XCTAssertEqual(room.state, writer.state)
+    }
+
+    func testAGapMakesTheRoomResync() async throws {
+        let server = try startServer()
+        let lossy = GatedTransport()
+        let room = try await client(server, transport: lossy).join("demo")
+        let writer = try await client(server).join("demo")
+        let recorder = EventRecorder(room)
+        await lossy.gate.dropNextPatch()
+        try await writer.stepper("quantity")!.set(20)
+        try await writer.stepper("quantity")!.set(21)
+        try await eventually("resynced") { room.version == writer.version && room.status == .joined }
+        try await eventually("recorded") { recorder.version == room.version }
+        XCTAssertEqual(recorder.kinds().last, .snapshot)
+        XCTAssertEqual(room.stepper("quantity")?.value, 21)
+        XCTAssertEqual(room.state, writer.state)
+    }
+}
