@@ -5,7 +5,8 @@ import PackageDescription
 // adapters) ← LiveControlsTransport ← livecontrols. Only LiveControlsTransport imports the libwebsockets system
 // library (and holds the unsafe code besides the C adapters and the encoded message buffer, Runtime's Frame.swift);
 // only LiveControlsSQLite imports SQLite; only LiveControlsRedis imports hiredis. LiveControlsRuntime runs rooms
-// and knows no transport.
+// and knows no transport. LiveControlsKit (the Swift client) depends on LiveControlsProtocol only, and on
+// swift-websocket for the network; the executable's `watch` and `send` use it.
 let package = Package(
     name: "LiveControls",
     platforms: [.macOS(.v14), .iOS(.v17), .tvOS(.v17), .watchOS(.v10)],

@@ -68,19 +68,24 @@ extension LiveControlsClient {
             if !Task.isCancelled { await socket.close() }
         }
         defer { welcomeTimer.cancel() }
-        while let text = try await socket.receive() {
-            let message = await Incoming.parse(text)
-            guard let message else { throw LiveControlsError.protocolViolation("a message that is not a JSON object") }
-            if !welcomed {
-                guard message.type == "welcome", let session = message.object["session"]?.stringValue else {
-                    throw LiveControlsError.protocolViolation("the first message is not welcome")
+        do {
+            while let text = try await socket.receive() {
+                let message = await Incoming.parse(text)
+                guard let message else { throw LiveControlsError.protocolViolation("a message that is not a JSON object") }
+                if !welcomed {
+                    guard message.type == "welcome", let session = message.object["session"]?.stringValue else {
+                        throw LiveControlsError.protocolViolation("the first message is not welcome")
+                    }
+                    welcomed = true
+                    welcomeTimer.cancel()
+                    welcome(session: session)
+                    continue
                 }
-                welcomed = true
-                welcomeTimer.cancel()
-                welcome(session: session)
-                continue
+                handle(message)
             }
-            handle(message)
+        } catch {
+            await socket.close()  // a violation leaves the socket open: close it before reconnecting
+            throw error
         }
     }
 

@@ -16,7 +16,6 @@ struct Send: AsyncParsableCommand {
     func run() async throws {
         let args = try target.parsedArgs() ?? [:]
         let client = try connection.client(reconnecting: false)
-        defer { Task { await client.close() } }
         let room: Room
         do {
             room = try await client.join(target.room)
@@ -33,6 +32,7 @@ struct Send: AsyncParsableCommand {
             await client.close()
             throw ExitCode(1)
         } catch {
+            await client.close()
             throw clientFailure(error)
         }
         await client.close()
@@ -68,19 +68,21 @@ struct Watch: AsyncParsableCommand {
         emit(["type": "snapshot", "room": .string(room), "epoch": .string(joined.epoch ?? ""),
               "version": .int(joined.version), "state": joined.state], version: joined.version, state: joined.state)
         var seen = 0
-        for await event in events {
-            switch event.kind {
-            case .snapshot:
-                emit(.object(event.message), version: event.version, state: event.state)
-            case .patch:
-                seen += 1
-                emit(.object(event.message), version: event.version, state: event.state)
-            case .error:
-                if !state { printLine(.object(event.message)) }
-            case .resumed:
-                continue
+        if count != 0 {
+            for await event in events {
+                switch event.kind {
+                case .snapshot:
+                    emit(.object(event.message), version: event.version, state: event.state)
+                case .patch:
+                    seen += 1
+                    emit(.object(event.message), version: event.version, state: event.state)
+                case .error:
+                    if !state { printLine(.object(event.message)) }
+                case .resumed:
+                    continue
+                }
+                if let count, seen >= count { break }
             }
-            if let count, seen >= count { break }
         }
         await client.close()
         if case let .left(error) = joined.status, let error, count.map({ seen < $0 }) ?? true {

@@ -59,3 +59,47 @@ def test_watch_state_prints_the_live_document(server):
     # The sender's join, then its intent: the watcher stops after the second patch.
     assert lines[-1]["state"]["controls"]["quantity"]["value"] == 77
     assert [line["version"] for line in lines] == [first["version"] + 1, first["version"] + 2]
+
+
+def test_send_and_watch_speak_wss_with_a_trusted_certificate(start_server, tmp_path):
+    cert, key = tmp_path / "cert.pem", tmp_path / "key.pem"
+    subprocess.run(["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "1", "-subj", "/CN=localhost",
+                    "-addext", "subjectAltName=IP:127.0.0.1,DNS:localhost", "-keyout", str(key), "-out", str(cert)],
+                   check=True, capture_output=True, timeout=60)
+    s = start_server("--tls-cert", str(cert), "--tls-key", str(key))
+    url = s.ws_url.replace("127.0.0.1", "localhost")
+    result = run("send", "demo", "quantity", "set", '{"value": 42}', "--url", url, "--ca-file", str(cert))
+    assert result.returncode == 0, result.stderr
+    assert json.loads(result.stdout)["type"] == "ack"
+    watched = run("watch", "demo", "--state", "--count", "0", "--url", url, "--ca-file", str(cert))
+    assert json.loads(watched.stdout.splitlines()[0])["state"]["controls"]["quantity"]["value"] == 42
+    # Without the certificate the TLS handshake is refused: a clear failure, exit status 2.
+    refused = run("send", "demo", "quantity", "next", "--url", url, "--timeout", "5")
+    assert refused.returncode == 2 and "cannot connect" in refused.stderr
+
+
+def test_watch_follows_a_restart_and_resumes(tmp_path):
+    from livecontrols_server import Server
+    data = tmp_path / "data"
+    first = Server("--data-dir", str(data)).start()
+    watcher = subprocess.Popen([BINARY, "watch", "demo", "--url", first.ws_url, "--count", "4"],
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    snapshot = json.loads(watcher.stdout.readline())
+    c = first.client()
+    c.join()  # patch 1
+    c.intent("quantity", "set", {"value": 5})  # patch 2
+    assert json.loads(watcher.stdout.readline())["version"] == snapshot["version"] + 1
+    assert json.loads(watcher.stdout.readline())["version"] == snapshot["version"] + 2
+    c.close()  # patch 3: c leaves
+    assert json.loads(watcher.stdout.readline())["version"] == snapshot["version"] + 3
+    first.stop()
+    second = Server("--data-dir", str(data), "--port", str(first.port)).start()
+    try:
+        out, err = watcher.communicate(timeout=30)
+        # Resumed, not a snapshot: the next line is the patch right after the last one printed.
+        line = json.loads(out.splitlines()[0])
+        assert line["type"] == "patch" and line["version"] == snapshot["version"] + 4, (out, err)
+        assert watcher.returncode == 0
+    finally:
+        watcher.kill()
+        second.stop()

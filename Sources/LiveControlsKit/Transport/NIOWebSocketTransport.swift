@@ -13,7 +13,7 @@ public struct NIOWebSocketTransport: WebSocketTransport {
     /// The largest message (and frame) accepted from the server; a larger one closes the connection (1009).
     /// The server's snapshots are bounded by a room's `maxStateBytes` (8 MiB by default).
     public var maxMessageBytes: Int
-    /// Sends a ping after this long without traffic and closes a connection whose pong does not come (nil: off).
+    /// Sends a ping this often and closes a connection whose pong does not come in time (nil: off).
     public var pingInterval: Duration?
 
     public init(tlsConfiguration: TLSConfiguration = .makeClientConfiguration(), maxMessageBytes: Int = 16 << 20,
