@@ -1,7 +1,9 @@
 """A small, independent protocol-v1 client for the integration tests.
 
 Written from docs/PROTOCOL.md: it keeps the room documents it joined, applies each patch with the
-`jsonpatch` library (RFC 6902), checks that versions arrive one by one, and resolves intents by id.
+`jsonpatch` library (RFC 6902), checks that versions arrive one by one, and resolves intents by id. Every message
+it sends (a dict; raw text or bytes, or `validate=False`, for bad input on purpose) and every message it receives is
+checked against docs/asyncapi.yaml (`protocol_schema`): a mismatch raises ProtocolViolation.
 """
 from __future__ import annotations
 
@@ -13,21 +15,20 @@ from typing import Any, Callable
 import jsonpatch
 from websockets.sync.client import connect as ws_connect
 
+from protocol_schema import ProtocolViolation, check_client_message, check_server_message, check_state_parts
+
 DEFAULT_TIMEOUT = 5.0
-
-
-class ProtocolViolation(AssertionError):
-    pass
 
 
 class Client:
     _ids = itertools.count(1)
 
-    def __init__(self, url: str, subprotocol: bool = False, timeout: float = DEFAULT_TIMEOUT):
+    def __init__(self, url: str, subprotocol: bool = False, timeout: float = DEFAULT_TIMEOUT, validate: bool = True):
         kwargs = {"subprotocols": ["livecontrols.v1"]} if subprotocol else {}
         # max_queue=None: the background reader never applies backpressure, so a busy test is never a slow consumer.
         self.ws = ws_connect(url, open_timeout=timeout, close_timeout=2, max_size=None, max_queue=None, **kwargs)
         self.timeout = timeout
+        self.validate = validate  # check every message against docs/asyncapi.yaml
         self.inbox: list[dict] = []
         self.log: list[dict] = []  # every message received, in order
         self.rooms: dict[str, dict] = {}  # room -> {"epoch", "version", "state"}
@@ -38,39 +39,51 @@ class Client:
         self.session = welcome["session"]
 
     # -- sending -----------------------------------------------------------------------------------
-    def send(self, message: Any) -> None:
-        self.ws.send(message if isinstance(message, (str, bytes)) else json.dumps(message))
+    def send(self, message: Any, validate: bool = True) -> None:
+        """Sends a message: a dict is checked against docs/asyncapi.yaml first (unless `validate=False`, for a
+        malformed one on purpose); str and bytes go out as they are."""
+        if isinstance(message, (str, bytes)):
+            self.ws.send(message)
+            return
+        if validate and self.validate:
+            check_client_message(message, self.kind_of)
+        self.ws.send(json.dumps(message))
 
-    def join(self, room: str = "demo", **fields) -> dict:
+    def kind_of(self, room: str, control: str) -> str | None:
+        """The kind of a control in a room this client holds the state of (None when unknown)."""
+        return self.rooms.get(room, {}).get("state", {}).get("controls", {}).get(control, {}).get("kind")
+
+    def join(self, room: str = "demo", validate: bool = True, **fields) -> dict:
         """Joins and returns the snapshot (or the `resumed` message)."""
-        self.send({"type": "join", "room": room, **fields})
+        self.send({"type": "join", "room": room, **fields}, validate=validate)
         return self.recv(lambda m: m.get("room") == room and m["type"] in ("snapshot", "resumed", "error"))
 
-    def leave(self, room: str = "demo", id: Any = None) -> dict:
+    def leave(self, room: str = "demo", id: Any = None, validate: bool = True) -> dict:
         msg = {"type": "leave", "room": room}
         if id is not None:
             msg["id"] = id
-        self.send(msg)
+        self.send(msg, validate=validate)
         return self.recv(lambda m: m.get("room") == room and m["type"] in ("left", "error"))
 
-    def intent(self, control: str, intent: str, args: dict | None = None, room: str = "demo", id: Any = None) -> dict:
-        """Sends an intent and returns its `ack` or `error`."""
+    def intent(self, control: str, intent: str, args: Any = None, room: str = "demo", id: Any = None,
+               validate: bool = True) -> dict:
+        """Sends an intent and returns its `ack` or `error`; `validate=False` for args that are wrong on purpose."""
         if id is None:
             id = f"t{next(self._ids)}"
         msg = {"type": "intent", "id": id, "room": room, "control": control, "intent": intent}
         if args is not None:
             msg["args"] = args
-        self.send(msg)
+        self.send(msg, validate=validate)
         return self.recv(lambda m: m["type"] in ("ack", "error") and m.get("id") == id)
 
-    def presence(self, data: dict, room: str = "demo", id: Any = None) -> dict | None:
+    def presence(self, data: Any, room: str = "demo", id: Any = None, validate: bool = True) -> dict | None:
         """Sets presence data; with an id, returns its `ack` or `error`."""
         msg = {"type": "presence", "room": room, "data": data}
         if id is None:
-            self.send(msg)
+            self.send(msg, validate=validate)
             return None
         msg["id"] = id
-        self.send(msg)
+        self.send(msg, validate=validate)
         return self.recv(lambda m: m["type"] in ("ack", "error") and m.get("id") == id)
 
     # -- receiving ---------------------------------------------------------------------------------
@@ -78,7 +91,12 @@ class Client:
         raw = self.ws.recv(timeout=timeout)
         if isinstance(raw, bytes):
             raise ProtocolViolation("server sent a binary frame")
-        msg = json.loads(raw)
+        try:
+            msg = json.loads(raw)
+        except ValueError as e:
+            raise ProtocolViolation(f"server sent a text frame that is not JSON ({e}): {raw[:200]!r}") from None
+        if self.validate:
+            check_server_message(msg)
         self.log.append(msg)
         self._track(msg)
         return msg
@@ -99,6 +117,8 @@ class Client:
             if msg["epoch"] != room["epoch"] or msg["version"] != room["version"] + 1:
                 raise ProtocolViolation(f"version gap: at {room['version']}, got {msg['version']}")
             room["state"] = jsonpatch.apply_patch(room["state"], msg["ops"])
+            if self.validate:
+                check_state_parts(room["state"], msg["ops"])
             room["version"] = msg["version"]
             self.patches[msg["room"]].append(msg)
 

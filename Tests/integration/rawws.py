@@ -1,5 +1,7 @@
 """A deliberately crude WebSocket client on a plain socket, for misbehaving on purpose:
-it can stop reading (with a tiny receive buffer) while the server keeps sending."""
+it can stop reading (with a tiny receive buffer) while the server keeps sending. The messages it sends as dicts and
+the ones `read_json` returns are checked against docs/asyncapi.yaml (`protocol_schema`); text sent as a str, and
+frames sent with `send_frame`, are not."""
 from __future__ import annotations
 
 import base64
@@ -7,6 +9,8 @@ import json
 import os
 import socket
 import struct
+
+from protocol_schema import check_client_message, check_server_message
 
 
 class RawClient:
@@ -32,7 +36,9 @@ class RawClient:
         if b" 101 " not in head.split(b"\r\n")[0]:
             raise ConnectionError(head.decode(errors="replace"))
 
-    def send_text(self, text: str | dict) -> None:
+    def send_text(self, text: str | dict, validate: bool = True) -> None:
+        if isinstance(text, dict) and validate:
+            check_client_message(text)
         payload = (json.dumps(text) if isinstance(text, dict) else text).encode()
         mask = os.urandom(4)
         header = bytes([0x81])
@@ -98,7 +104,9 @@ class RawClient:
         while True:
             op, payload = self.read_frame()
             if op == 1:
-                return json.loads(payload)
+                message = json.loads(payload)
+                check_server_message(message)
+                return message
             if op == 8:
                 code = struct.unpack("!H", payload[:2])[0] if len(payload) >= 2 else None
                 raise ConnectionAbortedError(code)

@@ -13,8 +13,16 @@ from websockets.sync.client import connect as ws_connect
 
 from livecontrols_server import BINARY, REPO
 from livecontrols_client import Client
+from protocol_schema import check_client_message, check_server_message
 
 SECRET = "test-secret-0123456789abcdef"
+
+
+def received(ws) -> dict:
+    """The next message of a plain WebSocket connection, checked against docs/asyncapi.yaml."""
+    message = json.loads(ws.recv(timeout=5))
+    check_server_message(message)
+    return message
 
 
 def mint(*args: str, secret: str = SECRET) -> str:
@@ -170,12 +178,12 @@ def test_open_mode_accepts_joins_without_token_and_still_honours_tokens(start_se
 def test_origin_allowlist_refuses_other_browser_origins(start_server):
     s = start_server("--allowed-origin", "https://app.example.com")
     with ws_connect(s.ws_url, origin="https://app.example.com", open_timeout=5) as ws:
-        assert json.loads(ws.recv(timeout=5))["type"] == "welcome"
+        assert received(ws)["type"] == "welcome"
     with pytest.raises(Exception):
         with ws_connect(s.ws_url, origin="https://evil.example.net", open_timeout=5) as ws:
             ws.recv(timeout=5)
     with ws_connect(s.ws_url, open_timeout=5) as ws:  # no Origin header: not a browser
-        assert json.loads(ws.recv(timeout=5))["type"] == "welcome"
+        assert received(ws)["type"] == "welcome"
 
 
 def test_tls_serves_https_and_wss_on_the_same_port(start_server, tmp_path):
@@ -194,9 +202,11 @@ def test_tls_serves_https_and_wss_on_the_same_port(start_server, tmp_path):
                              s.http_url + path], capture_output=True, text=True, timeout=20)
         assert h2.stdout == "2 200", (path, h2.stdout, h2.stderr)
     with ws_connect(s.ws_url, ssl=context, open_timeout=5) as ws:
-        assert json.loads(ws.recv(timeout=5))["type"] == "welcome"
-        ws.send(json.dumps({"type": "join", "room": "demo"}))
-        assert json.loads(ws.recv(timeout=5))["type"] == "snapshot"
+        assert received(ws)["type"] == "welcome"
+        join = {"type": "join", "room": "demo"}
+        check_client_message(join)
+        ws.send(json.dumps(join))
+        assert received(ws)["type"] == "snapshot"
 
 
 def test_required_mode_without_secret_does_not_start():

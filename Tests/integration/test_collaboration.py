@@ -44,7 +44,7 @@ def test_presence_patch_cause_names_the_session_and_request(clients):
 def test_bad_presence_gets_a_typed_error_and_changes_nothing(clients, message, code):
     c = clients()
     version = c.join()["version"]
-    c.send(message)
+    c.send(message, validate=code != "invalid_message")  # malformed on purpose: not checked before sending
     error = c.recv(lambda m: m["type"] == "error")
     assert error["code"] == code and error["id"] == "x", error
     assert c.intent("quantity", "next")["version"] == version + 1, "nothing else changed; the connection still works"
@@ -211,7 +211,7 @@ def test_a_claim_not_renewed_ends_with_its_lease(intake, connect):
 def test_bad_claims_get_typed_errors(intake, connect, message, code):
     c = connect(intake)
     c.join()
-    c.send(message)
+    c.send(message, validate=code != "invalid_message")  # malformed on purpose: not checked before sending
     error = c.recv(lambda m: m["type"] == "error")
     assert error["code"] == code and error["id"] == "x", error
 

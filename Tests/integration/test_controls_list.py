@@ -61,7 +61,7 @@ def test_select_append_remove(clients):
     b.join()
     assert a.intent("person", "select", {"id": "i2"})["type"] == "ack"
     assert b.intent("person", "select", {"id": "i9"})["code"] == "not_found"
-    assert b.intent("person", "select", {"id": 2})["code"] == "invalid_args"
+    assert b.intent("person", "select", {"id": 2}, validate=False)["code"] == "invalid_args"
     ack = b.intent("person", "append", {"value": {"name": "Ann", "age": 31}, "section": "siblings"})
     assert ack["type"] == "ack"
     a.wait_version(ack["version"])
@@ -83,7 +83,7 @@ def test_select_append_remove(clients):
     assert a.intent("person", "edit", {"id": "i2", "value": {"name": "Tim", "age": 21}})["type"] == "ack"
     assert person(a)["selected"] == "i2" and person(a)["selectedLabel"] == "Tim: 21"
     assert a.intent("person", "insert", {"value": 1, "index": 99})["code"] == "out_of_range"
-    assert a.intent("person", "shuffle")["code"] == "unknown_intent"
+    assert a.intent("person", "shuffle", validate=False)["code"] == "unknown_intent"
     b.wait_version(a.version())
     assert person(b) == person(a)
     assert_fresh_snapshot_matches(clients, b)

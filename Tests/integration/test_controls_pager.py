@@ -56,8 +56,8 @@ def test_next_prev_goto_cross_year_boundaries(clients):
     assert month(a)["position"] == "2023-11"
     for position, code in [("2024-13", "invalid_args"), ("2024-1", "invalid_args"), (202401, "invalid_args"),
                            ("2024-01-15", "invalid_args"), ("0000-12", "invalid_args")]:
-        assert a.intent("month", "goto", {"position": position})["code"] == code, position
-    assert a.intent("month", "goto")["code"] == "invalid_args"
+        assert a.intent("month", "goto", {"position": position}, validate=False)["code"] == code, position
+    assert a.intent("month", "goto", validate=False)["code"] == "invalid_args"
     assert a.intent("month", "goto", {"position": "0001-01"})["type"] == "ack"
     assert month(a)["canPrev"] is False and month(a)["window"] == ["0001-01", "0001-02", "0001-03"]
     assert a.intent("month", "prev")["code"] == "at_bound"

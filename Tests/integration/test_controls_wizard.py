@@ -80,8 +80,8 @@ def test_append_adds_a_step_at_the_end_for_everyone(clients):
     assert wizard(b)["steps"][-1] == {"id": "tour", "title": "Take the tour", "guard": None}
     assert wizard(b)["count"] == 5
     assert b.intent("onboarding", "append", {"step": {"id": "tour"}})["code"] == "invalid_args"
-    assert b.intent("onboarding", "append", {"step": "tour"})["code"] == "invalid_args"
-    assert b.intent("onboarding", "jump")["code"] == "unknown_intent"
+    assert b.intent("onboarding", "append", {"step": "tour"}, validate=False)["code"] == "invalid_args"
+    assert b.intent("onboarding", "jump", validate=False)["code"] == "unknown_intent"
     assert_fresh_snapshot_matches(clients, a)
 
 
