@@ -9,7 +9,7 @@ import PackageDescription
 // swift-websocket for the network; the executable's `watch` and `send` use it.
 let package = Package(
     name: "LiveControls",
-    platforms: [.macOS(.v14), .iOS(.v17), .tvOS(.v17), .watchOS(.v10)],
+    platforms: [.macOS(.v14), .iOS(.v17), .tvOS(.v17)],
     products: [
         .executable(name: "livecontrols", targets: ["livecontrols"]),
         .library(name: "LiveControlsTransport", targets: ["LiveControlsTransport"]),

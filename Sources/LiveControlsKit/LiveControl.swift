@@ -2,7 +2,7 @@ import Observation
 
 /// One control of a room, of any kind: its rendered state as JSON and what every kind shares.
 ///
-/// The typed views — ``Stepper``, ``ListStepper``, ``Wizard``, ``Form``, ``Pager`` — read their fields from
+/// The typed views — ``StepperControl``, ``ListControl``, ``WizardControl``, ``FormControl``, ``PagerControl`` — read their fields from
 /// ``json``; a kind this SDK does not know stays usable through ``json`` and ``send(_:_:)``.
 @MainActor @Observable
 public final class LiveControl: Identifiable {

@@ -71,6 +71,7 @@ extension LiveControlsClient {
         do {
             while let text = try await socket.receive() {
                 let message = await Incoming.parse(text)
+                guard !Task.isCancelled else { break }  // closed by the client: nothing more is applied
                 guard let message else { throw LiveControlsError.protocolViolation("a message that is not a JSON object") }
                 if !welcomed {
                     guard message.type == "welcome", let session = message.object["session"]?.stringValue else {
@@ -103,8 +104,10 @@ extension LiveControlsClient {
     }
 
     /// Sends `join` for a room this client holds (after a reconnect, a gap or a stopped room). With `resuming`,
-    /// `since` names the version held, so only the missed patches come (or a snapshot when they cannot).
-    func rejoin(_ room: Room, resuming: Bool) {
+    /// `since` names the version held, so only the missed patches come (or a snapshot when they cannot). A refusal
+    /// that may pass (`unavailable` while a cluster fails over, `overloaded`, a rate or room limit) or no answer in
+    /// time is tried again after a backoff; any other refusal ends the room (`status` `.left(error)`).
+    func rejoin(_ room: Room, resuming: Bool, attempt: Int = 1) {
         guard connectionState == .connected else { return }
         room.status = resuming ? .resuming : .resyncing
         Task {
@@ -112,14 +115,28 @@ extension LiveControlsClient {
                 _ = try await request(joinMessage(for: room, since: resuming), room: room.name)
             } catch let error as LiveControlsError {
                 switch error {
+                case let .refused(refusal) where Self.passes(refusal.code):
+                    break
+                case .timedOut:
+                    break
                 case .refused:
+                    endLeases(in: room.name, reason: "refused")
                     room.markLeft(error)
                     forget(room)
+                    return
                 default:
-                    break  // the connection went: the next welcome joins again
+                    return  // the connection went: the next welcome joins again
                 }
-            }
+                try? await Task.sleep(for: backoff(attempt: attempt))
+                guard rooms[room.name] === room, room.status == .resuming || room.status == .resyncing else { return }
+                rejoin(room, resuming: resuming, attempt: attempt + 1)
+            } catch {}
         }
+    }
+
+    /// Refusals a later try may not get.
+    static func passes(_ code: ErrorCode?) -> Bool {
+        [.unavailable, .overloaded, .rateLimited, .roomLimit, .internalError].contains { $0 == code }
     }
 
     /// The connection ended: requests in flight fail, holds and claims end (the server ended them too).

@@ -47,8 +47,10 @@ extension LiveControlsClient {
         let token = nextLease
         nextLease += 1
         let hold = Hold(room: room.name, control: control, direction: direction, client: self, token: token)
-        guard room.control(control)?.json["holding"]?["session"]?.stringValue == session else {
-            hold.end(room.lastHoldEnd[control] ?? "bound")  // the press itself ended it (a bound)
+        // A joined room has applied the press's own patch: no hold of ours there means the press ended it (a bound).
+        // In a room still resyncing the local state says nothing yet: the hold is taken as running.
+        if room.status == .joined, room.control(control)?.json["holding"]?["session"]?.stringValue != session {
+            hold.end(room.lastHoldEnd[control] ?? "bound")
             return hold
         }
         let record = WeakHold(handle: hold, token: token)
@@ -154,6 +156,23 @@ extension LiveControlsClient {
                 record.renewal?.cancel()
                 record.handle?.end(entry["reason"]?.stringValue ?? "ended")
             }
+        }
+    }
+
+    /// After a snapshot (a resync, a slow consumer's catch-up, a failed resume) the patches that ended holds or
+    /// claims may never have come: a handle whose hold or claim the new state no longer shows has ended.
+    func reconcileLeases(in room: Room) {
+        guard let session else { return }
+        for (key, record) in holds where key.room == room.name
+            && room.control(key.control)?.json["holding"]?["session"]?.stringValue != session {
+            holds[key] = nil
+            record.renewal?.cancel()
+            record.handle?.end(room.lastHoldEnd[key.control] ?? "ended")
+        }
+        for (key, record) in claims where key.room == room.name && room.control(key.control)?.claims[key.target]?.session != session {
+            claims[key] = nil
+            record.renewal?.cancel()
+            record.handle?.end("ended")
         }
     }
 

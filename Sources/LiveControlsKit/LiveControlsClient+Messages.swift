@@ -25,8 +25,8 @@ extension LiveControlsClient {
                 rawCode: message["code"]?.stringValue ?? "internal", message: message["message"]?.stringValue ?? "",
                 room: message["room"]?.stringValue)
             room?.publish(.error(refusal), message.object)
-            if let id, pending[id] != nil {
-                resolve(id, .failure(.refused(refusal)))
+            if let id {
+                resolve(id, .failure(.refused(refusal)))  // a late reply (after a time-out) resolves nothing
             } else if let room {
                 roomRefused(room, refusal)
             }
@@ -39,7 +39,10 @@ extension LiveControlsClient {
     private func roomRefused(_ room: Room, _ refusal: LiveControlsError.Refusal) {
         switch refusal.code {
         case .unavailable:
-            // The room stopped on the server (saving a change failed): join again, resuming where we are.
+            // The room stopped on the server (saving a change failed): this session left it, so its holds and
+            // claims are gone and its requests still waiting will not be answered; join again, resuming.
+            endLeases(in: room.name, reason: "unavailable")
+            failPending(room: room.name, .refused(refusal))
             rejoin(room, resuming: true)
         case .tokenExpired, .roomDeleted:
             room.markLeft(.refused(refusal))

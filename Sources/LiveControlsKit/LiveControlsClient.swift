@@ -104,16 +104,21 @@ public final class LiveControlsClient {
     public func join(_ room: String, name: String? = nil, template: String? = nil) async throws -> Room {
         try await connect()
         if let existing = rooms[room], existing.status == .joined { return existing }
+        let created = rooms[room] == nil
         let model = rooms[room] ?? Room(name: room, client: self)
         model.joinName = name ?? self.name
         model.template = template
-        model.status = .joining
-        rooms[room] = model
+        if created {
+            model.status = .joining
+            rooms[room] = model
+        }
+        // A room held already (resuming or resyncing after a reconnect or a gap) keeps its status until this
+        // join's snapshot replaces its state; a failure then leaves it to the rejoin under way.
         do {
             _ = try await request(joinMessage(for: model, since: false), room: room)
             return model
         } catch {
-            if model.status == .joining { rooms[room] = nil }
+            if created, rooms[room] === model, model.status == .joining { rooms[room] = nil }
             throw error
         }
     }
@@ -129,7 +134,10 @@ public final class LiveControlsClient {
         outgoing = nil
         failPending(.connectionLost("the client closed the connection"))
         failWaiters(.connectFailed("the client closed the connection"))
-        for room in rooms.values { room.markLeft(nil) }
+        for room in rooms.values {
+            if case .left = room.status { continue }  // keeps why it was left (a 4001, a refusal)
+            room.markLeft(nil)
+        }
         endLeases(reason: "disconnect")
         await socket?.close()
     }
@@ -170,6 +178,15 @@ public final class LiveControlsClient {
         let all = pending
         pending = [:]
         for entry in all.values {
+            entry.timeout.cancel()
+            entry.reply(.failure(error))
+        }
+    }
+
+    /// Fails the requests waiting on one room's replies.
+    func failPending(room: String, _ error: LiveControlsError) {
+        for (id, entry) in pending where entry.room == room {
+            pending[id] = nil
             entry.timeout.cancel()
             entry.reply(.failure(error))
         }

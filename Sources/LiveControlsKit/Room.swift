@@ -103,6 +103,7 @@ public final class Room {
             self.state = state
             status = .joined
             refresh(controls: nil, presence: true, replacing: true)
+            client?.reconcileLeases(in: self)
             publish(.snapshot, message.object)
             return true
         case "resumed":
@@ -186,9 +187,17 @@ public final class Room {
         _ = try await client.request(["type": "presence", "room": .string(name), "data": .object(data)], room: name)
     }
 
-    /// Leaves the room: this session's holds and claims in it end, its patches stop.
+    /// Leaves the room: this session's holds and claims in it end, its patches stop. While the client is not
+    /// connected the room is given up at once (the server ended the session when the connection went) and is not
+    /// joined again on the reconnect.
     public func leave() async throws {
         guard let client else { return }
+        guard client.connectionState == .connected else {
+            client.endLeases(in: name, reason: "leave")
+            markLeft(nil)
+            client.forget(self)
+            return
+        }
         _ = try await client.request(["type": "leave", "room": .string(name)], room: name)
     }
 }

@@ -3,7 +3,7 @@ import Foundation
 import LiveControlsKit
 
 /// `livecontrols send ROOM CONTROL INTENT [ARGS]`: one intent; prints the ack or error; exit 0 on ack.
-struct Send: AsyncParsableCommand {
+struct Send: ParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Send one intent and print the server's ack or error (exit status 0 on ack, 1 on error, 2 when the server cannot be reached).",
         discussion: #"Example: livecontrols send demo quantity set '{"value": 5}'"#
@@ -12,9 +12,14 @@ struct Send: AsyncParsableCommand {
     @OptionGroup var target: IntentArguments
     @OptionGroup var connection: ConnectionFlags
 
-    @MainActor
-    func run() async throws {
+    func run() throws {
         let args = try target.parsedArgs() ?? [:]
+        let command = self
+        runClientCommand { try await command.send(args) }
+    }
+
+    @MainActor
+    private func send(_ args: JSONObject) async throws {
         let client = try connection.client(reconnecting: false)
         let room: Room
         do {
@@ -40,7 +45,7 @@ struct Send: AsyncParsableCommand {
 }
 
 /// `livecontrols watch ROOM`: prints the snapshot and every patch (or the live state) as JSON lines.
-struct Watch: AsyncParsableCommand {
+struct Watch: ParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Join a room and print its snapshot and each patch as JSON lines, until interrupted.",
         discussion: """
@@ -55,8 +60,13 @@ struct Watch: AsyncParsableCommand {
     @Option(help: "Stop after this many patches (for scripts).") var count: Int?
     @OptionGroup var connection: ConnectionFlags
 
+    func run() throws {
+        let command = self
+        runClientCommand { try await command.watch() }
+    }
+
     @MainActor
-    func run() async throws {
+    private func watch() async throws {
         let client = try connection.client(reconnecting: true)
         let joined: Room
         do {

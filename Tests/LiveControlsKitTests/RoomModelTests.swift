@@ -141,6 +141,20 @@ final class RoomModelTests: XCTestCase {
         XCTAssertTrue(room.receive(try message(#"{"type": "resumed", "room": "demo", "epoch": "e1", "from": 4, "version": 9}"#)))
     }
 
+    func testClosingTheInboxOurselvesDropsWhatIsBufferedAndWakesTheReader() async throws {
+        let inbox = Inbox(limit: 4)
+        await inbox.push("a")
+        await inbox.finish(nil)
+        let after = try await inbox.pop()
+        XCTAssertNil(after, "closed by us: nothing more is handed out")
+        let other = Inbox(limit: 4)
+        let reader = Task { try await other.pop() }
+        await Task.yield()
+        await other.finish(nil)
+        let woken = try await reader.value
+        XCTAssertNil(woken)
+    }
+
     func testTheInboxHoldsTheNetworkBackWhenFull() async throws {
         let inbox = Inbox(limit: 2)
         await inbox.push("a")
@@ -153,7 +167,13 @@ final class RoomModelTests: XCTestCase {
         let last = try await inbox.pop()
         await third.value
         XCTAssertEqual([first, second, last], ["a", "b", "c"])
+        let waiting = Task { try await inbox.pop() }  // a reader waiting when the server closes
+        await inbox.push("d")
+        _ = try await waiting.value
+        await inbox.push("e")  // still here after the close: read first
         await inbox.finish(WebSocketClosed(code: 1001, reason: ""))
+        let e = try await inbox.pop()
+        XCTAssertEqual(e, "e")
         do {
             _ = try await inbox.pop()
             XCTFail("an ended inbox returned a message")

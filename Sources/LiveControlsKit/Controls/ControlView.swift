@@ -70,9 +70,9 @@ extension Room {
         models[id].flatMap { View($0) }
     }
 
-    public func stepper(_ id: String) -> Stepper? { control(id, as: Stepper.self) }
-    public func list(_ id: String) -> ListStepper? { control(id, as: ListStepper.self) }
-    public func wizard(_ id: String) -> Wizard? { control(id, as: Wizard.self) }
-    public func form(_ id: String) -> Form? { control(id, as: Form.self) }
-    public func pager(_ id: String) -> Pager? { control(id, as: Pager.self) }
+    public func stepper(_ id: String) -> StepperControl? { control(id, as: StepperControl.self) }
+    public func list(_ id: String) -> ListControl? { control(id, as: ListControl.self) }
+    public func wizard(_ id: String) -> WizardControl? { control(id, as: WizardControl.self) }
+    public func form(_ id: String) -> FormControl? { control(id, as: FormControl.self) }
+    public func pager(_ id: String) -> PagerControl? { control(id, as: PagerControl.self) }
 }

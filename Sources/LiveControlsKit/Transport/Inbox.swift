@@ -40,10 +40,16 @@ actor Inbox {
         return try await withCheckedThrowingContinuation { reader = $0 }
     }
 
-    /// Ends the inbox once its messages are read (the first end wins); a waiting network side is let go.
+    /// Ends the inbox (the first end wins); a waiting network side is let go. With an error (the server closed,
+    /// the connection broke) the messages already here are still read first; without one (closed by us) they are
+    /// dropped: the reader gets nil at once.
     func finish(_ error: (any Error)?) {
         guard end == nil else { return }
         end = .some(error)
+        if error == nil {
+            buffer.removeAll()
+            head = 0
+        }
         if let writer { self.writer = nil; writer.resume() }
         if let reader {
             self.reader = nil

@@ -68,10 +68,21 @@ public struct NIOWebSocketTransport: WebSocketTransport {
                 await inbox.finish(WebSocketClosed(code: nil, reason: "\(error)"))
             }
         }
-        for try await writer in opened {
+        // A connect given up (cancelled, timed out) must not leave a connection behind that nobody reads.
+        do {
+            let writer = try await withTaskCancellationHandler {
+                for try await writer in opened { return writer }
+                throw WebSocketClosed(code: nil, reason: "closed during the handshake")
+            } onCancel: {
+                run.cancel()
+            }
+            try Task.checkCancellation()
             return NIOWebSocketConnection(writer: writer, inbox: inbox, run: run)
+        } catch {
+            run.cancel()
+            await inbox.finish(nil)
+            throw error
         }
-        throw WebSocketClosed(code: nil, reason: "closed during the handshake")
     }
 }
 

@@ -1,6 +1,6 @@
 /// Steps through a list of values in sections (ArrayStepper); items keep server-assigned ids.
 @MainActor
-public struct ListStepper: SequentialControl {
+public struct ListControl: SequentialControl {
     public static let kind = "list"
     public let control: LiveControl
     public init(unchecked control: LiveControl) { self.control = control }

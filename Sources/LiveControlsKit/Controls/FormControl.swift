@@ -1,6 +1,6 @@
 /// A multi-step form filled in together (StackedForm): one element expanded at a time.
 @MainActor
-public struct Form: ControlView {
+public struct FormControl: ControlView {
     public static let kind = "form"
     public let control: LiveControl
     public init(unchecked control: LiveControl) { self.control = control }

@@ -1,6 +1,6 @@
 /// An integer in `min…max` (the hold-to-increment stepper).
 @MainActor
-public struct Stepper: SequentialControl {
+public struct StepperControl: SequentialControl {
     public static let kind = "stepper"
     public let control: LiveControl
     public init(unchecked control: LiveControl) { self.control = control }

@@ -1,6 +1,6 @@
 /// Ordered steps moved through together (StepView / StepController).
 @MainActor
-public struct Wizard: ControlView {
+public struct WizardControl: ControlView {
     public static let kind = "wizard"
     public let control: LiveControl
     public init(unchecked control: LiveControl) { self.control = control }

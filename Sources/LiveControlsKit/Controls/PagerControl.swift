@@ -1,6 +1,6 @@
 /// A position in an unbounded domain (InfiniteScrollViews): integers, months or days.
 @MainActor
-public struct Pager: SequentialControl {
+public struct PagerControl: SequentialControl {
     public static let kind = "pager"
     public let control: LiveControl
     public init(unchecked control: LiveControl) { self.control = control }
