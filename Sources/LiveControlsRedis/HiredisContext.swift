@@ -20,7 +20,9 @@ final class HiredisContext {
 
     /// A blocking connection: the connect, then every read and write, bounded by `timeoutMilliseconds`
     /// (`redisSetTimeout`), with TCP keep-alive. Selects `endpoint.database` when it is not 0.
-    static func connect(_ endpoint: RedisEndpoint, timeoutMilliseconds: Int) throws(RedisError) -> HiredisContext {
+    /// In sentinel mode the sentinels are asked first, and the server reached must say it is the master.
+    static func connect(_ configured: RedisEndpoint, timeoutMilliseconds: Int) throws(RedisError) -> HiredisContext {
+        let endpoint = try configured.currentMaster(timeoutMilliseconds: timeoutMilliseconds)
         let tv = timeval(milliseconds: timeoutMilliseconds)
         guard let raw = redisConnectWithTimeout(endpoint.host, Int32(clamping: endpoint.port), tv) else {
             throw RedisError(.connection, "\(endpoint): out of memory")
@@ -41,12 +43,15 @@ final class HiredisContext {
                 throw RedisError(.connection, "\(endpoint): SELECT \(endpoint.database): \(message)")
             }
         }
+        if endpoint.masterName != nil { try context.checkMaster() }
         return context
     }
 
     /// A non-blocking connection for a `poll()` loop: the connect is still under way when this returns;
     /// its failure shows up on the first read or write.
-    static func connectNonBlocking(_ endpoint: RedisEndpoint) throws(RedisError) -> HiredisContext {
+    /// In sentinel mode the sentinels are asked first (blocking, up to a second each).
+    static func connectNonBlocking(_ configured: RedisEndpoint) throws(RedisError) -> HiredisContext {
+        let endpoint = try configured.currentMaster(timeoutMilliseconds: 1000)
         guard let raw = redisConnectNonBlock(endpoint.host, Int32(clamping: endpoint.port)) else {
             throw RedisError(.connection, "\(endpoint): out of memory")
         }

@@ -41,7 +41,7 @@ public final class RedisConnection {
         guard !args.isEmpty else { throw RedisError(.protocolError, "empty command") }
         let context = try connected()
         do {
-            return try context.command(args)
+            return try Self.checkWritable(context.command(args), context)
         } catch {
             throw failed(error)
         }
@@ -58,6 +58,7 @@ public final class RedisConnection {
             var replies: [RedisReply] = []
             replies.reserveCapacity(commands.count)
             for _ in commands { replies.append(try context.getReply()) }
+            for reply in replies { _ = try Self.checkWritable(reply, context) }
             return replies
         } catch {
             throw failed(error)
@@ -96,6 +97,15 @@ public final class RedisConnection {
         context = nil
         if error.kind == .connection { lastFailure = (ContinuousClock.now, error) }
         return error
+    }
+
+    /// A `READONLY` error means the server was a master and is a replica now (a failover): the connection is
+    /// treated as lost, so the next command connects again — in sentinel mode, to the new master.
+    private static func checkWritable(_ reply: RedisReply, _ context: HiredisContext) throws(RedisError) -> RedisReply {
+        if case let .error(message) = reply, message.contains("READONLY") {
+            throw RedisError(.connection, "\(context.endpoint) is a replica now (a failover?): \(message)")
+        }
+        return reply
     }
 
     private static func ms(_ d: Duration) -> Int64 {

@@ -8,6 +8,11 @@ public struct RedisEndpoint: Sendable, Equatable, CustomStringConvertible {
     public var username: String?
     /// Sent with `AUTH` on every connection; nil sends no `AUTH`.
     public var password: String?
+    /// Sentinel mode (`redis-sentinel://`): the master's name, and the sentinels to ask where it is. Every connect
+    /// asks them first and checks the server it reaches is the master; `host` and `port` are then the master last
+    /// found. Nil: a plain endpoint.
+    public var masterName: String? = nil
+    public var sentinels: [SentinelAddress] = []
 
     public init(host: String, port: Int = 6379, database: Int = 0, username: String? = nil, password: String? = nil) {
         self.host = host
@@ -17,11 +22,17 @@ public struct RedisEndpoint: Sendable, Equatable, CustomStringConvertible {
         self.password = password
     }
 
-    /// Reads `redis://[[user]:password@]host[:port][/db]` or `host:port`. An IPv6 host goes in brackets
+    /// Reads `redis://[[user]:password@]host[:port][/db]` or `host:port`, or the sentinel form
+    /// `redis-sentinel://[[user]:password@]host[:port][,host[:port]…]/master[/db]` (sentinel port default 26379; the
+    /// credentials and database are the master's). An IPv6 host goes in brackets
     /// (`redis://[::1]:6380`); the user name and password are percent-decoded (`%40` for `@`). Query strings and
     /// other schemes (`rediss://`: TLS is not supported) throw `RedisError(.invalidURL, …)`, as does anything
     /// else that is not of these shapes.
     public init(url: String) throws(RedisError) {
+        if url.lowercased().hasPrefix("redis-sentinel://") {
+            self = try Self.sentinel(url: url)
+            return
+        }
         // Errors show the URL with its credentials masked: they end up on stderr and in logs.
         let shown: String = {
             guard let at = url.lastIndex(of: "@"), let scheme = url.range(of: "://"), scheme.upperBound <= at else {
@@ -108,12 +119,14 @@ public struct RedisEndpoint: Sendable, Equatable, CustomStringConvertible {
     /// `redis://host:port`, plus `/db` when the database is not 0, for logs: a password shows as `***` (a user
     /// name as it is). `url` is the whole URL, credentials included, which `RedisEndpoint(url:)` reads back.
     /// A user name without a password (`user@host`, the password to come from elsewhere) shows as `user@`.
-    public var description: String { render(secret: "***") }
+    public var description: String { masterName == nil ? render(secret: "***") : renderSentinel(secret: "***") }
 
     /// The URL with the password itself (percent-encoded): never for logs.
-    public var url: String { render(secret: password.map(Self.percentEncoded)) }
+    public var url: String {
+        masterName == nil ? render(secret: password.map(Self.percentEncoded)) : renderSentinel(secret: password.map(Self.percentEncoded))
+    }
 
-    private func render(secret: String?) -> String {
+    func render(secret: String?) -> String {
         let h = host.contains(":") ? "[\(host)]" : host
         let user = username.map(Self.percentEncoded) ?? ""
         let credentials = password == nil ? (user.isEmpty ? "" : "\(user)@") : "\(user):\(secret ?? "")@"
@@ -141,7 +154,7 @@ public struct RedisEndpoint: Sendable, Equatable, CustomStringConvertible {
         return String(validating: bytes, as: UTF8.self)
     }
 
-    private static func percentEncoded(_ text: String) -> String {
+    static func percentEncoded(_ text: String) -> String {
         var out = ""
         for byte in text.utf8 {
             let c = Character(Unicode.Scalar(byte))

@@ -6,8 +6,14 @@ import LiveControlsTransport
 
 /// `--redis`, `--node-id`, `--lease-ms`: cluster mode.
 struct ClusterFlags: ParsableArguments {
-    @Option(help: "Cluster mode: share rooms with other nodes through this Redis (redis://[[user]:password@]host[:port][/db]; the password may come from LIVECONTROLS_REDIS_PASSWORD instead). Without it the server runs alone.")
+    @Option(help: "Cluster mode: share rooms with other nodes through this Redis (redis://[[user]:password@]host[:port][/db]; the password may come from LIVECONTROLS_REDIS_PASSWORD instead), or through the master that Redis Sentinel names (redis-sentinel://[[user]:password@]sentinel1[:26379][,sentinel2…]/MASTER[/db]: every connect asks the sentinels, so a failover is followed). Without it the server runs alone.")
     var redis: String?
+
+    @Option(help: "Cluster mode: replicas that must hold each room write (Redis WAIT) before it is acknowledged; 0 acknowledges on the master's answer. With Sentinel, 1 keeps every acknowledged change through a failover.")
+    var redisWaitReplicas = 0
+
+    @Option(help: "Cluster mode: milliseconds a write waits for --redis-wait-replicas before it fails (the room stops and its clients join again).")
+    var redisWaitMs = 500
 
     @Option(help: "Cluster mode: this node's id, unique in the cluster (letters, digits, '_', '-', '.'); random when not given.")
     var nodeID: String?
@@ -24,6 +30,8 @@ struct ClusterFlags: ParsableArguments {
         }
         guard (300...600_000).contains(leaseMs) else { throw ValidationError("--lease-ms must be between 300 and 600000") }
         if redis != nil { _ = try endpoint() }
+        guard (0...16).contains(redisWaitReplicas) else { throw ValidationError("--redis-wait-replicas must be between 0 and 16") }
+        guard (10...60_000).contains(redisWaitMs) else { throw ValidationError("--redis-wait-ms must be between 10 and 60000") }
         guard !redisPrefix.contains(where: { $0 == "\t" || $0 == "\n" || $0 == " " }) else {
             throw ValidationError("--redis-prefix may not contain spaces, tabs or newlines")
         }
@@ -49,6 +57,8 @@ struct ClusterFlags: ParsableArguments {
         var options = ClusterOptions(redis: try endpoint(), nodeID: nodeID ?? randomID())
         options.leaseMilliseconds = leaseMs
         options.keyPrefix = redisPrefix
+        options.waitReplicas = redisWaitReplicas
+        options.waitMilliseconds = redisWaitMs
         return options
     }
 }

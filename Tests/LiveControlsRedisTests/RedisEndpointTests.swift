@@ -66,4 +66,23 @@ final class RedisEndpointTests: XCTestCase {
             }
         }
     }
+
+    func testSentinelURLsNameTheSentinelsTheMasterAndItsCredentials() throws {
+        let endpoint = try RedisEndpoint(url: "redis-sentinel://app:s3cret@10.0.0.1,10.0.0.2:26380,[::1]/mymaster/2")
+        XCTAssertEqual(endpoint.sentinels, [SentinelAddress(host: "10.0.0.1"), SentinelAddress(host: "10.0.0.2", port: 26380),
+                                            SentinelAddress(host: "::1")])
+        XCTAssertEqual(endpoint.masterName, "mymaster")
+        XCTAssertEqual(endpoint.database, 2)
+        XCTAssertEqual(endpoint.username, "app")
+        XCTAssertEqual(endpoint.password, "s3cret")
+        XCTAssertEqual(endpoint.description, "redis-sentinel://app:***@10.0.0.1:26379,10.0.0.2:26380,[::1]:26379/mymaster/2")
+        XCTAssertEqual(try RedisEndpoint(url: endpoint.url), endpoint, "url keeps everything and reads back")
+        XCTAssertEqual(try RedisEndpoint(url: "redis-sentinel://sentinel/m").sentinels, [SentinelAddress(host: "sentinel")])
+        for bad in ["redis-sentinel://h1", "redis-sentinel://h1/", "redis-sentinel://h1,/m", "redis-sentinel://h1/m/x/y",
+                    "redis-sentinel://h1/m/x", "redis-sentinel://h1:99999/m", "redis-sentinel://:hunter2@h1"] {
+            XCTAssertThrowsError(try RedisEndpoint(url: bad), bad) { error in
+                XCTAssertFalse("\(error)".contains("hunter2"), "\(error)")
+            }
+        }
+    }
 }

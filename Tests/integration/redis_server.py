@@ -19,7 +19,8 @@ def free_port() -> int:
 
 
 class RedisServer:
-    def __init__(self):
+    def __init__(self, *extra: str):
+        self.extra = list(extra)
         if shutil.which("redis-server") is None:
             raise RuntimeError("redis-server is not installed (scripts/bootstrap --test installs it)")
         self.port = free_port()
@@ -34,7 +35,7 @@ class RedisServer:
         # AOF with fsync on every write: a restart keeps every acked change (as the docs ask of production).
         self.proc = subprocess.Popen(
             ["redis-server", "--port", str(self.port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "yes",
-             "--appendfsync", "always", "--dir", str(self.dir), "--logfile", str(self.dir / "redis.log")],
+             "--appendfsync", "always", "--dir", str(self.dir), "--logfile", str(self.dir / "redis.log"), *self.extra],
             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:

@@ -88,3 +88,23 @@ def test_load_balancer_fronts_both_nodes_with_websocket_upgrades(compose):
     for directive in ("proxy_http_version 1.1;", "proxy_set_header Upgrade $http_upgrade;",
                       "proxy_set_header Connection $connection_upgrade;", "proxy_read_timeout"):
         assert directive in config
+
+
+def test_the_sentinel_override_adds_a_replica_three_sentinels_and_points_the_nodes_at_them():
+    override = yaml.safe_load((REPO / "deploy" / "compose.sentinel.yml").read_text())
+    jsonschema.validate(override, json.loads(SCHEMA.read_text()))
+    services = override["services"]
+    assert flag(services["redis-replica"]["command"], "--replicaof") == "redis"
+    sentinels = [name for name in services if name.startswith("sentinel-")]
+    assert len(sentinels) == 3
+    for name in sentinels:
+        script = services[name]["command"][-1]
+        assert "sentinel monitor livecontrols redis 6379 2" in script and "--sentinel" in script
+        assert services[name]["volumes"] == [f"{name}:/data"], "a sentinel keeps what it learned across restarts"
+    for node in NODES:
+        command = services[node]["command"]
+        url = flag(command, "--redis")
+        assert url == "redis-sentinel://" + ",".join(f"{s}:26379" for s in sentinels) + "/livecontrols"
+        assert flag(command, "--redis-wait-replicas") == "1"
+        assert flag(command, "--node-id") == node
+    assert flag(services["redis"]["command"], "--min-replicas-to-write") == "1"

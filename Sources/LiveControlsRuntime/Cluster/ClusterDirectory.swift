@@ -87,7 +87,8 @@ package final class ClusterDirectory: RoomDirectory, @unchecked Sendable {
         self.maxRooms = maxRooms
         self.keys = ClusterKeys(prefix: options.keyPrefix)
         let timeout = min(1_000, max(100, options.leaseMilliseconds / 3))
-        self.link = RedisLink(endpoint: options.redis, timeoutMilliseconds: timeout)
+        self.link = RedisLink(endpoint: options.redis, timeoutMilliseconds: timeout, waitReplicas: options.waitReplicas,
+                              waitMilliseconds: options.waitMilliseconds)
         self.control = RedisLink(endpoint: options.redis, timeoutMilliseconds: timeout)
         self.waker = waker
         self.scheduler = scheduler

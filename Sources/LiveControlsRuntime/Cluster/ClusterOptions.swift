@@ -11,6 +11,11 @@ public struct ClusterOptions: Sendable {
     public var leaseMilliseconds: Int = 3_000
     /// Prefix of every Redis key and channel, so several clusters can share one Redis.
     public var keyPrefix: String = "lc:"
+    /// Replicas that must hold a room's write (Redis `WAIT`) before it is acknowledged to anyone (0: none, the
+    /// master's answer suffices). With Sentinel, 1 keeps every acknowledged change through a failover.
+    public var waitReplicas: Int = 0
+    /// How long a write waits for those replicas before it counts as failed (the room stops; clients rejoin).
+    public var waitMilliseconds: Int = 500
 
     public init(redis: RedisEndpoint, nodeID: String) {
         self.redis = redis

@@ -19,6 +19,10 @@ final class RedisLink: @unchecked Sendable {
 
     private struct Pending {
         let command: [[UInt8]]
+        /// A write whose success must be on `waitReplicas` replicas before it counts (`WAIT`).
+        let durable: Bool
+        /// Checked when the command is about to be sent: true drops it (a reply of a room whose write failed).
+        let skip: (@Sendable () -> Bool)?
         let completion: (@Sendable (Result<RedisReply, RedisError>) -> Void)?
     }
     private struct Batch {
@@ -28,8 +32,14 @@ final class RedisLink: @unchecked Sendable {
     }
     private let batch = Mutex(Batch())
 
-    init(endpoint: RedisEndpoint, timeoutMilliseconds: Int) {
-        connection = RedisConnection(endpoint: endpoint, timeoutMilliseconds: timeoutMilliseconds)
+    /// Replicas that must have a durable write before it succeeds (`WAIT`; 0: none), and how long to wait for them.
+    let waitReplicas: Int
+    let waitMilliseconds: Int
+
+    init(endpoint: RedisEndpoint, timeoutMilliseconds: Int, waitReplicas: Int = 0, waitMilliseconds: Int = 500) {
+        connection = RedisConnection(endpoint: endpoint, timeoutMilliseconds: max(timeoutMilliseconds, waitReplicas > 0 ? waitMilliseconds + 500 : 0))
+        self.waitReplicas = waitReplicas
+        self.waitMilliseconds = waitMilliseconds
     }
 
     /// Whether the last command reached Redis (any thread).
@@ -55,9 +65,10 @@ final class RedisLink: @unchecked Sendable {
 
     /// Any thread: sends `command` after every command submitted before it; `completion` (on the link queue)
     /// gets its reply, or the connection error that lost it.
-    func submit(_ command: [[UInt8]], completion: (@Sendable (Result<RedisReply, RedisError>) -> Void)? = nil) {
+    func submit(_ command: [[UInt8]], durable: Bool = false, skip: (@Sendable () -> Bool)? = nil,
+                completion: (@Sendable (Result<RedisReply, RedisError>) -> Void)? = nil) {
         let schedule = batch.withLock { b in
-            b.commands.append(Pending(command: command, completion: completion))
+            b.commands.append(Pending(command: command, durable: durable, skip: skip, completion: completion))
             guard !b.drainScheduled else { return false }
             b.drainScheduled = true
             return true
@@ -67,8 +78,14 @@ final class RedisLink: @unchecked Sendable {
 
     /// Queue only: sends the next batch as one pipeline, then schedules itself again if more wait.
     private func drain() {
+        let waiting = waitReplicas > 0
         let taken: [Pending] = batch.withLock { b in
-            let end = min(b.commands.count, b.head + Self.maxBatch)
+            var end = min(b.commands.count, b.head + Self.maxBatch)
+            if waiting, let firstDurable = b.commands[b.head..<end].firstIndex(where: \.durable) {
+                // Nothing that follows a durable write leaves before its WAIT has answered: a reply showing the
+                // write must not reach anyone unless the write is on the replicas.
+                end = b.commands[firstDurable..<end].firstIndex(where: { !$0.durable }) ?? end
+            }
             let slice = Array(b.commands[b.head..<end])
             b.head = end
             if b.head == b.commands.count {
@@ -81,16 +98,37 @@ final class RedisLink: @unchecked Sendable {
             }
             return slice
         }
-        if !taken.isEmpty {
+        var sent: [Pending] = []
+        for pending in taken {
+            if pending.skip?() ?? false {
+                pending.completion?(.failure(RedisError(.protocolError, "not sent: an earlier write of the room failed")))
+            } else {
+                sent.append(pending)
+            }
+        }
+        if !sent.isEmpty {
+            let wait = waiting && sent.contains(where: \.durable)
+            var commands = sent.map(\.command)
+            if wait { commands.append([Array("WAIT".utf8), Array(String(waitReplicas).utf8), Array(String(waitMilliseconds).utf8)]) }
             let result: Result<[RedisReply], RedisError>
             do {
-                result = .success(try run { c throws(RedisError) in try c.pipeline(taken.map(\.command)) })
+                result = .success(try run { c throws(RedisError) in try c.pipeline(commands) })
             } catch {
                 result = .failure(error)
             }
-            for (index, pending) in taken.enumerated() {
+            // Durable writes count only once WAIT says enough replicas have them.
+            var replicated: RedisError? = nil
+            if wait, case let .success(replies) = result, let acknowledged = replies.last?.integer, acknowledged < waitReplicas {
+                replicated = RedisError(.connection, "only \(acknowledged) of \(waitReplicas) replicas had the write within \(waitMilliseconds) ms")
+            }
+            for (index, pending) in sent.enumerated() {
                 switch result {
-                case let .success(replies): pending.completion?(index < replies.count ? .success(replies[index]) : .failure(RedisError(.protocolError, "reply missing")))
+                case let .success(replies):
+                    if pending.durable, let replicated {
+                        pending.completion?(.failure(replicated))
+                    } else {
+                        pending.completion?(index < replies.count ? .success(replies[index]) : .failure(RedisError(.protocolError, "reply missing")))
+                    }
                 case let .failure(error): pending.completion?(.failure(error))
                 }
             }
@@ -107,20 +145,21 @@ final class RedisLink: @unchecked Sendable {
 
     /// Any thread: PUBLISH, pipelined; `receivers` gets how many subscribers received it.
     func publish(_ channel: String, _ payload: [UInt8], receivers: (@Sendable (Result<Int, RedisError>) -> Void)? = nil) {
-        submit([Array("PUBLISH".utf8), Array(channel.utf8), payload]) { result in
+        submit([Array("PUBLISH".utf8), Array(channel.utf8), payload], completion: { result in
             receivers?(result.flatMap { reply in
                 if case let .error(message) = reply { return .failure(RedisError(.protocolError, message)) }
                 return .success(Int(reply.integer ?? 0))
             })
-        }
+        })
     }
 
     /// Any thread: EVAL of `script` (its text: Redis caches it compiled), pipelined.
-    func eval(_ script: RedisScript, keys: [String], args: [[UInt8]], completion: @escaping @Sendable (Result<RedisReply, RedisError>) -> Void) {
+    func eval(_ script: RedisScript, keys: [String], args: [[UInt8]], durable: Bool = false, skip: (@Sendable () -> Bool)? = nil,
+              completion: @escaping @Sendable (Result<RedisReply, RedisError>) -> Void) {
         var command: [[UInt8]] = [Array("EVAL".utf8), Array(script.source.utf8), Array(String(keys.count).utf8)]
         command += keys.map { Array($0.utf8) }
         command += args
-        submit(command, completion: completion)
+        submit(command, durable: durable, skip: skip, completion: completion)
     }
 
     /// Any thread but the link queue: returns once every command submitted before the call has been sent (and

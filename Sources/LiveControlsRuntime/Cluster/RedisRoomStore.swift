@@ -75,7 +75,8 @@ final class RedisRoomStore: RoomStore, @unchecked Sendable {
         for field in delete { args.append(Array(field.utf8)) }
         args += Self.eventArguments(w.webhooks)
 
-        link.eval(ClusterScripts.write, keys: [keys.fence(room), keys.state(room), keys.history(room), keys.webhooks(room)], args: args) { [self] result in
+        link.eval(ClusterScripts.write, keys: [keys.fence(room), keys.state(room), keys.history(room), keys.webhooks(room)], args: args,
+                  durable: true) { [self] result in
             let error: ClusterStoreError?
             switch result {
             case let .success(reply) where reply.integer == 1: error = nil
@@ -93,7 +94,8 @@ final class RedisRoomStore: RoomStore, @unchecked Sendable {
     /// before it, and only if that version was written by this ownership's token.
     func reply(_ envelope: [UInt8], to node: String, showing version: Int) {
         link.eval(ClusterScripts.reply, keys: [keys.fence(room), keys.state(room)],
-                  args: [Array(String(fence).utf8), Array(String(version).utf8), Array(keys.inbox(node).utf8), envelope]) { _ in }
+                  args: [Array(String(fence).utf8), Array(String(version).utf8), Array(keys.inbox(node).utf8), envelope],
+                  skip: { [self] in failed.withLock { $0 } }) { _ in }
     }
 
     /// An error reply: it shows no state, so it needs no fence (the room may be stopping).

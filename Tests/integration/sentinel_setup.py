@@ -1,0 +1,99 @@
+"""Redis with Sentinel for the cluster tests: a master, two replicas and one sentinel (quorum 1), real processes on
+free loopback ports. The sentinel marks the master down after 1 s without an answer and fails over to a
+replica; the other replica then follows the new master, so `WAIT 1` is answered after the failover too."""
+from __future__ import annotations
+
+import pathlib
+import shutil
+import socket
+import subprocess
+import tempfile
+import time
+
+import pytest
+
+from redis_server import RedisServer, free_port
+
+MASTER = "lcmaster"
+
+
+def resp(port: int, *args: str, timeout: float = 2, password: str | None = None):
+    """One command over a fresh connection (after AUTH with `password`); replies of any shape as Python values."""
+    commands = ([("AUTH", password)] if password else []) + [args]
+    payload = "".join(f"*{len(c)}\r\n" + "".join(f"${len(a.encode())}\r\n{a}\r\n" for a in c) for c in commands)
+    with socket.create_connection(("127.0.0.1", port), timeout=timeout) as s:
+        s.sendall(payload.encode())
+        reader = s.makefile("rb")
+
+        def read():
+            line = reader.readline().rstrip(b"\r\n").decode()
+            kind, rest = line[0], line[1:]
+            if kind in "+-":
+                return rest
+            if kind == ":":
+                return int(rest)
+            if kind == "$":
+                return None if rest == "-1" else reader.read(int(rest) + 2)[:-2].decode()
+            if kind == "*":
+                return None if rest == "-1" else [read() for _ in range(int(rest))]
+            raise ValueError(line)
+        if password:
+            read()  # AUTH's OK
+        return read()
+
+
+def wait_until(predicate, timeout: float, what: str):
+    """Polls Redis or Sentinel state (which announces nothing) every 20 ms, up to `timeout`."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        try:
+            value = predicate()
+        except OSError:
+            value = None
+        if value:
+            return value
+        time.sleep(0.02)
+    raise TimeoutError(what)
+
+
+class Sentinel:
+    def __init__(self, master_port: int):
+        self.port = free_port()
+        self.dir = pathlib.Path(tempfile.mkdtemp(prefix="lc-sentinel-"))
+        (self.dir / "sentinel.conf").write_text(
+            f"port {self.port}\nbind 127.0.0.1\ndir {self.dir}\nlogfile {self.dir / 'sentinel.log'}\n"
+            f"sentinel monitor {MASTER} 127.0.0.1 {master_port} 1\n"
+            f"sentinel down-after-milliseconds {MASTER} 1000\nsentinel failover-timeout {MASTER} 5000\n")
+        self.proc = subprocess.Popen(["redis-server", str(self.dir / "sentinel.conf"), "--sentinel"],
+                                     stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        wait_until(lambda: self.master_port() == master_port, 10, "the sentinel did not start")
+        # A failover needs a replica the sentinel knows (it learns them from the master's INFO).
+        wait_until(lambda: len(resp(self.port, "SENTINEL", "replicas", MASTER) or []) == 2, 15, "the sentinel found no replicas")
+
+    def master_port(self) -> int | None:
+        reply = resp(self.port, "SENTINEL", "get-master-addr-by-name", MASTER)
+        return int(reply[1]) if reply else None
+
+    def url(self, extra: str = "") -> str:
+        return f"redis-sentinel://127.0.0.1:{self.port}/{MASTER}{extra}"
+
+    def cleanup(self):
+        if self.proc.poll() is None:
+            self.proc.kill()
+            self.proc.wait()
+        shutil.rmtree(self.dir, ignore_errors=True)
+
+
+@pytest.fixture
+def sentinel_redis():
+    """(master, replicas, sentinel): both replicas in sync with the master before the test starts."""
+    master = RedisServer().start()
+    replicas = [RedisServer("--replicaof", "127.0.0.1", str(master.port)).start() for _ in range(2)]
+    for replica in replicas:
+        wait_until(lambda: "master_link_status:up" in resp(replica.port, "INFO", "replication"), 10, "a replica did not sync")
+    sentinel = Sentinel(master.port)
+    yield master, replicas, sentinel
+    sentinel.cleanup()
+    for replica in replicas:
+        replica.cleanup()
+    master.cleanup()
