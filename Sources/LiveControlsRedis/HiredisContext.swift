@@ -62,6 +62,11 @@ final class HiredisContext {
 
     var fd: Int32 { pointer.pointee.fd }
 
+    /// Bounds every later read and write by `milliseconds` (`redisSetTimeout`).
+    func setTimeout(milliseconds: Int) throws(RedisError) {
+        guard redisSetTimeout(pointer, timeval(milliseconds: milliseconds)) == REDIS_OK else { throw failure() }
+    }
+
     /// The context's error as a `.connection` error, prefixed with the endpoint.
     func failure() -> RedisError {
         let text = withUnsafeBytes(of: pointer.pointee.errstr) {

@@ -49,15 +49,19 @@ public final class RedisConnection {
 
     /// Sends all commands (N appends, one write), then reads the N replies, returned in order. Server
     /// errors come back as `.error` replies; a connection-level failure throws and loses the whole batch.
-    public func pipeline(_ commands: [[[UInt8]]]) throws(RedisError) -> [RedisReply] {
+    /// `timeoutMilliseconds` bounds this batch's reads instead of the connection's timeout (a `WAIT` may take
+    /// longer than a command).
+    public func pipeline(_ commands: [[[UInt8]]], timeoutMilliseconds: Int? = nil) throws(RedisError) -> [RedisReply] {
         guard !commands.isEmpty else { return [] }
         guard !commands.contains(where: \.isEmpty) else { throw RedisError(.protocolError, "empty command") }
         let context = try connected()
         do {
+            if let timeoutMilliseconds { try context.setTimeout(milliseconds: timeoutMilliseconds) }
             for command in commands { try context.append(command) }
             var replies: [RedisReply] = []
             replies.reserveCapacity(commands.count)
             for _ in commands { replies.append(try context.getReply()) }
+            if timeoutMilliseconds != nil { try context.setTimeout(milliseconds: self.timeoutMilliseconds) }
             for reply in replies { _ = try Self.checkWritable(reply, context) }
             return replies
         } catch {
@@ -99,11 +103,14 @@ public final class RedisConnection {
         return error
     }
 
-    /// A `READONLY` error means the server was a master and is a replica now (a failover): the connection is
-    /// treated as lost, so the next command connects again — in sentinel mode, to the new master.
+    /// A `READONLY` error means the server was a master and is a replica now (a failover), `NOREPLICAS` that it
+    /// has lost its replicas (`min-replicas-to-write`; perhaps cut off while the sentinels promote another): the
+    /// connection is treated as lost, so the next command connects again — in sentinel mode, to the master the
+    /// sentinels name then.
     private static func checkWritable(_ reply: RedisReply, _ context: HiredisContext) throws(RedisError) -> RedisReply {
-        if case let .error(message) = reply, message.contains("READONLY") {
-            throw RedisError(.connection, "\(context.endpoint) is a replica now (a failover?): \(message)")
+        if case let .error(message) = reply, message.hasPrefix("READONLY") || message.hasPrefix("NOREPLICAS")
+            || message.contains("-READONLY") || message.contains("-NOREPLICAS") || message.contains(" READONLY ") {
+            throw RedisError(.connection, "\(context.endpoint.host):\(context.endpoint.port) cannot take writes now (a failover?): \(message)")
         }
         return reply
     }

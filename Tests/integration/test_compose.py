@@ -94,7 +94,10 @@ def test_the_sentinel_override_adds_a_replica_three_sentinels_and_points_the_nod
     override = yaml.safe_load((REPO / "deploy" / "compose.sentinel.yml").read_text())
     jsonschema.validate(override, json.loads(SCHEMA.read_text()))
     services = override["services"]
-    assert flag(services["redis-replica"]["command"], "--replicaof") == "redis"
+    replicas = [name for name in services if name.startswith("redis-replica-")]
+    assert len(replicas) == 2, "after a failover the promoted replica still has one to wait for"
+    for name in replicas:
+        assert flag(services[name]["command"], "--replicaof") == "redis"
     sentinels = [name for name in services if name.startswith("sentinel-")]
     assert len(sentinels) == 3
     for name in sentinels:

@@ -37,7 +37,7 @@ final class RedisLink: @unchecked Sendable {
     let waitMilliseconds: Int
 
     init(endpoint: RedisEndpoint, timeoutMilliseconds: Int, waitReplicas: Int = 0, waitMilliseconds: Int = 500) {
-        connection = RedisConnection(endpoint: endpoint, timeoutMilliseconds: max(timeoutMilliseconds, waitReplicas > 0 ? waitMilliseconds + 500 : 0))
+        connection = RedisConnection(endpoint: endpoint, timeoutMilliseconds: timeoutMilliseconds)
         self.waitReplicas = waitReplicas
         self.waitMilliseconds = waitMilliseconds
     }
@@ -76,16 +76,14 @@ final class RedisLink: @unchecked Sendable {
         if schedule { queue.async { self.drain() } }
     }
 
-    /// Queue only: sends the next batch as one pipeline, then schedules itself again if more wait.
+    /// Queue only: sends the next batch (up to `maxBatch` commands), then schedules itself again if more wait.
+    /// With `waitReplicas`, a batch holding durable writes goes in two pipelines: first its durable writes and one
+    /// `WAIT` (so one round trip to the replicas covers all of them), then everything else in it — replies and
+    /// publications that show those writes leave only once the replicas have them, and not at all for a room
+    /// whose write failed (`skip`).
     private func drain() {
-        let waiting = waitReplicas > 0
         let taken: [Pending] = batch.withLock { b in
-            var end = min(b.commands.count, b.head + Self.maxBatch)
-            if waiting, let firstDurable = b.commands[b.head..<end].firstIndex(where: \.durable) {
-                // Nothing that follows a durable write leaves before its WAIT has answered: a reply showing the
-                // write must not reach anyone unless the write is on the replicas.
-                end = b.commands[firstDurable..<end].firstIndex(where: { !$0.durable }) ?? end
-            }
+            let end = min(b.commands.count, b.head + Self.maxBatch)
             let slice = Array(b.commands[b.head..<end])
             b.head = end
             if b.head == b.commands.count {
@@ -98,42 +96,64 @@ final class RedisLink: @unchecked Sendable {
             }
             return slice
         }
+        if waitReplicas > 0, taken.contains(where: \.durable) {
+            send(taken.filter(\.durable), waiting: true)
+            send(taken.filter { !$0.durable }, waiting: false)
+        } else if !taken.isEmpty {
+            send(taken, waiting: false)
+        }
+        if batch.withLock({ $0.drainScheduled && $0.head < $0.commands.count }) { queue.async { self.drain() } }
+    }
+
+    /// Queue only: one pipeline of `pendings` (those whose `skip` says so are not sent), with a `WAIT` after them
+    /// when `waiting`; completions get their replies — durable ones a failure unless enough replicas answered.
+    private func send(_ pendings: [Pending], waiting: Bool) {
         var sent: [Pending] = []
-        for pending in taken {
+        for pending in pendings {
             if pending.skip?() ?? false {
                 pending.completion?(.failure(RedisError(.protocolError, "not sent: an earlier write of the room failed")))
             } else {
                 sent.append(pending)
             }
         }
-        if !sent.isEmpty {
-            let wait = waiting && sent.contains(where: \.durable)
-            var commands = sent.map(\.command)
-            if wait { commands.append([Array("WAIT".utf8), Array(String(waitReplicas).utf8), Array(String(waitMilliseconds).utf8)]) }
-            let result: Result<[RedisReply], RedisError>
-            do {
-                result = .success(try run { c throws(RedisError) in try c.pipeline(commands) })
-            } catch {
-                result = .failure(error)
-            }
-            // Durable writes count only once WAIT says enough replicas have them.
-            var replicated: RedisError? = nil
-            if wait, case let .success(replies) = result, let acknowledged = replies.last?.integer, acknowledged < waitReplicas {
-                replicated = RedisError(.connection, "only \(acknowledged) of \(waitReplicas) replicas had the write within \(waitMilliseconds) ms")
-            }
-            for (index, pending) in sent.enumerated() {
-                switch result {
-                case let .success(replies):
-                    if pending.durable, let replicated {
-                        pending.completion?(.failure(replicated))
-                    } else {
-                        pending.completion?(index < replies.count ? .success(replies[index]) : .failure(RedisError(.protocolError, "reply missing")))
+        guard !sent.isEmpty else { return }
+        var commands = sent.map(\.command)
+        if waiting { commands.append([Array("WAIT".utf8), Array(String(waitReplicas).utf8), Array(String(waitMilliseconds).utf8)]) }
+        let wanted = waitReplicas
+        var shortfall: RedisError? = nil
+        let result: Result<[RedisReply], RedisError>
+        do {
+            result = .success(try run { c throws(RedisError) in
+                let replies = try c.pipeline(commands, timeoutMilliseconds: waiting ? waitMilliseconds + 1_000 : nil)
+                if waiting {
+                    // Only an integer of at least N counts: an error (a user without WAIT's permission) is no proof.
+                    switch replies.last {
+                    case let .integer(n)? where n >= wanted: break
+                    case let .integer(n)?:
+                        shortfall = RedisError(.connection, "only \(n) of \(wanted) replicas had the write within \(waitMilliseconds) ms")
+                        c.close()  // perhaps no longer the master: ask again (the sentinels, in sentinel mode)
+                    case let .error(message)?:
+                        shortfall = RedisError(.protocolError, "WAIT failed: \(message)")
+                    default:
+                        shortfall = RedisError(.protocolError, "WAIT gave no count")
                     }
-                case let .failure(error): pending.completion?(.failure(error))
                 }
+                return replies
+            })
+        } catch {
+            result = .failure(error)
+        }
+        for (index, pending) in sent.enumerated() {
+            switch result {
+            case let .success(replies):
+                if pending.durable, let shortfall {
+                    pending.completion?(.failure(shortfall))
+                } else {
+                    pending.completion?(index < replies.count ? .success(replies[index]) : .failure(RedisError(.protocolError, "reply missing")))
+                }
+            case let .failure(error): pending.completion?(.failure(error))
             }
         }
-        if batch.withLock({ $0.drainScheduled && $0.head < $0.commands.count }) { queue.async { self.drain() } }
     }
 
     /// Queue only: sends everything submitted so far before the caller's next exchange (`run`) — for a read that

@@ -68,7 +68,10 @@ final class RedisRoomStore: RoomStore, @unchecked Sendable {
             if data.isEmpty { delete.append("d:" + session.rawValue) } else { set.append(("d:" + session.rawValue, JSONWriter.encode(.object(data)))) }
         }
 
-        var args: [[UInt8]] = [Array(String(fence).utf8), [reset ? 0x31 : 0x30], Array(keys.patches(room).utf8), publication,
+        // Waiting for replicas, the patch is published apart, after the write's WAIT: nobody sees a change the
+        // replicas may not have (a fenced publish, like a reply, and none once a write failed).
+        let publishApart = link.waitReplicas > 0 && !publication.isEmpty
+        var args: [[UInt8]] = [Array(String(fence).utf8), [reset ? 0x31 : 0x30], Array(keys.patches(room).utf8), publishApart ? [] : publication,
                                history, Array(String(max(1, historyLimit)).utf8), previous, Array(String(set.count).utf8)]
         for (field, value) in set { args.append(Array(field.utf8)); args.append(value) }
         args.append(Array(String(delete.count).utf8))
@@ -87,6 +90,11 @@ final class RedisRoomStore: RoomStore, @unchecked Sendable {
             }
             if error != nil { failed.withLock { $0 = true } }
             done(error)
+        }
+        if publishApart {
+            link.eval(ClusterScripts.reply, keys: [keys.fence(room), keys.state(room)],
+                      args: [Array(String(fence).utf8), Array(String(w.version).utf8), Array(keys.patches(room).utf8), publication],
+                      skip: { [self] in failed.withLock { $0 } }) { _ in }
         }
     }
 
@@ -110,7 +118,8 @@ final class RedisRoomStore: RoomStore, @unchecked Sendable {
         let message = ServerMessage.error(RoomRuntime.deletedError(room)).encoded()
         let notice = ClusterEnvelope.deletion(owner: owner, message: message)
         link.eval(ClusterScripts.delete, keys: [keys.fence(room), keys.state(room), keys.history(room), keys.webhooks(room)],
-                  args: [Array(String(fence).utf8), Array(keys.patches(room).utf8), notice] + Self.eventArguments(webhooks)) { [self] result in
+                  args: [Array(String(fence).utf8), Array(keys.patches(room).utf8), notice] + Self.eventArguments(webhooks),
+                  durable: true) { [self] result in
             let error: ClusterStoreError?
             switch result {
             case let .success(reply) where reply.integer == 1: error = nil
@@ -128,7 +137,8 @@ final class RedisRoomStore: RoomStore, @unchecked Sendable {
     /// writes; `clearsUnannounced` forgets the room's unannounced changes in the same step.
     func recordWebhooks(_ webhooks: [PendingWebhook], room: String, clearsUnannounced: Bool, done: @escaping @Sendable ((any Error)?) -> Void) {
         let args = [Array(String(fence).utf8), [clearsUnannounced ? 0x31 : 0x30]] + Self.eventArguments(webhooks)
-        link.eval(ClusterScripts.recordWebhooks, keys: [keys.fence(room), keys.state(room), keys.webhooks(room)], args: args) { result in
+        link.eval(ClusterScripts.recordWebhooks, keys: [keys.fence(room), keys.state(room), keys.webhooks(room)], args: args,
+                  durable: true) { result in
             switch result {
             case let .success(reply) where reply.integer == 1: done(nil)
             case let .success(.error(message)): done(ClusterStoreError.redis(RedisError(.protocolError, message)))

@@ -1,0 +1,230 @@
+"""One partition schedule: start Redis and three nodes in namespaces, run clients and a seeded fault schedule, heal,
+then check the recorded histories. `run_schedule(seed, seconds)` returns a `Result` (violations empty when every
+check held). Used by test_partitions.py (a short schedule in CI) and Benchmarks/partitions.py (many schedules)."""
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import json
+import pathlib
+import random
+import shutil
+import socket
+import tempfile
+import threading
+import time
+
+from livecontrols_client import Client, ProtocolViolation
+from livecontrols_server import BINARY
+from partitions import HOLD_REASONS, REDIS_IP, SUBNET, Net, Process
+
+NODES = ("n1", "n2", "n3")
+NODE_IP = {name: f"{SUBNET}.{11 + i}" for i, name in enumerate(NODES)}
+
+
+@dataclasses.dataclass
+class Result:
+    seed: int
+    events: list[str]
+    intents: int = 0
+    acked: int = 0
+    patches: int = 0
+    violations: list[str] = dataclasses.field(default_factory=list)
+
+
+class Recorder:
+    """What one client saw: every patch by (epoch, version), the state hash after each version, its acked values."""
+
+    def __init__(self, index: int, urls: list[str], stop: threading.Event):
+        self.index, self.urls, self.stop = index, urls, stop
+        self.patches: dict[tuple[str, int], str] = {}
+        self.states: dict[tuple[str, int], str] = {}
+        self.acked: list[str] = []
+        self.sent = 0
+        self.problems: list[str] = []
+        self.ended: list[dict] = []
+        self.errors: list[str] = []  # connections lost on the way (expected under faults; for the report)
+
+    def _keep(self, client: Client):
+        room = client.rooms.get("demo")
+        for p in client.patches.get("demo", []):
+            key = (p["epoch"], p["version"])
+            body = json.dumps([p["ops"], p["cause"]], sort_keys=True)
+            if self.patches.setdefault(key, body) != body:
+                self.problems.append(f"client {self.index}: two patches at {key}")
+            self.ended += p["cause"].get("ended", [])
+        client.patches["demo"] = []
+        if room:
+            self.states[(room["epoch"], room["version"])] = hashlib.sha1(json.dumps(room["state"], sort_keys=True).encode()).hexdigest()
+
+    def run(self):
+        n = 0
+        node = self.index
+        while not self.stop.is_set():
+            url = self.urls[node % len(self.urls)]
+            node += 1
+            try:
+                client = Client(url, timeout=3)
+                client.join()
+                self._keep(client)
+                while not self.stop.is_set():
+                    n += 1
+                    value = f"c{self.index}-{n}"
+                    self.sent += 1
+                    if self.index == 0 and n % 10 == 0:
+                        reply = client.intent("quantity", "press", {"direction": "next"})
+                        self._keep(client)
+                        time.sleep(0.3)
+                        reply = client.intent("quantity", "release")
+                    else:
+                        reply = client.intent("person", "append", {"value": value})
+                        if reply["type"] == "ack":
+                            self.acked.append(value)
+                    self._keep(client)
+                    if reply["type"] == "error" and reply["code"] in ("unavailable", "not_joined"):
+                        if any(m.get("type") == "error" and "id" not in m for m in client.inbox) or reply["code"] == "not_joined":
+                            client.inbox.clear()
+                            client.join()
+                            self._keep(client)
+                    time.sleep(0.15)
+            except ProtocolViolation as e:
+                self.problems.append(f"client {self.index}: {e}")
+            except Exception as e:  # the node went away, a reply did not come: go on through another node
+                self.errors.append(type(e).__name__)
+            time.sleep(0.1)
+
+
+def schedule(rng: random.Random, seconds: float) -> list[tuple[float, str, str | None]]:
+    """(at, action, node): cuts of node ↔ Redis (both ways, or one way either way), kills and restarts, heals."""
+    events, t = [], 1.0
+    while t < seconds:
+        node = rng.choice(NODES)
+        action = rng.choice(["cut-both", "cut-out", "cut-in", "kill", "heal", "restart"])
+        events.append((round(t, 2), action, node))
+        t += rng.uniform(0.5, 2.5)
+    return events
+
+
+def run_schedule(seed: int, seconds: float = 15, workdir: pathlib.Path | None = None) -> Result:
+    rng = random.Random(seed)
+    plan = schedule(rng, seconds)
+    result = Result(seed=seed, events=[f"{at}s {action} {node}" for at, action, node in plan])
+    work = pathlib.Path(workdir or tempfile.mkdtemp(prefix="lc-partition-"))
+    members = {"r": REDIS_IP, **NODE_IP}
+    net = Net(members)
+    redis = nodes = None
+    try:
+        redis = Process(net, "r", ["redis-server", "--port", "6379", "--bind", REDIS_IP, "--protected-mode", "no", "--save", "", "--appendonly", "yes",
+                                   "--appendfsync", "always", "--dir", str(work)], work / "redis.log").start(False)
+        wait_for_redis()
+        nodes = {name: Process(net, name, [BINARY, "--host", NODE_IP[name], "--port", "8080", "--log-level", "info",
+                                           "--redis", f"redis://{REDIS_IP}:6379", "--node-id", name, "--lease-ms", "1000",
+                                           "--rate", "1000", "--burst", "1000"], work / f"{name}.log").start(True)
+                 for name in NODES}
+        urls = [f"ws://{NODE_IP[name]}:8080/ws" for name in NODES]
+        stop = threading.Event()
+        recorders = [Recorder(i, urls, stop) for i in range(3)]
+        threads = [threading.Thread(target=r.run, daemon=True) for r in recorders]
+        for thread in threads:
+            thread.start()
+        start = time.monotonic()
+        for at, action, node in plan:
+            time.sleep(max(0.0, start + at - time.monotonic()))
+            apply(action, node, net, nodes)
+        time.sleep(max(0.0, start + seconds - time.monotonic()))
+        net.heal()
+        for node in nodes.values():
+            if not node.alive:
+                node.start(True)
+        settle(urls, result)
+        stop.set()
+        for thread in threads:
+            thread.join(10)
+        check(recorders, urls, result)
+    finally:
+        for node in (nodes or {}).values():
+            node.kill()
+        if redis:
+            redis.kill()
+        net.close()
+        if not result.violations:
+            shutil.rmtree(work, ignore_errors=True)
+        else:
+            result.violations.append(f"logs kept in {work}")
+    return result
+
+
+def wait_for_redis(timeout: float = 10):
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        try:
+            with socket.create_connection((REDIS_IP, 6379), timeout=1) as s:
+                s.sendall(b"PING\r\n")
+                if s.recv(16).startswith(b"+PONG"):
+                    return
+        except OSError:
+            pass
+        time.sleep(0.02)
+    raise RuntimeError("redis-server in its namespace did not answer PING")
+
+
+def apply(action: str, node: str, net: Net, nodes: dict[str, Process]):
+    if action == "cut-both":
+        net.cut(node, "r")
+        net.cut("r", node)
+    elif action == "cut-out":
+        net.cut(node, "r")
+    elif action == "cut-in":
+        net.cut("r", node)
+    elif action == "heal":
+        net.heal()
+    elif action == "kill":
+        nodes[node].kill()
+    elif action == "restart" and not nodes[node].alive:
+        nodes[node].start(True)
+
+
+def settle(urls: list[str], result: Result, timeout: float = 30):
+    """After healing: waits until an intent is acked again (the cluster serves)."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        try:
+            client = Client(urls[0], timeout=3)
+            client.join()
+            if client.intent("quantity", "set", {"value": 50})["type"] == "ack":
+                client.close()
+                return
+            client.close()
+        except Exception:
+            pass
+        time.sleep(0.2)
+    result.violations.append(f"the cluster did not serve again within {timeout} s of healing")
+
+
+def check(recorders: list[Recorder], urls: list[str], result: Result):
+    patches: dict[tuple[str, int], str] = {}
+    states: dict[tuple[str, int], str] = {}
+    for r in recorders:
+        result.violations += r.problems
+        result.intents += r.sent
+        result.acked += len(r.acked)
+        for key, body in r.patches.items():
+            if patches.setdefault(key, body) != body:
+                result.violations.append(f"two different patches at (epoch, version) {key}")
+        for key, digest in r.states.items():
+            if states.setdefault(key, digest) != digest:
+                result.violations.append(f"two different states at (epoch, version) {key}")
+        for entry in r.ended:
+            if entry.get("reason") not in HOLD_REASONS:
+                result.violations.append(f"a hold ended without a known reason: {entry}")
+    result.patches = len(patches)
+    final = Client(urls[1], timeout=5)
+    state = final.join()["state"]
+    values = {json.dumps(item["value"]) for section in state["controls"]["person"]["sections"] for item in section["items"]}
+    for r in recorders:
+        lost = [v for v in r.acked if json.dumps(v) not in values]
+        if lost:
+            result.violations.append(f"client {r.index}: {len(lost)} acked appends missing, e.g. {lost[:3]}")
+    if state["controls"]["quantity"]["holding"] is not None:
+        result.violations.append(f"a hold still runs after healing: {state['controls']['quantity']['holding']}")
+    final.close()
