@@ -140,7 +140,10 @@ def run_schedule(seed: int, seconds: float = 15, workdir: pathlib.Path | None = 
         stop.set()
         for thread in threads:
             thread.join(10)
-        check(recorders, urls, result)
+        try:
+            check(recorders, urls, result)
+        except Exception as e:  # a checker that cannot finish is a finding, not a crash of the run
+            result.violations.append(f"the checker failed: {type(e).__name__}: {e}")
     finally:
         for node in (nodes or {}).values():
             node.kill()
@@ -218,8 +221,9 @@ def check(recorders: list[Recorder], urls: list[str], result: Result):
             if entry.get("reason") not in HOLD_REASONS:
                 result.violations.append(f"a hold ended without a known reason: {entry}")
     result.patches = len(patches)
-    final = Client(urls[1], timeout=5)
-    state = final.join()["state"]
+    state = final_state(urls, result)
+    if state is None:
+        return
     values = {json.dumps(item["value"]) for section in state["controls"]["person"]["sections"] for item in section["items"]}
     for r in recorders:
         lost = [v for v in r.acked if json.dumps(v) not in values]
@@ -227,4 +231,21 @@ def check(recorders: list[Recorder], urls: list[str], result: Result):
             result.violations.append(f"client {r.index}: {len(lost)} acked appends missing, e.g. {lost[:3]}")
     if state["controls"]["quantity"]["holding"] is not None:
         result.violations.append(f"a hold still runs after healing: {state['controls']['quantity']['holding']}")
-    final.close()
+
+
+def final_state(urls: list[str], result: Result, timeout: float = 30) -> dict | None:
+    """The room's state after healing, from a fresh join on any node (retried while the room changes hands)."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        for url in urls:
+            try:
+                client = Client(url, timeout=5)
+                reply = client.join()
+                client.close()
+                if reply["type"] == "snapshot":
+                    return reply["state"]
+            except Exception:
+                pass
+        time.sleep(0.2)
+    result.violations.append(f"no node gave the room's state within {timeout} s of healing")
+    return None

@@ -2,8 +2,9 @@
 schedule of faults (node ↔ Redis links cut both ways or one way, nodes killed with SIGKILL and restarted), clients
 on every node sending intents and recording everything they see, and a checker over the recorded histories.
 
-Only addresses inside the namespaces this module creates are touched (10.213.77.0/24 on a bridge in its own
-namespace, plus one veth into the caller's namespace for the clients). A cut is a blackhole route: packets to the
+Only addresses inside the namespaces this module creates are touched (a 10.214.x.0/24 chosen by process id, on a
+bridge in its own namespace, plus one veth into the caller's namespace for the clients), so runs side by side do
+not meet. A cut is a blackhole route: packets to the
 peer are dropped silently, so established connections stall as on a real partition. Needs root (CAP_NET_ADMIN)."""
 from __future__ import annotations
 
@@ -17,7 +18,7 @@ import time
 
 from livecontrols_server import URL_LINE
 
-SUBNET = "10.213.77"
+SUBNET = f"10.214.{os.getpid() % 250 + 1}"
 HOST_IP = f"{SUBNET}.1"
 REDIS_IP = f"{SUBNET}.10"
 HOLD_REASONS = {"release", "disconnect", "leave", "bound", "lease", "replaced", "restart", "expired", "failover", "reset"}
