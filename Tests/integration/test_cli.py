@@ -103,3 +103,16 @@ def test_watch_follows_a_restart_and_resumes(tmp_path):
     finally:
         watcher.kill()
         second.stop()
+
+
+def test_watch_stops_with_status_2_when_the_server_api_disconnects_it(start_server):
+    from api_client import API, API_KEY
+    s = start_server("--api-key", API_KEY)
+    watcher = subprocess.Popen([BINARY, "watch", "demo", "--url", s.ws_url], stdout=subprocess.PIPE,
+                               stderr=subprocess.PIPE, text=True)
+    snapshot = json.loads(watcher.stdout.readline())
+    session = next(iter(snapshot["state"]["presence"]))  # the watcher is the room's only member
+    assert API(s).delete(f"/rooms/demo/members/{session}").status_code == 200
+    _, err = watcher.communicate(timeout=20)
+    # 4001: the protocol asks clients not to reconnect on their own; watch says why and fails.
+    assert watcher.returncode == 2 and "4001" in err, err
