@@ -60,10 +60,13 @@ class Recorder:
     def run(self):
         n = 0
         node = self.index
+        client = None
         while not self.stop.is_set():
             url = self.urls[node % len(self.urls)]
             node += 1
             try:
+                if client is not None:
+                    client.close()
                 client = Client(url, timeout=3)
                 client.join()
                 self._keep(client)
@@ -92,6 +95,11 @@ class Recorder:
             except Exception as e:  # the node went away, a reply did not come: go on through another node
                 self.errors.append(type(e).__name__)
             time.sleep(0.1)
+        if client is not None:
+            try:
+                client.close()  # leaving ends this session's holds (reason disconnect)
+            except Exception:
+                pass
 
 
 def schedule(rng: random.Random, seconds: float) -> list[tuple[float, str, str | None]]:
@@ -229,8 +237,22 @@ def check(recorders: list[Recorder], urls: list[str], result: Result):
         lost = [v for v in r.acked if json.dumps(v) not in values]
         if lost:
             result.violations.append(f"client {r.index}: {len(lost)} acked appends missing, e.g. {lost[:3]}")
-    if state["controls"]["quantity"]["holding"] is not None:
-        result.violations.append(f"a hold still runs after healing: {state['controls']['quantity']['holding']}")
+    # Every client has left: a hold must end (its holder disconnected, or left with its dead node about a lease
+    # later), within a bound and with a reason.
+    if state["controls"]["quantity"]["holding"] is not None and not hold_ends(urls):
+        result.violations.append(f"a hold still runs 10 s after every client left: {state['controls']['quantity']['holding']}")
+
+
+def hold_ends(urls: list[str], timeout: float = 10) -> bool:
+    """Watches the room until no hold runs (the patch that ends it), up to `timeout`."""
+    try:
+        client = Client(urls[0], timeout=5)
+        client.join()
+        client.wait_state(lambda s: s["controls"]["quantity"]["holding"] is None, timeout=timeout)
+        client.close()
+        return True
+    except Exception:
+        return False
 
 
 def final_state(urls: list[str], result: Result, timeout: float = 30) -> dict | None:
