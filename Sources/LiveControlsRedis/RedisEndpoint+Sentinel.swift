@@ -27,14 +27,15 @@ extension RedisEndpoint {
         }
         var rest = Substring(url.dropFirst("redis-sentinel://".count))
         var credentials: Substring = ""
-        if let at = rest.lastIndex(of: "@") {
+        // Credentials end at the last @ before the path (a password's own @ and / are percent-encoded).
+        if let at = rest[..<(rest.firstIndex(of: "/") ?? rest.endIndex)].lastIndex(of: "@") {
             credentials = rest[...at]
             rest = rest[rest.index(after: at)...]
         }
         guard let slash = rest.firstIndex(of: "/") else { throw invalid("name the master after the hosts: /mymaster") }
         let hosts = rest[..<slash]
         let path = rest[rest.index(after: slash)...].split(separator: "/", omittingEmptySubsequences: false)
-        guard let name = path.first, !name.isEmpty, path.count <= 2,
+        guard let name = path.first, !name.isEmpty, path.count <= 2, path.count == 1 || !path[1].isEmpty,
               !name.contains(where: { $0.isWhitespace || $0 == "?" || $0 == "#" }) else {
             throw invalid("expected /master or /master/db after the hosts")
         }

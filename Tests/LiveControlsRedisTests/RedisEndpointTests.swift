@@ -78,8 +78,11 @@ final class RedisEndpointTests: XCTestCase {
         XCTAssertEqual(endpoint.description, "redis-sentinel://app:***@10.0.0.1:26379,10.0.0.2:26380,[::1]:26379/mymaster/2")
         XCTAssertEqual(try RedisEndpoint(url: endpoint.url), endpoint, "url keeps everything and reads back")
         XCTAssertEqual(try RedisEndpoint(url: "redis-sentinel://sentinel/m").sentinels, [SentinelAddress(host: "sentinel")])
+        let at = try RedisEndpoint(url: "redis-sentinel://h1/m@x")  // an @ in the path is no credential
+        XCTAssertEqual(at.masterName, "m@x")
+        XCTAssertNil(at.password)
         for bad in ["redis-sentinel://h1", "redis-sentinel://h1/", "redis-sentinel://h1,/m", "redis-sentinel://h1/m/x/y",
-                    "redis-sentinel://h1/m/x", "redis-sentinel://h1:99999/m", "redis-sentinel://:hunter2@h1"] {
+                    "redis-sentinel://h1/m/x", "redis-sentinel://h1:99999/m", "redis-sentinel://:hunter2@h1", "redis-sentinel://h1/m/"] {
             XCTAssertThrowsError(try RedisEndpoint(url: bad), bad) { error in
                 XCTAssertFalse("\(error)".contains("hunter2"), "\(error)")
             }
