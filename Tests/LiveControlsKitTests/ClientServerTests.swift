@@ -91,11 +91,14 @@ final class ClientServerTests: XCTestCase {
         let stepper = try XCTUnwrap(room.stepper("quantity"))
         try await stepper.set(0)
         let recorder = EventRecorder(room)
-        let holding = Task { try await stepper.hold(.next) { try await Task.sleep(for: .seconds(60)) } }
+        // The finger stays down until the task is cancelled: iterating a stream that never yields ends on cancellation.
+        let (fingerUp, finger) = AsyncStream<Never>.makeStream()
+        let holding = Task { try await stepper.hold(.next) { for await _ in fingerUp {} } }
         try await eventually("two ticks of the hold") { stepper.value >= 3 }
         XCTAssertEqual(stepper.holding?.session, room.me?.id)
         holding.cancel()
         _ = await holding.result
+        finger.finish()
         XCTAssertNil(stepper.holding, "release was acked, so its patch is applied")
         try await eventually("the release recorded") { recorder.endReasons() == ["release"] }
         XCTAssertTrue(recorder.causes().contains("tick"))
