@@ -40,6 +40,8 @@ final class Connection: RoomSubscriber, @unchecked Sendable {
     var largeRooms: Set<String> = []
     /// Service thread only: intents this connection sent (a large room is looked at again every 64th).
     var intentsSent = 0
+    /// Service thread only: the keepalive's view of this connection (`LiveControlsServer+Keepalive.swift`).
+    var keepalive: Keepalive
 
     let outbox: Mutex<Outbox>
 
@@ -48,6 +50,7 @@ final class Connection: RoomSubscriber, @unchecked Sendable {
         self.wsi = wsi
         self.rate = RateLimiter(rate: limits.messagesPerSecond, burst: limits.messageBurst, strikeLimit: limits.rateLimitStrikes, now: now)
         self.outbox = Mutex(Outbox(maxMessages: limits.outboxMessages, maxBytes: limits.outboxBytes))
+        self.keepalive = Keepalive(now: now)
     }
 
     // MARK: RoomSubscriber (any thread)

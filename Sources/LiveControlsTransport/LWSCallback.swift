@@ -73,7 +73,12 @@ extension LiveControlsServer {
 
         case LWS_CALLBACK_RECEIVE:
             guard let connection = connection(user) else { return -1 }
+            connection.keepalive.heard = true
             return receive(connection, wsi, input, length)
+
+        case LWS_CALLBACK_RECEIVE_PONG:
+            connection(user)?.keepalive.heard = true
+            return 0
 
         case LWS_CALLBACK_SERVER_WRITEABLE:
             guard let connection = connection(user) else { return -1 }
@@ -157,6 +162,7 @@ extension LiveControlsServer {
             }
         }
         if sweep {
+            sweepKeepalive(now: Transport.now())
             closeStuckConsumers()
             expireGrants()
             shares.sweep(now: Transport.now())
@@ -254,7 +260,7 @@ extension LiveControlsServer {
                 return -1
             }
         case .write:
-            break
+            if connection.keepalive.pingDue { return writePing(connection, wsi) }
         }
         let next = connection.next()
         switch next {

@@ -237,10 +237,13 @@ public final class LiveControlsServer: @unchecked Sendable {
             metrics.pointee.mount_next = UnsafePointer(files)
         }
 
-        // Idle connections are pinged; one that answers nothing for idleTimeoutSeconds is dropped.
+        // No lws keepalive (both times 0): lws keeps each connection's validity timer in one sorted list, and every
+        // connection's pong or open inserts into it by walking it, O(connections) each, which at 18,000 connections
+        // took a tenth of the server's CPU. Idle connections are pinged and dropped by the sweep instead
+        // (`LiveControlsServer+Keepalive.swift`).
         let retry = a.allocate(lws_retry_bo_t.self)
-        retry.pointee.secs_since_valid_ping = UInt16(clamping: options.limits.pingIntervalSeconds)
-        retry.pointee.secs_since_valid_hangup = UInt16(clamping: max(options.limits.idleTimeoutSeconds, options.limits.pingIntervalSeconds + 1))
+        retry.pointee.secs_since_valid_ping = 0
+        retry.pointee.secs_since_valid_hangup = 0
 
         var info = lws_context_creation_info()
         info.retry_and_idle_policy = UnsafePointer(retry)

@@ -34,7 +34,7 @@ struct LimitFlags: ParsableArguments {
     @Option(help: "Intents that may wait for one room at once; more are refused with `overloaded` (not queued, not applied).")
     var roomQueue = Limits().roomQueueIntents
 
-    @Option(help: "Idle seconds before a connection is pinged.")
+    @Option(help: "Seconds without a frame from a connection before it is pinged.")
     var pingInterval = Limits().pingIntervalSeconds
 
     @Option(help: "Most WebSocket connections one client address may hold at once (0: no limit); more are closed with 1013. Behind a proxy, see --trusted-proxy.")
@@ -46,7 +46,7 @@ struct LimitFlags: ParsableArguments {
     @Option(name: .customLong("trusted-proxy"), help: "An address or CIDR network (repeatable) of a reverse proxy in front of the server: for connections from it, the client address is the last one of its X-Forwarded-For header.")
     var trustedProxies: [String] = []
 
-    @Option(help: "Seconds without a pong before a connection is dropped.")
+    @Option(help: "Seconds without a frame (message or pong) from a connection before it is dropped.")
     var idleTimeout = Limits().idleTimeoutSeconds
 
     func validate() throws {

@@ -80,6 +80,7 @@ struct Serve: ParsableCommand {
             logger.notice("auth: tokens required for every join")
         }
         options.config = try loadConfig()
+        OpenFileLimit.prepare(maxConnections: options.limits.maxConnections, logger: logger)
         if FileManager.default.fileExists(atPath: webRoot) {
             options.webRoot = webRoot
         } else {

@@ -144,6 +144,26 @@ def test_a_client_that_never_answers_pings_is_dropped(start_server):
     assert live.intent("quantity", "next")["type"] == "ack", "a client that answers pings stays"
 
 
+def test_a_client_that_keeps_talking_is_not_dropped_for_ignoring_pings(start_server):
+    """Any frame from the client shows it is alive, not only a pong (lws's own keepalive dropped it at the idle
+    timeout however much it sent)."""
+    s = start_server("--ping-interval", "1", "--idle-timeout", "2", "--rate", "100000", "--burst", "100000")
+    talker = RawClient(s.port)  # never answers a ping; sends one intent after another
+    talker.read_json()
+    talker.send_text({"type": "join", "room": "demo"})
+    end = time.monotonic() + 5  # 2.5 idle timeouts
+    n = 0
+    while time.monotonic() < end:
+        n += 1
+        talker.send_text({"type": "intent", "id": n, "room": "demo", "control": "quantity", "intent": "next"})
+        while True:  # read up to this intent's answer (patches and presence come between)
+            op, payload = talker.read_frame()
+            assert op != 8, f"closed after {n} intents: {payload!r}"
+            if op == 1 and json.loads(payload).get("id") == n:
+                break
+    talker.close()
+
+
 def test_a_rooms_state_has_a_size_bound_with_a_typed_error(start_server, tmp_path):
     """Issue 18: one editor cannot grow a room past its template's maxStateBytes; shrinking it always works."""
     config = tmp_path / "bounded.json"

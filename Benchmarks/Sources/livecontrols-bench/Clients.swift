@@ -3,7 +3,24 @@ import Foundation
 /// The server under test: LiveControls (protocol v1) or the libwebsockets mirror baseline.
 enum Target {
     case livecontrols(room: String, template: String?)
+    /// LiveControls, the clients spread over `rooms` rooms: tag `t` joins `"\(prefix)-\(t % rooms)"`.
+    case livecontrolsRooms(prefix: String, rooms: Int, template: String?)
     case mirror
+
+    /// The room client `tag` joins (LiveControls targets).
+    func room(forTag tag: Int) -> String? {
+        switch self {
+        case let .livecontrols(room, _): return room
+        case let .livecontrolsRooms(prefix, rooms, _): return "\(prefix)-\(tag % rooms)"
+        case .mirror: return nil
+        }
+    }
+    var template: String? {
+        switch self {
+        case let .livecontrols(_, template), let .livecontrolsRooms(_, _, template): return template
+        case .mirror: return nil
+        }
+    }
 
     var subprotocol: String? {
         if case .mirror = self { return "lws-mirror-protocol" }
@@ -36,7 +53,7 @@ func connectAll(_ loop: Loop, target: Target, count: Int, inFlight: Int = 256, t
     var pending = 0
     var failed = 0
     let deadline = nowNanos() + UInt64(timeoutSeconds * 1e9)
-    let snapshotNeedle = Needle(#""type":"snapshot""#)
+    let snapshotNeedle = Needle(#""type":"snapshot""#), errorNeedle = Needle(#""type":"error""#)
     func startMore() {
         while started < count && pending < inFlight {
             let tag = firstTag + started
@@ -44,9 +61,9 @@ func connectAll(_ loop: Loop, target: Target, count: Int, inFlight: Int = 256, t
             pending += 1
             let conn = loop.connect(tag: tag, node: node ?? tag % loop.endpoints.count, onOpen: { conn in
                 switch target {
-                case let .livecontrols(room, template):
-                    var join = #"{"type":"join","room":"\#(room)""#
-                    if let template { join += #","template":"\#(template)""# }
+                case .livecontrols, .livecontrolsRooms:
+                    var join = #"{"type":"join","room":"\#(target.room(forTag: conn.tag)!)""#
+                    if let template = target.template { join += #","template":"\#(template)""# }
                     conn.sendText(join + "}")
                 case .mirror:
                     // The mirror has no join: a ping, answered to this client alone, is its exchange. It
@@ -61,10 +78,16 @@ func connectAll(_ loop: Loop, target: Target, count: Int, inFlight: Int = 256, t
                     conn.sendPing()
                 }
             }, onMessage: { conn, bytes in
-                if case .livecontrols = target, !conn.joined, contains(bytes, snapshotNeedle) {
+                if target.room(forTag: 0) != nil, !conn.joined, contains(bytes, snapshotNeedle) {
                     conn.joined = true
                     pending -= 1
                     ready.append(conn)
+                    return
+                }
+                if target.room(forTag: 0) != nil, !conn.joined, contains(bytes, errorNeedle) {  // the join was refused
+                    if failed == 0 { progress("join refused: \(String(decoding: bytes, as: UTF8.self))\n") }
+                    loop.close(conn)
+                    conn.onClose?(conn)
                     return
                 }
                 onMessage(conn, bytes)

@@ -62,8 +62,8 @@ func runFanout(loop: Loop, target: Target, subscribers: Int, window: Int, second
         sendTimes.append(nowNanos())
         outstanding += 1
         switch target {
-        case let .livecontrols(room, _):
-            conn.sendText(#"{"type":"intent","id":\#(id),"room":"\#(room)","control":"quantity","intent":"set","args":{"value":\#(id % 2 + 10)}}"#)
+        case .livecontrols, .livecontrolsRooms:
+            conn.sendText(#"{"type":"intent","id":\#(id),"room":"\#(target.room(forTag: conn.tag)!)","control":"quantity","intent":"set","args":{"value":\#(id % 2 + 10)}}"#)
         case .mirror:
             conn.sendText(String(id))
         }

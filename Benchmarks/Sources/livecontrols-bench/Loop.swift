@@ -102,6 +102,9 @@ final class Loop {
     let endpoints: [(host: String, port: UInt16)]
     let path: String
     let subprotocol: String?
+    /// Local addresses the sockets are spread over (round-robin by tag), each with its own ephemeral ports: one
+    /// address gives at most ~28,000 connections to one server port. Empty: the kernel picks (127.0.0.1).
+    var sourceAddresses: [String] = []
     private var readBuffer = [UInt8](repeating: 0, count: 256 * 1024)
 
     init(endpoints: [(host: String, port: UInt16)], path: String, subprotocol: String?) {
@@ -117,6 +120,7 @@ final class Loop {
         guard fd >= 0 else { return nil }
         var one: Int32 = 1
         setsockopt(fd, Int32(IPPROTO_TCP), TCP_NODELAY, &one, socklen_t(MemoryLayout<Int32>.size))
+        if !sourceAddresses.isEmpty, !bindSource(fd, sourceAddresses[tag % sourceAddresses.count]) { Glibc.close(fd); return nil }
         var addr = sockaddr_in()
         addr.sin_family = sa_family_t(AF_INET)
         addr.sin_port = port.bigEndian
@@ -134,6 +138,19 @@ final class Loop {
         event.data.fd = fd
         epoll_ctl(epfd, EPOLL_CTL_ADD, fd, &event)
         return conn
+    }
+
+    /// Binds `fd` to `address` with the port left to `connect` (IP_BIND_ADDRESS_NO_PORT), so ports are only
+    /// unique per destination, as without a bind.
+    private func bindSource(_ fd: Int32, _ address: String) -> Bool {
+        var one: Int32 = 1
+        setsockopt(fd, Int32(IPPROTO_IP), 24 /* IP_BIND_ADDRESS_NO_PORT */, &one, socklen_t(MemoryLayout<Int32>.size))
+        var local = sockaddr_in()
+        local.sin_family = sa_family_t(AF_INET)
+        inet_pton(AF_INET, address, &local.sin_addr)
+        return withUnsafePointer(to: &local) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+        } == 0
     }
 
     func close(_ conn: WSConn, abort: Bool = false) {

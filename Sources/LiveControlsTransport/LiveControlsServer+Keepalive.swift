@@ -1,0 +1,75 @@
+import CLibWebSockets
+import LiveControlsEngine
+import LiveControlsRuntime
+
+/// What the keepalive knows of one connection: when it was last heard from, and whether a ping is on its way.
+///
+/// Any frame from the client counts (a message, a pong, a ping). Receiving only sets `heard`, a store; the
+/// once-a-second sweep turns it into a time, so the per-frame cost is nothing and the per-connection cost is one
+/// visit a second — where libwebsockets' own keepalive re-sorted a list of every connection's timer on each pong.
+struct Keepalive {
+    /// Set when a frame arrives; read and cleared by the sweep.
+    var heard = false
+    /// When the sweep last saw `heard` (or when the connection opened).
+    var lastHeard: Instant
+    /// A ping is waiting for the next writable callback.
+    var pingDue = false
+    /// A ping went out since the connection was last heard from.
+    var pinged = false
+
+    init(now: Instant) { lastHeard = now }
+
+    enum Action { case none, ping, drop }
+
+    /// The sweep's decision at `now`: ping a connection silent for `pingInterval`, drop one silent for
+    /// `idleTimeout` (it had its ping at least `idleTimeout − pingInterval` before).
+    mutating func sweep(now: Instant, pingIntervalMilliseconds: Int, idleTimeoutMilliseconds: Int) -> Action {
+        if heard {
+            heard = false
+            lastHeard = now
+            pinged = false
+            return .none
+        }
+        let silent = now.nanoseconds > lastHeard.nanoseconds ? Int((now.nanoseconds - lastHeard.nanoseconds) / 1_000_000) : 0
+        if silent >= idleTimeoutMilliseconds { return .drop }
+        if silent >= pingIntervalMilliseconds && !pinged {
+            pinged = true
+            pingDue = true
+            return .ping
+        }
+        return .none
+    }
+}
+
+extension LiveControlsServer {
+    /// Service thread, once a second: pings connections silent for `--ping-interval`, drops those silent for
+    /// `--idle-timeout` (their socket is closed; they sent nothing, so nothing of theirs is lost).
+    func sweepKeepalive(now: Instant) {
+        let pingInterval = options.limits.pingIntervalSeconds * 1000, idleTimeout = options.limits.idleTimeoutSeconds * 1000
+        for connection in connections.values where connection.lifecycle.isOpen {
+            switch connection.keepalive.sweep(now: now, pingIntervalMilliseconds: pingInterval, idleTimeoutMilliseconds: idleTimeout) {
+            case .none:
+                break
+            case .ping:
+                lws_callback_on_writable(connection.wsi.raw)
+            case .drop:
+                logger.info("dropping a connection silent past the idle timeout", metadata: [
+                    "session": "\(connection.session)", "idleTimeout": "\(options.limits.idleTimeoutSeconds) s"])
+                _ = connection.lifecycle.closeNow(code: 1006)  // no close frame: the client sees 1006, as before
+                connection.dropQueued()
+                lws_set_timeout(connection.wsi.raw, PENDING_TIMEOUT_USER_OK, LWS_TO_KILL_ASYNC)
+            }
+        }
+    }
+
+    /// `SERVER_WRITEABLE` with a ping due: the ping goes alone in this callback (one `lws_write` per callback), and
+    /// another callback is asked for whatever else waits.
+    func writePing(_ connection: Connection, _ wsi: OpaquePointer) -> Int32 {
+        connection.keepalive.pingDue = false
+        var buffer = [UInt8](repeating: 0, count: Int(SHIM_LWS_PRE) + 1)
+        let written = buffer.withUnsafeMutableBufferPointer { lws_write(wsi, $0.baseAddress! + Int(SHIM_LWS_PRE), 0, LWS_WRITE_PING) }
+        guard written >= 0 else { return -1 }
+        lws_callback_on_writable(wsi)
+        return 0
+    }
+}

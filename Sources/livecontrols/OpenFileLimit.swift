@@ -1,0 +1,61 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+import Logging
+
+/// Every WebSocket is an open file: the process's open-file limit (`ulimit -n`, RLIMIT_NOFILE) must be above
+/// `--max-connections`, or accepts start failing (EMFILE) well before the server is full. Many systems start
+/// processes with a soft limit of 1,024 and a much higher hard limit, so the server raises its soft limit itself
+/// (up to the hard limit; a process allowed to, such as root, raises the hard limit too), before libwebsockets
+/// sizes its tables from it.
+enum OpenFileLimit {
+    /// Files the server keeps open besides its client connections: the store, Redis, the listening socket, HTTP
+    /// requests, webhook deliveries, log and event descriptors.
+    static let reserve = 1_024
+
+    struct Outcome: Equatable {
+        var before: rlim_t
+        var after: rlim_t
+        var needed: rlim_t
+        var met: Bool { after >= needed }
+    }
+
+    /// Raises the soft open-file limit to at least `maxConnections` + `reserve` where the hard limit (or the
+    /// privilege to raise it) allows.
+    static func raise(toServe maxConnections: Int) -> Outcome {
+        let needed = rlim_t(maxConnections + reserve)
+        var limit = rlimit()
+        guard getrlimit(resourceNumber, &limit) == 0 else { return Outcome(before: 0, after: 0, needed: needed) }
+        let before = limit.rlim_cur
+        guard before < needed else { return Outcome(before: before, after: before, needed: needed) }
+        if limit.rlim_max < needed {
+            var raised = rlimit(rlim_cur: needed, rlim_max: needed)
+            if setrlimit(resourceNumber, &raised) == 0 { return Outcome(before: before, after: needed, needed: needed) }
+        }
+        var raised = rlimit(rlim_cur: min(needed, limit.rlim_max), rlim_max: limit.rlim_max)
+        let after = setrlimit(resourceNumber, &raised) == 0 ? raised.rlim_cur : before
+        return Outcome(before: before, after: after, needed: needed)
+    }
+
+    /// Raises the limit and says what it did: a notice when it was raised, a warning naming the fix when it stays
+    /// short of `--max-connections`.
+    static func prepare(maxConnections: Int, logger: Logger) {
+        let outcome = raise(toServe: maxConnections)
+        if outcome.after != outcome.before {
+            logger.notice("open-file limit raised", metadata: ["from": "\(outcome.before)", "to": "\(outcome.after)"])
+        }
+        if !outcome.met {
+            logger.warning(
+                "open-file limit too low for --max-connections: new connections will fail before the server is full; raise the hard limit (ulimit -Hn, systemd LimitNOFILE=, compose ulimits.nofile) or lower --max-connections",
+                metadata: ["limit": "\(outcome.after)", "needed": "\(outcome.needed)", "maxConnections": "\(maxConnections)"])
+        }
+    }
+
+    #if canImport(Glibc)
+    private static let resourceNumber = __rlimit_resource_t(RLIMIT_NOFILE.rawValue)
+    #else
+    private static let resourceNumber = RLIMIT_NOFILE
+    #endif
+}
