@@ -14,30 +14,39 @@ struct Keepalive {
     var lastHeard: Instant
     /// A ping is waiting for the next writable callback.
     var pingDue = false
-    /// A ping went out since the connection was last heard from.
-    var pinged = false
+    /// When a ping went out since the connection was last heard from (nil: none did).
+    var pingedAt: Instant?
 
     init(now: Instant) { lastHeard = now }
 
     enum Action { case none, ping, drop }
 
-    /// The sweep's decision at `now`: ping a connection silent for `pingInterval`, drop one silent for
-    /// `idleTimeout` (it had its ping at least `idleTimeout − pingInterval` before).
+    /// The sweep's decision at `now`: ping a connection silent for `pingInterval`; drop one silent for `idleTimeout`
+    /// whose ping went out at least `idleTimeout − pingInterval` before (so a late sweep never drops a connection
+    /// it did not give that long to answer).
     mutating func sweep(now: Instant, pingIntervalMilliseconds: Int, idleTimeoutMilliseconds: Int) -> Action {
         if heard {
             heard = false
             lastHeard = now
-            pinged = false
+            pingedAt = nil
             return .none
         }
-        let silent = now.nanoseconds > lastHeard.nanoseconds ? Int((now.nanoseconds - lastHeard.nanoseconds) / 1_000_000) : 0
-        if silent >= idleTimeoutMilliseconds { return .drop }
-        if silent >= pingIntervalMilliseconds && !pinged {
-            pinged = true
+        guard let pingedAt else {
+            guard Self.milliseconds(from: lastHeard, to: now) >= pingIntervalMilliseconds else { return .none }
+            self.pingedAt = now
             pingDue = true
             return .ping
         }
+        let answerTime = idleTimeoutMilliseconds - pingIntervalMilliseconds
+        if Self.milliseconds(from: lastHeard, to: now) >= idleTimeoutMilliseconds
+            && Self.milliseconds(from: pingedAt, to: now) >= answerTime {
+            return .drop
+        }
         return .none
+    }
+
+    private static func milliseconds(from start: Instant, to end: Instant) -> Int {
+        end.nanoseconds > start.nanoseconds ? Int((end.nanoseconds - start.nanoseconds) / 1_000_000) : 0
     }
 }
 
@@ -63,11 +72,15 @@ extension LiveControlsServer {
     }
 
     /// `SERVER_WRITEABLE` with a ping due: the ping goes alone in this callback (one `lws_write` per callback), and
-    /// another callback is asked for whatever else waits.
+    /// another callback is asked for whatever else waits. The ping carries a payload: libwebsockets 4.1 does not
+    /// report an empty pong (`RECEIVE_PONG`), and the pong echoes the ping's payload.
     func writePing(_ connection: Connection, _ wsi: OpaquePointer) -> Int32 {
         connection.keepalive.pingDue = false
-        var buffer = [UInt8](repeating: 0, count: Int(SHIM_LWS_PRE) + 1)
-        let written = buffer.withUnsafeMutableBufferPointer { lws_write(wsi, $0.baseAddress! + Int(SHIM_LWS_PRE), 0, LWS_WRITE_PING) }
+        let payload = Array("livecontrols".utf8)
+        var buffer = [UInt8](repeating: 0, count: Int(SHIM_LWS_PRE)) + payload
+        let written = buffer.withUnsafeMutableBufferPointer {
+            lws_write(wsi, $0.baseAddress! + Int(SHIM_LWS_PRE), payload.count, LWS_WRITE_PING)
+        }
         guard written >= 0 else { return -1 }
         lws_callback_on_writable(wsi)
         return 0

@@ -29,6 +29,16 @@ final class KeepaliveTests: XCTestCase {
         XCTAssertEqual(sweep(&k, at: 91), .drop)
     }
 
+    func testALateSweepPingsBeforeItDrops() {
+        // The sweep runs about once a second: one that first looks at a silent connection past the idle timeout
+        // pings it, and drops it only once it has had idleTimeout − pingInterval to answer.
+        var k = Keepalive(now: .milliseconds(0))
+        XCTAssertEqual(sweep(&k, at: 61), .ping)
+        XCTAssertEqual(sweep(&k, at: 62), .none)
+        XCTAssertEqual(sweep(&k, at: 90), .none)
+        XCTAssertEqual(sweep(&k, at: 91), .drop)
+    }
+
     func testAClientThatKeepsSendingIsNeverPinged() {
         var k = Keepalive(now: .milliseconds(0))
         for second in 1...300 {

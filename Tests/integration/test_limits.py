@@ -144,6 +144,23 @@ def test_a_client_that_never_answers_pings_is_dropped(start_server):
     assert live.intent("quantity", "next")["type"] == "ack", "a client that answers pings stays"
 
 
+def test_a_client_that_only_answers_pings_stays(start_server):
+    """A quiet client that answers every ping (as browsers do) is never dropped: its pongs count as heard."""
+    s = start_server("--ping-interval", "1", "--idle-timeout", "2")
+    quiet = RawClient(s.port)
+    quiet.read_json()  # welcome
+    pings = 0
+    while pings < 4:  # each ping comes after a second of silence: 4 pings span twice the idle timeout
+        op, payload = quiet.read_frame()
+        assert op != 8, f"closed: {payload!r}"
+        if op == 9:
+            pings += 1
+            quiet.send_frame(0xA, payload)  # the pong echoes the ping's payload
+    quiet.send_text({"type": "join", "room": "demo"})
+    assert quiet.read_json()["type"] == "snapshot", "still connected after 4 answered pings"
+    quiet.close()
+
+
 def test_a_client_that_keeps_talking_is_not_dropped_for_ignoring_pings(start_server):
     """Any frame from the client shows it is alive, not only a pong (lws's own keepalive dropped it at the idle
     timeout however much it sent)."""

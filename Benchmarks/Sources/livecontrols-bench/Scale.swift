@@ -16,9 +16,16 @@ func raiseOpenFileLimit() -> Int {
 /// join them all, the server's RSS per connection, then `rounds` times one change in every room at once (its first
 /// client sends a stepper `next`): how long until each client has the patch, measured from its room's send, and
 /// whether every client got it.
-func runScale(loop: Loop, prefix: String, template: String?, connections: Int, rooms: Int, rounds: Int, inFlight: Int,
-              serverPIDs: [Int32]) -> String {
-    let target = Target.livecontrolsRooms(prefix: prefix, rooms: rooms, template: template)
+///
+/// A relay (`--mirror`: uWebSockets or the lws mirror) has one topic: `rooms` must be 1, and the first client sends a
+/// number that the relay forwards to every client.
+///
+/// With `idleSeconds`, the clients first sit idle that long (answering the server's pings): the server's CPU then is
+/// what keeping idle connections alive costs.
+func runScale(loop: Loop, target relay: Target?, prefix: String, template: String?, connections: Int, rooms: Int, rounds: Int,
+              inFlight: Int, idleSeconds: Double, serverPIDs: [Int32]) -> String {
+    let target = relay ?? Target.livecontrolsRooms(prefix: prefix, rooms: rooms, template: template)
+    let rooms = relay == nil ? rooms : 1
     func rss() -> Int? {
         let samples = serverPIDs.map(ProcessSample.read)
         guard !samples.isEmpty, !samples.contains(where: { $0 == nil }) else { return nil }
@@ -37,7 +44,7 @@ func runScale(loop: Loop, prefix: String, template: String?, connections: Int, r
     let before = rss()
     let start = nowNanos()
     let conns = connectAll(loop, target: target, count: connections, inFlight: inFlight, timeoutSeconds: 600) { conn, bytes in
-        guard round > 0, conn.tag < connections, arrived[conn.tag] < round, contains(bytes, patchNeedle) else { return }
+        guard round > 0, conn.tag < connections, arrived[conn.tag] < round, relay != nil || contains(bytes, patchNeedle) else { return }
         arrived[conn.tag] = round
         let now = nowNanos()
         latency.record(nanos: now - sendTimes[conn.tag % rooms])
@@ -50,6 +57,9 @@ func runScale(loop: Loop, prefix: String, template: String?, connections: Int, r
     let perConnection = (before != nil && after != nil && !conns.isEmpty) ? Double(after! - before!) / Double(conns.count) : 0
     progress("")
 
+    let idleStart = cpu()
+    if idleSeconds > 0 { loop.run(until: { false }, deadline: nowNanos() + UInt64(idleSeconds * 1e9)) }
+    let idleCPUPercent = idleSeconds > 0 ? (cpu() - idleStart) * 100 / idleSeconds : 0
     let drivers = conns.filter { $0.tag < rooms }.sorted { $0.tag < $1.tag }
     var lost = 0
     let cpuBefore = cpu()
@@ -61,7 +71,11 @@ func runScale(loop: Loop, prefix: String, template: String?, connections: Int, r
             let first = nowNanos()
             for driver in drivers {
                 sendTimes[driver.tag] = nowNanos()
-                driver.sendText(#"{"type":"intent","id":\#(r),"room":"\#(target.room(forTag: driver.tag)!)","control":"quantity","intent":"next"}"#)
+                if relay != nil {
+                    driver.sendText(String(r))
+                } else {
+                    driver.sendText(#"{"type":"intent","id":\#(r),"room":"\#(target.room(forTag: driver.tag)!)","control":"quantity","intent":"next"}"#)
+                }
             }
             loop.run(until: { waiting == 0 }, deadline: nowNanos() + 60_000_000_000)
             lost += waiting
@@ -73,13 +87,15 @@ func runScale(loop: Loop, prefix: String, template: String?, connections: Int, r
     for conn in conns { loop.close(conn) }
     let span = roundSpans.sorted()
     let medianSpan = span.isEmpty ? 0 : span[span.count / 2]
-    print("scale: \(conns.count)/\(connections) joined to \(rooms) room(s) in \(String(format: "%.2f", connectSeconds)) s, "
+    let server = relay == nil ? "livecontrols" : "relay"
+    print("scale \(server): \(conns.count)/\(connections) joined to \(rooms) room(s) in \(String(format: "%.2f", connectSeconds)) s, "
         + "\(String(format: "%.2f", perConnection)) KiB RSS per connection; one change per room, \(rounds) rounds: "
         + "p50 \(latency.percentile(0.5)) µs p99 \(latency.percentile(0.99)) µs max \(latency.maxValue) µs, "
-        + "all reached in \(String(format: "%.1f", medianSpan)) ms (median round), lost \(lost), server CPU \(String(format: "%.2f", cpuPerDelivery)) µs/delivery")
-    return #"{"scenario":"scale","server":"livecontrols","connections":\#(conns.count),"requested":\#(connections),"rooms":\#(rooms),"#
+        + "all reached in \(String(format: "%.1f", medianSpan)) ms (median round), lost \(lost), server CPU \(String(format: "%.2f", cpuPerDelivery)) µs/delivery"
+        + (idleSeconds > 0 ? ", idle \(String(format: "%.1f", idleCPUPercent))% CPU" : ""))
+    return #"{"scenario":"scale","server":"\#(server)","connections":\#(conns.count),"requested":\#(connections),"rooms":\#(rooms),"#
         + #""connectSeconds":\#(String(format: "%.3f", connectSeconds)),"rssKiBPerConnection":\#(String(format: "%.2f", perConnection)),"#
         + #""rssKiB":\#(after ?? 0),"rounds":\#(rounds),"deliveries":\#(latency.total),"lost":\#(lost),"#
         + #""latencyMicros":{"p50":\#(latency.percentile(0.5)),"p99":\#(latency.percentile(0.99)),"max":\#(latency.maxValue)},"#
-        + #""allReachedMs":\#(String(format: "%.1f", medianSpan)),"serverCPUMicrosPerDelivery":\#(String(format: "%.2f", cpuPerDelivery))}"#
+        + #""idleCPUPercent":\#(String(format: "%.2f", idleCPUPercent)),"allReachedMs":\#(String(format: "%.1f", medianSpan)),"serverCPUMicrosPerDelivery":\#(String(format: "%.2f", cpuPerDelivery))}"#
 }

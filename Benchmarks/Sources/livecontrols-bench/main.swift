@@ -11,7 +11,7 @@ import Glibc
 ///   livecontrols-bench idle    --port P [--mirror] [--connections 10000] [--in-flight 512] [--server-pid PID]
 ///   livecontrols-bench churn   --port P --template bench [--cycles 2000] [--server-pid PID]
 ///   livecontrols-bench overload --port P [--clients 5000] [--rate 10] [--seconds 20] [--server-pid PID]
-///   livecontrols-bench scale   --port P --template bench [--connections 100000] [--rooms 1] [--rounds 5] [--in-flight 512] [--server-pid PID]
+///   livecontrols-bench scale   --port P --template bench [--connections 100000] [--rooms 1] [--rounds 5] [--idle-seconds 0] [--in-flight 512] [--server-pid PID]
 ///
 /// `--source-addresses 127.0.0.2,127.0.0.3` spreads the sockets over local addresses (one address gives at most
 /// ~28,000 connections to one server port: its ephemeral ports). The tool raises its own open-file limit to the hard
@@ -94,13 +94,13 @@ case "overload":
     print(runOverload(loop: loop, room: room, clients: Int(option("clients") ?? "5000")!, rate: Int(option("rate") ?? "10")!,
                       seconds: Double(option("seconds") ?? "20")!, serverPID: serverPID))
 case "scale":
-    guard case let .livecontrols(room, template) = target else { print("scale needs LiveControls"); exit(2) }
     let connections = Int(option("connections") ?? "100000")!
     if connections + 64 > openFileLimit {
         FileHandle.standardError.write(Data("scale: \(connections) connections need more open files than this process may have (\(openFileLimit), the hard limit); raise it (ulimit -Hn) or fewer will connect\n".utf8))
     }
-    print(runScale(loop: loop, prefix: room, template: template, connections: connections, rooms: Int(option("rooms") ?? "1")!,
-                   rounds: Int(option("rounds") ?? "5")!, inFlight: Int(option("in-flight") ?? "512")!, serverPIDs: serverPIDs))
+    print(runScale(loop: loop, target: mirror ? target : nil, prefix: room, template: option("template"), connections: connections, rooms: Int(option("rooms") ?? "1")!,
+                   rounds: Int(option("rounds") ?? "5")!, inFlight: Int(option("in-flight") ?? "512")!,
+                   idleSeconds: Double(option("idle-seconds") ?? "0")!, serverPIDs: serverPIDs))
 default:
     print("unknown scenario \(scenario)")
     exit(2)
