@@ -4,7 +4,7 @@ import LiveControlsRuntime
 
 /// What the keepalive knows of one connection: when it was last heard from, and whether a ping is on its way.
 ///
-/// Any frame from the client counts (a message, a pong, a ping). Receiving only sets `heard`, a store; the
+/// Any message or pong from the client counts (lws answers a client's ping itself and reports no empty pong). Receiving only sets `heard`, a store; the
 /// once-a-second sweep turns it into a time, so the per-frame cost is nothing and the per-connection cost is one
 /// visit a second — where libwebsockets' own keepalive re-sorted a list of every connection's timer on each pong.
 struct Keepalive {
@@ -17,7 +17,21 @@ struct Keepalive {
     /// When a ping went out since the connection was last heard from (nil: none did).
     var pingedAt: Instant?
 
+    /// When the sweep first saw the connection closing (ours asked for, or the peer's): nil while it is open.
+    var closingSince: Instant?
+
     init(now: Instant) { lastHeard = now }
+
+    /// The sweep's decision for a connection whose close has begun: lws bounds its own close handshakes, but not
+    /// a close we asked for (its frame waits behind queued data a peer may never read) nor a peer's close it is
+    /// still answering. Such a connection is dropped once it has been closing for `idleTimeout`.
+    mutating func sweepClosing(now: Instant, idleTimeoutMilliseconds: Int) -> Action {
+        guard let closingSince else {
+            closingSince = now
+            return .none
+        }
+        return Self.milliseconds(from: closingSince, to: now) >= idleTimeoutMilliseconds ? .drop : .none
+    }
 
     enum Action { case none, ping, drop }
 
@@ -55,15 +69,19 @@ extension LiveControlsServer {
     /// `--idle-timeout` (their socket is closed; they sent nothing, so nothing of theirs is lost).
     func sweepKeepalive(now: Instant) {
         let pingInterval = options.limits.pingIntervalSeconds * 1000, idleTimeout = options.limits.idleTimeoutSeconds * 1000
-        for connection in connections.values where connection.lifecycle.isOpen {
-            switch connection.keepalive.sweep(now: now, pingIntervalMilliseconds: pingInterval, idleTimeoutMilliseconds: idleTimeout) {
+        for connection in connections.values where !connection.lifecycle.isGone {
+            let open = connection.lifecycle.isOpen
+            let action = open
+                ? connection.keepalive.sweep(now: now, pingIntervalMilliseconds: pingInterval, idleTimeoutMilliseconds: idleTimeout)
+                : connection.keepalive.sweepClosing(now: now, idleTimeoutMilliseconds: idleTimeout)
+            switch action {
             case .none:
                 break
             case .ping:
                 lws_callback_on_writable(connection.wsi.raw)
             case .drop:
-                logger.info("dropping a connection silent past the idle timeout", metadata: [
-                    "session": "\(connection.session)", "idleTimeout": "\(options.limits.idleTimeoutSeconds) s"])
+                logger.info(open ? "dropping a connection silent past the idle timeout" : "dropping a connection still closing after the idle timeout",
+                            metadata: ["session": "\(connection.session)", "idleTimeout": "\(options.limits.idleTimeoutSeconds) s"])
                 _ = connection.lifecycle.closeNow(code: 1006)  // no close frame: the client sees 1006, as before
                 connection.dropQueued()
                 lws_set_timeout(connection.wsi.raw, PENDING_TIMEOUT_USER_OK, LWS_TO_KILL_ASYNC)

@@ -25,18 +25,22 @@ enum OpenFileLimit {
     /// Raises the soft open-file limit to at least `maxConnections` + `reserve` where the hard limit (or the
     /// privilege to raise it) allows.
     static func raise(toServe maxConnections: Int) -> Outcome {
-        let needed = rlim_t(maxConnections + reserve)
+        let needed = rlim_t(min(maxConnections, 1 << 40) + reserve)
         var limit = rlimit()
         guard getrlimit(resourceNumber, &limit) == 0 else { return Outcome(before: 0, after: 0, needed: needed) }
         let before = limit.rlim_cur
         guard before < needed else { return Outcome(before: before, after: before, needed: needed) }
         if limit.rlim_max < needed {
             var raised = rlimit(rlim_cur: needed, rlim_max: needed)
-            if setrlimit(resourceNumber, &raised) == 0 { return Outcome(before: before, after: needed, needed: needed) }
+            var now = rlimit()
+            if setrlimit(resourceNumber, &raised) == 0, getrlimit(resourceNumber, &now) == 0, now.rlim_cur >= needed {
+                return Outcome(before: before, after: now.rlim_cur, needed: needed)
+            }
         }
         var raised = rlimit(rlim_cur: min(needed, limit.rlim_max), rlim_max: limit.rlim_max)
-        let after = setrlimit(resourceNumber, &raised) == 0 ? raised.rlim_cur : before
-        return Outcome(before: before, after: after, needed: needed)
+        _ = setrlimit(resourceNumber, &raised)
+        var now = rlimit()  // what the kernel granted (it may clamp)
+        return Outcome(before: before, after: getrlimit(resourceNumber, &now) == 0 ? now.rlim_cur : before, needed: needed)
     }
 
     /// Raises the limit and says what it did: a notice when it was raised, a warning naming the fix when it stays

@@ -46,4 +46,11 @@ final class KeepaliveTests: XCTestCase {
             XCTAssertEqual(sweep(&k, at: second), .none)
         }
     }
+
+    func testAConnectionStillClosingAfterTheIdleTimeoutIsDropped() {
+        var k = Keepalive(now: .milliseconds(0))
+        XCTAssertEqual(k.sweepClosing(now: .milliseconds(5_000), idleTimeoutMilliseconds: 60_000), .none)
+        XCTAssertEqual(k.sweepClosing(now: .milliseconds(64_999), idleTimeoutMilliseconds: 60_000), .none)
+        XCTAssertEqual(k.sweepClosing(now: .milliseconds(65_000), idleTimeoutMilliseconds: 60_000), .drop)
+    }
 }
