@@ -7,11 +7,15 @@ from livecontrols_server import REPO
 TOOL_DIR = REPO / "Benchmarks"
 
 
-def test_load_tool_fanout_smoke_run_loses_nothing(start_server):
-    server = start_server("--rate", "1000000", "--burst", "1000000")
+def build_tool():
     subprocess.run(["swift", "build", "--package-path", str(TOOL_DIR), "--scratch-path", str(TOOL_DIR / ".build")],
                    check=True, capture_output=True, timeout=600)
-    tool = TOOL_DIR / ".build" / "debug" / "livecontrols-bench"
+    return TOOL_DIR / ".build" / "debug" / "livecontrols-bench"
+
+
+def test_load_tool_fanout_smoke_run_loses_nothing(start_server):
+    server = start_server("--rate", "1000000", "--burst", "1000000")
+    tool = build_tool()
     out = subprocess.run([str(tool), "fanout", "--port", str(server.port), "--subscribers", "20", "--window", "4",
                           "--seconds", "1", "--server-pid", str(server.proc.pid)],
                          capture_output=True, text=True, timeout=120, check=True).stdout.strip().splitlines()
@@ -19,3 +23,16 @@ def test_load_tool_fanout_smoke_run_loses_nothing(start_server):
     assert result["server"] == "livecontrols" and result["lost"] == 0
     assert result["deliveries"] == result["sent"] * 20 > 0
     assert result["latencyMicros"]["p50"] > 0
+
+
+def test_load_tool_scale_smoke_run_reaches_every_client_in_every_room(start_server):
+    """The scale scenario (Benchmarks/scale.py): clients spread over rooms and source addresses, one change per room."""
+    server = start_server("--rate", "1000000", "--burst", "1000000", "--config", str(TOOL_DIR / "bench-config.json"))
+    tool = build_tool()
+    out = subprocess.run([str(tool), "scale", "--port", str(server.port), "--template", "bench", "--connections", "60",
+                          "--rooms", "3", "--rounds", "2", "--source-addresses", "127.0.0.2,127.0.0.3",
+                          "--server-pid", str(server.proc.pid)],
+                         capture_output=True, text=True, timeout=120, check=True).stdout.strip().splitlines()
+    result = json.loads(out[-1])
+    assert result["connections"] == 60 and result["rooms"] == 3
+    assert result["lost"] == 0 and result["deliveries"] == 2 * 60
