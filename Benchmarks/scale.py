@@ -13,6 +13,7 @@ that is fewer than `--connections`. The tool spreads its sockets over local addr
 """
 import argparse
 import json
+import re
 import resource
 import subprocess
 import sys
@@ -24,7 +25,6 @@ CONFIG = REPO / "Benchmarks" / "bench-config.json"
 
 
 def start_server(binary, max_connections):
-    import re
     return start([str(binary), "--port", "0", "--log-level", "error", "--rate", "1000000", "--burst", "1000000",
                   "--max-connections", str(max_connections), "--max-rooms", "5000", *shares_off(binary), "--config", str(CONFIG)],
                  lambda line: (m := re.search(r"127\.0\.0\.1:(\d+)/", line)) and int(m.group(1)))

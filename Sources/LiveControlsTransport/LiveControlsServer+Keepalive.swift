@@ -4,10 +4,13 @@ import LiveControlsRuntime
 
 /// What the keepalive knows of one connection: when it was last heard from, and whether a ping is on its way.
 ///
-/// Any message or pong from the client counts (lws answers a client's ping itself and reports no empty pong). Receiving only sets `heard`, a store; the
-/// once-a-second sweep turns it into a time, so the per-frame cost is nothing and the per-connection cost is one
-/// visit a second — where libwebsockets' own keepalive re-sorted a list of every connection's timer on each pong.
+/// Any message or pong from the client counts (lws answers a client's ping itself and reports no empty pong).
+/// Receiving only sets `heard`, a store; the once-a-second sweep turns it into a time, so the per-frame cost is nothing
+/// and the per-connection cost is one visit a second — where libwebsockets' own keepalive re-sorted a list of every
+/// connection's timer on each pong.
 struct Keepalive {
+    enum Action { case none, ping, drop }
+
     /// Set when a frame arrives; read and cleared by the sweep.
     var heard = false
     /// When the sweep last saw `heard` (or when the connection opened).
@@ -16,24 +19,10 @@ struct Keepalive {
     var pingDue = false
     /// When a ping went out since the connection was last heard from (nil: none did).
     var pingedAt: Instant?
-
     /// When the sweep first saw the connection closing (ours asked for, or the peer's): nil while it is open.
     var closingSince: Instant?
 
     init(now: Instant) { lastHeard = now }
-
-    /// The sweep's decision for a connection whose close has begun: lws bounds its own close handshakes, but not
-    /// a close we asked for (its frame waits behind queued data a peer may never read) nor a peer's close it is
-    /// still answering. Such a connection is dropped once it has been closing for `idleTimeout`.
-    mutating func sweepClosing(now: Instant, idleTimeoutMilliseconds: Int) -> Action {
-        guard let closingSince else {
-            closingSince = now
-            return .none
-        }
-        return Self.milliseconds(from: closingSince, to: now) >= idleTimeoutMilliseconds ? .drop : .none
-    }
-
-    enum Action { case none, ping, drop }
 
     /// The sweep's decision at `now`: ping a connection silent for `pingInterval`; drop one silent for `idleTimeout`
     /// whose ping went out at least `idleTimeout − pingInterval` before (so a late sweep never drops a connection
@@ -43,24 +32,29 @@ struct Keepalive {
             heard = false
             lastHeard = now
             pingedAt = nil
+            pingDue = false
             return .none
         }
         guard let pingedAt else {
-            guard Self.milliseconds(from: lastHeard, to: now) >= pingIntervalMilliseconds else { return .none }
+            guard now >= lastHeard.adding(milliseconds: pingIntervalMilliseconds) else { return .none }
             self.pingedAt = now
             pingDue = true
             return .ping
         }
-        let answerTime = idleTimeoutMilliseconds - pingIntervalMilliseconds
-        if Self.milliseconds(from: lastHeard, to: now) >= idleTimeoutMilliseconds
-            && Self.milliseconds(from: pingedAt, to: now) >= answerTime {
-            return .drop
-        }
-        return .none
+        let silentTooLong = now >= lastHeard.adding(milliseconds: idleTimeoutMilliseconds)
+        let hadTimeToAnswer = now >= pingedAt.adding(milliseconds: idleTimeoutMilliseconds - pingIntervalMilliseconds)
+        return silentTooLong && hadTimeToAnswer ? .drop : .none
     }
 
-    private static func milliseconds(from start: Instant, to end: Instant) -> Int {
-        end.nanoseconds > start.nanoseconds ? Int((end.nanoseconds - start.nanoseconds) / 1_000_000) : 0
+    /// The sweep's decision for a connection whose close has begun: lws bounds its own close handshakes, but not
+    /// a close we asked for (its frame waits behind queued data a peer may never read) nor a peer's close it is
+    /// still answering. Such a connection is dropped once it has been closing for `idleTimeout`.
+    mutating func sweepClosing(now: Instant, idleTimeoutMilliseconds: Int) -> Action {
+        guard let closingSince else {
+            closingSince = now
+            return .none
+        }
+        return now >= closingSince.adding(milliseconds: idleTimeoutMilliseconds) ? .drop : .none
     }
 }
 

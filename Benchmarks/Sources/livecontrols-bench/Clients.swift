@@ -15,6 +15,7 @@ enum Target {
         case .mirror: return nil
         }
     }
+    var isLiveControls: Bool { room(forTag: 0) != nil }
     var template: String? {
         switch self {
         case let .livecontrols(_, template), let .livecontrolsRooms(_, _, template): return template
@@ -78,13 +79,13 @@ func connectAll(_ loop: Loop, target: Target, count: Int, inFlight: Int = 256, t
                     conn.sendPing()
                 }
             }, onMessage: { conn, bytes in
-                if target.room(forTag: 0) != nil, !conn.joined, contains(bytes, snapshotNeedle) {
+                if target.isLiveControls, !conn.joined, contains(bytes, snapshotNeedle) {
                     conn.joined = true
                     pending -= 1
                     ready.append(conn)
                     return
                 }
-                if target.room(forTag: 0) != nil, !conn.joined, contains(bytes, errorNeedle) {  // the join was refused
+                if target.isLiveControls, !conn.joined, contains(bytes, errorNeedle) {  // the join was refused
                     if failed == 0 { progress("join refused: \(String(decoding: bytes, as: UTF8.self))\n") }
                     loop.close(conn)
                     conn.onClose?(conn)

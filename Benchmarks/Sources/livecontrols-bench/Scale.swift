@@ -26,11 +26,6 @@ func runScale(loop: Loop, target relay: Target?, prefix: String, template: Strin
               inFlight: Int, idleSeconds: Double, serverPIDs: [Int32]) -> String {
     let target = relay ?? Target.livecontrolsRooms(prefix: prefix, rooms: rooms, template: template)
     let rooms = relay == nil ? rooms : 1
-    func rss() -> Int? {
-        let samples = serverPIDs.map(ProcessSample.read)
-        guard !samples.isEmpty, !samples.contains(where: { $0 == nil }) else { return nil }
-        return samples.reduce(0) { $0 + $1!.rssKiB }
-    }
     func cpu() -> Double { serverPIDs.compactMap(ProcessSample.read).reduce(0) { $0 + $1.cpuSeconds } }
     var round = 0
     var sendTimes = [UInt64](repeating: 0, count: rooms)
@@ -41,7 +36,7 @@ func runScale(loop: Loop, target relay: Target?, prefix: String, template: Strin
     var lastArrival: UInt64 = 0
     let patchNeedle = Needle(#""type":"patch""#)
 
-    let before = rss()
+    let before = summedRSSKiB(serverPIDs)
     let start = nowNanos()
     let conns = connectAll(loop, target: target, count: connections, inFlight: inFlight, timeoutSeconds: 600) { conn, bytes in
         guard round > 0, conn.tag < connections, arrived[conn.tag] < round, relay != nil || contains(bytes, patchNeedle) else { return }
@@ -53,7 +48,7 @@ func runScale(loop: Loop, target relay: Target?, prefix: String, template: Strin
     }
     let connectSeconds = Double(nowNanos() - start) / 1e9
     loop.run(until: { false }, deadline: nowNanos() + 1_000_000_000)
-    let after = rss()
+    let after = summedRSSKiB(serverPIDs)
     let perConnection = (before != nil && after != nil && !conns.isEmpty) ? Double(after! - before!) / Double(conns.count) : 0
     progress("")
 

@@ -51,18 +51,13 @@ func runHold(loop: Loop, room: String, template: String?, subscribers: Int, seco
 /// idle: `count` connections joined to one room; time to connect them all, server RSS per connection.
 /// With several servers the connections are spread round-robin and RSS is summed over `serverPIDs`.
 func runIdle(loop: Loop, target: Target, count: Int, inFlight: Int = 512, serverPIDs: [Int32]) -> String {
-    func rss() -> ProcessSample? {
-        let samples = serverPIDs.map(ProcessSample.read)
-        guard !samples.isEmpty, !samples.contains(where: { $0 == nil }) else { return nil }
-        return ProcessSample(cpuSeconds: 0, rssKiB: samples.reduce(0) { $0 + $1!.rssKiB }, peakRSSKiB: 0)
-    }
-    let before = rss()
+    let before = summedRSSKiB(serverPIDs)
     let start = nowNanos()
     let conns = connectAll(loop, target: target, count: count, inFlight: inFlight, timeoutSeconds: 120) { _, _ in }
     let seconds = Double(nowNanos() - start) / 1e9
     loop.run(until: { false }, deadline: nowNanos() + 500_000_000)  // let presence patches settle
-    let after = rss()
-    let perConnection = (before != nil && after != nil && !conns.isEmpty) ? Double(after!.rssKiB - before!.rssKiB) / Double(conns.count) : 0
+    let after = summedRSSKiB(serverPIDs)
+    let perConnection = (before != nil && after != nil && !conns.isEmpty) ? Double(after! - before!) / Double(conns.count) : 0
     for conn in conns { loop.close(conn) }
     let server = { if case .mirror = target { return "mirror" } else { return "livecontrols" } }()
     print("idle \(server): \(conns.count)/\(count) connected in \(String(format: "%.2f", seconds)) s, \(String(format: "%.2f", perConnection)) KiB RSS per connection")

@@ -28,6 +28,13 @@ struct Histogram {
     }
 }
 
+/// The servers' RSS summed (KiB), or nil when any of them cannot be read (or none is named).
+func summedRSSKiB(_ pids: [Int32]) -> Int? {
+    let samples = pids.map(ProcessSample.read)
+    guard !samples.isEmpty, !samples.contains(where: { $0 == nil }) else { return nil }
+    return samples.reduce(0) { $0 + $1!.rssKiB }
+}
+
 /// A process's CPU time and memory, from /proc.
 struct ProcessSample {
     var cpuSeconds: Double
