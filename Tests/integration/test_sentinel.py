@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 import json
+import signal
 import time
+
+from api_client import API, API_KEY
 
 from sentinel_setup import resp, sentinel_redis, wait_until  # noqa: F401  (fixture)
 
@@ -40,6 +43,15 @@ def send_until_acked(client, control, intent, args, timeout: float) -> dict:
             return reply
         time.sleep(0.05)
     raise TimeoutError(f"{intent} not acked within {timeout} s")
+
+
+def join_when_available(client, timeout: float = 20) -> dict:
+    """Joins; while the room is between owners (`unavailable`, which the protocol says to retry) joins again."""
+    def attempt():
+        reply = client.join()
+        assert reply["type"] == "snapshot" or reply.get("code") == "unavailable", reply
+        return reply if reply["type"] == "snapshot" else None
+    return wait_until(attempt, timeout, "the room did not become available")
 
 
 def nodes(start_server, sentinel, *extra):
@@ -100,7 +112,7 @@ def test_a_master_failover_during_a_stream_of_intents_loses_nothing_acked(start_
     assert versions == sorted(set(versions)), versions
     # And the patches b saw, across its joins, never differ at one version from what the new master holds.
     fresh = connect(b_node)
-    assert fresh.join()["version"] >= versions[-1]
+    assert join_when_available(fresh)["version"] >= versions[-1]
     assert fresh.state()["controls"]["quantity"]["value"] == 10 + int(acked[-1]["id"][1:]) % 80
 
 
@@ -118,6 +130,30 @@ def test_a_hold_across_a_failover_leaves_no_hold_running_and_the_room_goes_on(st
     # The room goes on: an intent is acked after the failover, and no hold is left running.
     send_until_acked(b, "quantity", "set", {"value": 50}, timeout=20)
     fresh = connect(b_node)
-    state = fresh.join()["state"]
+    state = join_when_available(fresh)["state"]
     assert state["controls"]["quantity"]["holding"] is None
     assert state["controls"]["quantity"]["value"] == 50
+
+
+def test_a_deletion_the_replicas_did_not_get_is_not_announced(start_server, connect, sentinel_redis):
+    """With `--redis-wait-replicas`, members hear `room_deleted` only once the replicas have the deletion: a failover
+    could otherwise bring back a room everyone was told is gone."""
+    master, replicas, sentinel = sentinel_redis
+    a_node, b_node = nodes(start_server, sentinel, "--api-key", API_KEY)
+    a, b = connect(a_node), connect(b_node)
+    a.join("brief")  # made on join (a config room cannot be deleted); a's node owns it
+    b.join("brief")
+    assert b.intent("quantity", "set", {"value": 7}, room="brief")["type"] == "ack"
+    for replica in replicas:
+        replica.proc.send_signal(signal.SIGSTOP)  # they stop answering: WAIT gets 0 of 1
+    try:
+        deleted = API(a_node).delete("/rooms/brief")
+    finally:
+        for replica in replicas:
+            replica.proc.send_signal(signal.SIGCONT)
+    assert deleted.status_code == 503, deleted.text
+    # A notice the deletion published would have reached b's node before the answer to b's next request, which
+    # also comes through Redis, later.
+    reply = b.intent("quantity", "set", {"value": 8}, room="brief")
+    told = [m for m in b.inbox + [reply] if m.get("code") == "room_deleted"]
+    assert not told, told

@@ -112,13 +112,17 @@ final class RedisRoomStore: RoomStore, @unchecked Sendable {
     }
 
     /// Deletes the room (after every write submitted before) and tells every node: their members of the room get
-    /// `room_deleted` and are no longer in it. Fenced like a write; `done` on the link queue.
+    /// `room_deleted` and are no longer in it. Fenced like a write; `done` on the link queue. Waiting for replicas,
+    /// the notice is published apart, after the deletion's `WAIT`, and only if that succeeded: nobody is told of a
+    /// deletion the replicas may not have (a failover could bring the room back).
     func deleteRoom(named name: String, webhooks: [PendingWebhook], done: @escaping @Sendable ((any Error)?) -> Void) {
         guard !failed.withLock({ $0 }) else { return done(ClusterStoreError.stopped) }
         let message = ServerMessage.error(RoomRuntime.deletedError(room)).encoded()
         let notice = ClusterEnvelope.deletion(owner: owner, message: message)
+        let publishApart = link.waitReplicas > 0
+        let deleted = Mutex(false)
         link.eval(ClusterScripts.delete, keys: [keys.fence(room), keys.state(room), keys.history(room), keys.webhooks(room)],
-                  args: [Array(String(fence).utf8), Array(keys.patches(room).utf8), notice] + Self.eventArguments(webhooks),
+                  args: [Array(String(fence).utf8), Array(keys.patches(room).utf8), publishApart ? [] : notice] + Self.eventArguments(webhooks),
                   durable: true) { [self] result in
             let error: ClusterStoreError?
             switch result {
@@ -129,7 +133,11 @@ final class RedisRoomStore: RoomStore, @unchecked Sendable {
             }
             // Nothing more is written for this ownership either way.
             failed.withLock { $0 = true }
+            deleted.withLock { $0 = error == nil }
             done(error)
+        }
+        if publishApart {
+            link.submit([Array("PUBLISH".utf8), Array(keys.patches(room).utf8), notice], skip: { !deleted.withLock { $0 } })
         }
     }
 
