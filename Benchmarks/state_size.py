@@ -1,13 +1,15 @@
 #!/usr/bin/env python3
-"""What an intent costs as a room's state grows (issue #18: a change should cost what it changes).
+"""What an intent costs as a room's state grows, from ~1 KB to ~10 MB (issue #18: a change costs what it changes).
 
     python3 Benchmarks/state_size.py [--baseline OLD_BINARY] [--repetitions 20]
 
-One client in the demo room fills the `person` list with items of 60,000 characters (0 … 80 items: up to ~4.8 MB
-of state), and at each size times, from its own `intent` to its `ack` (the ack leaves once the change is applied
-and its patch has gone out to the room): an `append` of one more such item then its `remove` (the state stays the
-same size), and a stepper `next` elsewhere in the room. A second client in the room receives every patch: its
-bytes per append show what each change sends. Medians of `--repetitions`.
+A room with a list like the demo's `person` (`display: "{name}: {age}"`, so each item's label repeats its name) and
+a stepper. One client fills the list with items whose name has 10,000 characters (0 … 500 items: the room's
+snapshot grows from ~1 KB to ~10 MB) and, at each size, times its own intents from sending each until both its
+`ack` and a second member's copy of the change have arrived: an `append` of one more such item, then its `remove`
+(the size stays), and a `next` of the stepper (another control of the same room). The server's CPU per intent is
+the run time of all its threads over that span (`/proc/PID/task/*/schedstat`, nanoseconds). Medians of
+`--repetitions`; the state's size is the length of a fresh member's `snapshot`.
 """
 from __future__ import annotations
 
@@ -16,87 +18,123 @@ import json
 import pathlib
 import re
 import statistics
+import tempfile
 import time
 
 import websocket
 
 from compare import SERVER, shares_off, start
 
-ITEM = "x" * 60000
+NAME = "x" * 10_000
+SIZES = (0, 1, 5, 50, 500)
+CONFIG = {
+    "defaultTemplate": "sized",
+    "templates": {"sized": {
+        "maxStateBytes": 64 << 20,
+        "controls": {
+            "person": {"kind": "list", "label": "Person", "display": "{name}: {age}", "maxItems": 2000,
+                       "sections": [{"id": "people", "items": []}]},
+            "quantity": {"kind": "stepper", "label": "Quantity", "min": 0, "max": 99, "value": 0},
+        },
+    }},
+}
 
 
-def start_server(binary: pathlib.Path):
-    return start([str(binary), "--port", "0", "--log-level", "error", "--rate", "100000", "--burst", "100000", *shares_off(binary)],
+def start_server(binary: pathlib.Path, config: pathlib.Path):
+    return start([str(binary), "--port", "0", "--log-level", "error", "--rate", "100000", "--burst", "100000",
+                  "--config", str(config), *shares_off(binary)],
                  lambda line: (m := re.search(r"127\.0\.0\.1:(\d+)/", line)) and int(m.group(1)))
+
+
+def cpu_ns(pid: int) -> int:
+    """Run time of every thread of `pid` so far, in nanoseconds."""
+    total = 0
+    for task in pathlib.Path(f"/proc/{pid}/task").iterdir():
+        try:
+            total += int((task / "schedstat").read_text().split()[0])
+        except (FileNotFoundError, ProcessLookupError):
+            pass  # a thread that just ended
+    return total
 
 
 class Client:
     def __init__(self, port: int):
-        self.ws = websocket.create_connection(f"ws://127.0.0.1:{port}/ws", timeout=60)
+        # websocket-client checks the UTF-8 of every text frame in Python, at ~1 µs a byte: 20 ms for a 20 KB patch,
+        # which measured this client, not the server. Python's own decoding checks it anyway.
+        self.ws = websocket.create_connection(f"ws://127.0.0.1:{port}/ws", timeout=60, skip_utf8_validation=True)
         self.ws.recv()  # welcome
         self.next_id = 0
         self.ws.send(json.dumps({"type": "join", "room": "demo"}))
-        while json.loads(self.ws.recv())["type"] != "snapshot":
-            pass
+        while True:
+            raw = self.ws.recv()
+            if json.loads(raw)["type"] == "snapshot":
+                self.snapshot_bytes = len(raw.encode())
+                break
 
-    def intent(self, control: str, intent: str, args: dict | None = None) -> tuple[float, dict]:
+    def send_intent(self, control: str, intent: str, args: dict | None = None) -> int:
         self.next_id += 1
-        started = time.perf_counter()
-        self.ws.send(json.dumps({"type": "intent", "id": self.next_id, "room": "demo", "control": control, "intent": intent,
-                                 "args": args or {}}))
+        self.ws.send(json.dumps({"type": "intent", "id": self.next_id, "room": "demo", "control": control,
+                                 "intent": intent, "args": args or {}}))
+        return self.next_id
+
+    def reply(self, id: int) -> dict:
         while True:
             m = json.loads(self.ws.recv())
-            if m.get("id") == self.next_id:
-                return (time.perf_counter() - started) * 1e3, m
+            if m.get("id") == id:
+                return m
+
+    def patch(self, version: int) -> str:
+        """The raw `patch` at `version` (earlier ones are skipped)."""
+        while True:
+            raw = self.ws.recv()
+            if json.loads(raw).get("version") == version:
+                return raw
+
+
+def timed(pid: int, actor: Client, watcher: Client, control: str, intent: str, args: dict | None = None):
+    """One intent: ms until its ack and the watcher's copy of its patch, server CPU µs over that span, the ack and
+    the patch as the watcher read it."""
+    cpu, started = cpu_ns(pid), time.perf_counter()
+    ack = actor.reply(actor.send_intent(control, intent, args))
+    assert ack["type"] == "ack", ack
+    raw = watcher.patch(ack["version"])
+    return (time.perf_counter() - started) * 1e3, (cpu_ns(pid) - cpu) / 1e3, ack, raw
 
 
 def measure(binary: pathlib.Path, repetitions: int) -> list[dict]:
-    proc, port = start_server(binary)
+    with tempfile.NamedTemporaryFile("w", suffix=".json", delete=False) as f:
+        json.dump(CONFIG, f)
+    proc, port = start_server(binary, pathlib.Path(f.name))
     rows = []
     try:
         actor, watcher = Client(port), Client(port)
         items = 0
-        for target in (0, 10, 20, 40, 80):
+        for target in SIZES:
             while items < target:
-                _, ack = actor.intent("person", "append", {"value": {"name": ITEM, "age": items}})
+                ack = actor.reply(actor.send_intent("person", "append", {"value": {"name": NAME, "age": items}}))
                 assert ack["type"] == "ack", ack
+                watcher.patch(ack["version"])
                 items += 1
-            watcher.ws.settimeout(0.2)
-            try:
-                while True:
-                    watcher.ws.recv()
-            except websocket.WebSocketTimeoutException:
-                pass
-            watcher.ws.settimeout(60)
-            appends, removes, nexts, patch_bytes = [], [], [], []
-            lost = False
+            probe = Client(port)
+            state_bytes = probe.snapshot_bytes
+            probe.ws.close()
+            runs: dict[str, list[float]] = {k: [] for k in ("appendMs", "appendCpu", "removeMs", "removeCpu", "nextMs", "nextCpu", "patchBytes")}
             for i in range(repetitions):
-                ms, ack = actor.intent("person", "append", {"value": {"name": ITEM, "age": -1}})
-                appends.append(ms)
-                try:
-                    raw = watcher.ws.recv()
-                except websocket.WebSocketConnectionClosedException:
-                    print(f"| (the watcher was dropped at {items} items: a slow consumer of the patches) |", flush=True)
-                    lost = True
-                    break
-                while True:  # the watcher's copy of that patch
-                    if json.loads(raw).get("version") == ack["version"]:
-                        patch_bytes.append(len(raw))
-                        break
-                    raw = watcher.ws.recv()
-                ms, removed = actor.intent("person", "remove", {"id": appended_id(raw)})
-                assert removed["type"] == "ack", removed
-                removes.append(ms)
-                ms, _ = actor.intent("quantity", "next" if i % 2 == 0 else "prev")
-                nexts.append(ms)
-            if lost:
-                break
-            rows.append({"items": items, "stateMB": round(items * 60000 / 1e6, 1), "appendMs": statistics.median(appends),
-                         "removeMs": statistics.median(removes), "nextMs": statistics.median(nexts),
-                         "appendPatchBytes": int(statistics.median(patch_bytes))})
+                ms, cpu, _, raw = timed(proc.pid, actor, watcher, "person", "append", {"value": {"name": NAME, "age": -1}})
+                runs["appendMs"].append(ms)
+                runs["appendCpu"].append(cpu)
+                runs["patchBytes"].append(len(raw.encode()))
+                ms, cpu, _, _ = timed(proc.pid, actor, watcher, "person", "remove", {"id": appended_id(raw)})
+                runs["removeMs"].append(ms)
+                runs["removeCpu"].append(cpu)
+                ms, cpu, _, _ = timed(proc.pid, actor, watcher, "quantity", "next" if i % 2 == 0 else "prev")
+                runs["nextMs"].append(ms)
+                runs["nextCpu"].append(cpu)
+            rows.append({"items": items, "stateBytes": state_bytes, **{k: statistics.median(v) for k, v in runs.items()}})
     finally:
         proc.kill()
         proc.wait()
+        pathlib.Path(f.name).unlink()
     return rows
 
 
@@ -104,8 +142,6 @@ def appended_id(patch_text: str) -> str:
     """The id of the item the append added, from the watcher's copy of its patch (an `add` of the item, or, from
     servers that send the whole section again, the last item of the replaced list)."""
     patch = json.loads(patch_text)
-    if "ops" not in patch:  # a snapshot: the watcher fell behind and was resynced (slow consumer)
-        return patch["state"]["controls"]["person"]["sections"][-1]["items"][-1]["id"]
     for op in patch["ops"]:
         if "/controls/person/sections/" in op["path"] and op["op"] in ("add", "replace"):
             value = op["value"]
@@ -113,17 +149,22 @@ def appended_id(patch_text: str) -> str:
     raise RuntimeError(f"no item in {patch['ops']}")
 
 
+def size(n: int) -> str:
+    return f"{n / 1e6:.1f} MB" if n >= 1e6 else f"{n / 1e3:.0f} KB"
+
+
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--baseline", type=pathlib.Path)
     ap.add_argument("--repetitions", type=int, default=20)
     args = ap.parse_args()
-    print("| server | items (state) | append ack ms | patch bytes per append | remove ack ms | stepper next ack ms |")
-    print("|---|---|---|---|---|---|")
+    print("| server | items | state | append: ms | CPU µs | patch bytes | remove: ms | CPU µs | stepper next: ms | CPU µs |")
+    print("|---|---|---|---|---|---|---|---|---|---|")
     for name, binary in [("livecontrols", SERVER)] + ([("baseline", args.baseline)] if args.baseline else []):
         for r in measure(binary, args.repetitions):
-            print(f"| {name} | {r['items']} ({r['stateMB']} MB) | {r['appendMs']:.2f} | {r['appendPatchBytes']:,} "
-                  f"| {r['removeMs']:.2f} | {r['nextMs']:.2f} |", flush=True)
+            print(f"| {name} | {r['items']} | {size(r['stateBytes'])} | {r['appendMs']:.2f} | {r['appendCpu']:.0f} "
+                  f"| {int(r['patchBytes']):,} | {r['removeMs']:.2f} | {r['removeCpu']:.0f} | {r['nextMs']:.2f} "
+                  f"| {r['nextCpu']:.0f} |", flush=True)
 
 
 if __name__ == "__main__":

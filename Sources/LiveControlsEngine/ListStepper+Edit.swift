@@ -34,7 +34,7 @@ extension ListStepper {
         guard count < maxItems else { throw IntentError(.outOfRange, "the list is full (\(maxItems) items)") }
         let id = "i\(nextItemNumber)"
         nextItemNumber += 1
-        place(Item(id: id, value: value), at: position)
+        place(item(id, value), at: position)
         if selected == nil { selected = id }
     }
 
@@ -55,7 +55,7 @@ extension ListStepper {
         let value = try args.value("value")
         for s in sections.indices {
             if let i = sections[s].items.firstIndex(where: { $0.id == id }) {
-                sections[s].items[i].value = value
+                sections[s].items[i] = item(id, value)
                 return
             }
         }

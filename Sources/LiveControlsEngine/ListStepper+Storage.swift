@@ -47,7 +47,7 @@ extension ListStepper: StorableControl {
                     let source = try text.string()
                     do { value = try JSONParser.parse(source) } catch { throw text.error("not JSON: \(error)") }
                 }
-                items.append(Item(id: id, value: value))
+                items.append(Item(id: id, value: value, display: display))
             }
             sections.append(Section(id: try section.string("id"), header: try section.optionalString("header"), items: items))
         }

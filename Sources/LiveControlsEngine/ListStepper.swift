@@ -16,18 +16,28 @@ public struct ListStepper: HoldableControl {
 
     /// One value with its id.
     public struct Item: Sendable, Equatable {
-        public var id: String
-        public var value: JSONValue { didSet { bytes = Self.size(of: value) } }
+        public let id: String
+        public let value: JSONValue
         /// The value's size as JSON, kept with it so the list's size costs no encoding (`stateBytes`).
-        public private(set) var bytes: Int
+        public let bytes: Int
+        /// What the item renders as, `{id, label, value}`, made once when the list takes the item. A list renders
+        /// all its items for every intent on it: a kept object costs no label text, no allocation, and no comparison
+        /// of its text when the change is diffed (equal storage compares equal at once).
+        public let rendered: JSONValue
 
-        public init(id: String, value: JSONValue) {
+        /// `display` is the list's template, which makes the item's label.
+        public init(id: String, value: JSONValue, display: DisplayTemplate?) {
             self.id = id
             self.value = value
-            self.bytes = Self.size(of: value)
+            self.bytes = JSONWriter.encode(value).count
+            let label = display?.render(value) ?? DisplayTemplate.text(of: value)
+            self.rendered = ["id": .string(id), "label": .string(label), "value": value]
         }
 
-        static func size(of value: JSONValue) -> Int { JSONWriter.encode(value).count }
+        /// The item's label under the list's display template.
+        public var label: String { rendered.objectValue?["label"]?.stringValue ?? "" }
+
+        public static func == (a: Item, b: Item) -> Bool { a.id == b.id && a.value == b.value }
     }
 
     /// A group of items with an optional header.
@@ -38,7 +48,9 @@ public struct ListStepper: HoldableControl {
     }
 
     public var label: String
-    public var display: DisplayTemplate?
+    public var display: DisplayTemplate? {
+        didSet { sections = sections.map { Section(id: $0.id, header: $0.header, items: $0.items.map { item($0.id, $0.value) }) } }
+    }
     public var wrap: Bool
     /// Most items the list may hold; `append` beyond it is `out_of_range`.
     public var maxItems: Int
@@ -66,7 +78,7 @@ public struct ListStepper: HoldableControl {
         for section in sections {
             var items: [Item] = []
             for value in section.values {
-                items.append(Item(id: "i\(nextItemNumber)", value: value))
+                items.append(item("i\(nextItemNumber)", value))
                 nextItemNumber += 1
             }
             self.sections.append(Section(id: section.id, header: section.header, items: items))
@@ -108,8 +120,18 @@ public struct ListStepper: HoldableControl {
     /// Roughly what the list adds to its room's state: its items' values as JSON, plus a little per item.
     public var stateBytes: Int { sections.reduce(256) { $0 + $1.items.reduce(0) { $0 + $1.bytes + 32 } } }
 
-    /// The flattened index of the item with `id`.
-    public func index(of id: String) -> Int? { items.firstIndex { $0.id == id } }
+    /// The flattened index of the item with `id` (found without flattening the list: this runs on every render).
+    public func index(of id: String) -> Int? {
+        var base = 0
+        for section in sections {
+            if let i = section.items.firstIndex(where: { $0.id == id }) { return base + i }
+            base += section.items.count
+        }
+        return nil
+    }
+
+    /// A new item of this list: its label made by the list's display template.
+    func item(_ id: String, _ value: JSONValue) -> Item { Item(id: id, value: value, display: display) }
 
     /// An item (by id) may be claimed.
     public func isClaimTarget(_ target: String) -> Bool { index(of: target) != nil }
@@ -120,11 +142,12 @@ public struct ListStepper: HoldableControl {
         return .parts([id])
     }
 
-    public var selectedItem: Item? { selected.flatMap { id in items.first { $0.id == id } } }
-
-    /// The text shown for a value.
-    public func labelText(_ value: JSONValue) -> String {
-        display?.render(value) ?? DisplayTemplate.text(of: value)
+    public var selectedItem: Item? {
+        guard let selected else { return nil }
+        for section in sections {
+            if let item = section.items.first(where: { $0.id == selected }) { return item }
+        }
+        return nil
     }
 
     public func render() -> JSONValue {
@@ -132,7 +155,7 @@ public struct ListStepper: HoldableControl {
         return [
             "kind": .string(Self.kind), "label": .string(label),
             "selected": item.map { .string($0.id) } ?? .null,
-            "selectedLabel": item.map { .string(labelText($0.value)) } ?? .null,
+            "selectedLabel": item.map { .string($0.label) } ?? .null,
             "value": item?.value ?? .null,
             "index": selected.flatMap { index(of: $0) }.map { .int($0) } ?? .null,
             "count": .int(count),
@@ -143,7 +166,7 @@ public struct ListStepper: HoldableControl {
                 [
                     "id": .string(section.id),
                     "header": section.header.map { .string($0) } ?? .null,
-                    "items": .array(section.items.map { ["id": .string($0.id), "label": .string(labelText($0.value)), "value": $0.value] }),
+                    "items": .array(section.items.map(\.rendered)),
                 ]
             }),
         ]
@@ -205,7 +228,7 @@ public struct ListStepper: HoldableControl {
     mutating func appendItem(_ value: JSONValue, toSection s: Int) -> String {
         let id = "i\(nextItemNumber)"
         nextItemNumber += 1
-        sections[s].items.append(Item(id: id, value: value))
+        sections[s].items.append(item(id, value))
         return id
     }
 

@@ -122,7 +122,7 @@ final class ListStepperTests: XCTestCase {
         XCTAssertEqual(state["canPrev"], false)
         XCTAssertEqual(state["canNext"], true)
         XCTAssertEqual(state["holding"], .null)
-        let labels = list.items.map { list.labelText($0.value) }
+        let labels = list.items.map { $0.label }
         XCTAssertEqual(labels, ["Joe: 23", "Tim: 20", "Joe: —", "James: —"], "missing and null fields show —")
     }
 
@@ -256,7 +256,7 @@ final class ListStepperTests: XCTestCase {
         XCTAssertEqual(list.items.map(\.id), ["i2", "i4", "i3", "i1", "i5"])
         XCTAssertEqual(list.sections.map { $0.items.count }, [1, 4], "moved into the section of the item at its new position")
         try H.apply(&list, "edit", ["id": "i2", "value": "Y"])
-        XCTAssertEqual(list.selectedItem, ListStepper.Item(id: "i2", value: "Y"), "an edited selected item stays selected")
+        XCTAssertEqual(list.selectedItem, ListStepper.Item(id: "i2", value: "Y", display: nil), "an edited selected item stays selected")
         H.refuse(.outOfRange, &list, "insert", ["value": 1, "index": 6])
         H.refuse(.outOfRange, &list, "move", ["id": "i1", "index": 5])
         H.refuse(.notFound, &list, "move", ["id": "i9", "index": 0])
@@ -378,6 +378,24 @@ final class ListStepperTests: XCTestCase {
         XCTAssertEqual(patch?.cause["session"], "bob")
         XCTAssertNil(try H.roomApply(&room, "person", "select", ["id": "i4"]), "selecting the selected item changes nothing")
         XCTAssertEqual(room.render()["controls"]?["person"]?["selected"], "i4")
+    }
+
+    func testItemsKeepTheirLabelsAndAChangeSendsOnlyWhatItChanged() throws {
+        var room = H.room([("person", try demoSections())])
+        // An edit makes a new label (items keep theirs from when the list took them).
+        let edited = try H.roomApply(&room, "person", "edit", ["id": "i2", "value": ["name": "Tom", "age": 21]])
+        XCTAssertEqual(edited?.ops.map(\.path.description).sorted(), [
+            "/controls/person/sections/0/items/1/label", "/controls/person/sections/0/items/1/value/age",
+            "/controls/person/sections/0/items/1/value/name"])
+        XCTAssertEqual(room.render()["controls"]?["person"]?["sections"]?.arrayValue?[0]["items"]?.arrayValue?[1]["label"], "Tom: 21")
+        // A remove in the middle is one `remove`; nothing else of the list is sent again.
+        let removed = try H.roomApply(&room, "person", "remove", ["id": "i3"])
+        XCTAssertEqual(removed?.ops.map(\.json), [["op": "replace", "path": "/controls/person/count", "value": 3],
+                                                  ["op": "remove", "path": "/controls/person/sections/1/items/0"]])
+        // A display template set later relabels every item.
+        var list = try demoSections()
+        list.display = try DisplayTemplate("{name}")
+        XCTAssertEqual(list.items.map(\.label), ["Joe", "Tim", "Joe", "James"])
     }
 
     func testStoredStateRoundTripKeepsStateIdsAndHold() throws {
