@@ -15,7 +15,7 @@ struct WSI {
 /// One WebSocket client: a session in zero or more rooms, and a `RoomSubscriber` of each.
 ///
 /// Thread rules:
-/// - `wsi`, `receiveBuffer`, `joined`, `grants`, `rate`, `lifecycle` and the large-room bookkeeping belong to
+/// - `wsi`, `receiveBuffer`, `joined`, `rate`, `lifecycle` and the large-room bookkeeping belong to
 ///   the lws service thread only (`ServiceThread.assertOn` checks it in debug builds).
 /// - `outbox` (the bounded queue, resync bookkeeping) is behind its mutex: room queues append, the service
 ///   thread drains it in `SERVER_WRITEABLE` or right after a service pass.
@@ -25,16 +25,15 @@ final class Connection: RoomSubscriber, @unchecked Sendable {
 
     /// Service thread only: bytes of a message still arriving in fragments.
     var receiveBuffer: [UInt8] = []
-    /// Service thread only: rooms this connection has joined.
-    var joined: [String: any RoomEndpoint] = [:]
+    /// Service thread only: rooms this connection has joined, and what its session may do in each (one map: a second
+    /// one for the grants cost ~0.17 KiB more per connection).
+    var joined: [String: Membership] = [:]
     /// Service thread only: the message rate limiter.
     var rate: RateLimiter
     /// Service thread only: where the connection is between open and gone.
     var lifecycle: ConnectionLifecycle = .open
     /// Service thread only: the `?token=` of the WebSocket URL, used by joins that carry none.
     var urlToken: String?
-    /// Service thread only: what this session may do in each joined room.
-    var grants: [String: AuthPolicy.Grant] = [:]
     /// Service thread only: joined rooms that had more than `LiveControlsServer.inlineIntentLimit` subscribers
     /// when this connection's intent last looked, so its intents there run on the room's queue.
     var largeRooms: Set<String> = []
@@ -123,4 +122,10 @@ final class Connection: RoomSubscriber, @unchecked Sendable {
 /// The transport's clock: the same monotonic time rooms use.
 enum Transport {
     static func now() -> Instant { Instant(nanoseconds: DispatchTime.now().uptimeNanoseconds) }
+}
+
+/// A room a connection has joined, and the grant its session joined (or last re-joined) it with.
+struct Membership {
+    let room: any RoomEndpoint
+    var grant: AuthPolicy.Grant
 }

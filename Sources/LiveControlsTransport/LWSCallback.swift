@@ -96,7 +96,7 @@ extension LiveControlsServer {
             connection.markClosed()  // its wsi is freed when this returns: `flushReady` must not touch it
             if connections[connection.session] === connection { connections[connection.session] = nil }
             if let address = connection.countedAddress { shares.closeConnection(from: address) }
-            for room in connection.joined.values { room.leave(connection, id: nil, reason: .disconnect) }
+            for membership in connection.joined.values { membership.room.leave(connection, id: nil, reason: .disconnect) }
             connection.joined.removeAll()
             logger.debug("disconnected", metadata: ["session": "\(connection.session)"])
             return 0
@@ -268,7 +268,7 @@ extension LiveControlsServer {
             return 0
         case let .resync(rooms):
             for name in rooms {
-                if let room = connection.joined[name] {
+                if let room = connection.joined[name]?.room {
                     room.resyncAfterOverflow(connection)
                 } else {
                     connection.cancelResync(room: name)  // left the room meanwhile

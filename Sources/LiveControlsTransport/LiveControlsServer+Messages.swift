@@ -29,19 +29,21 @@ extension LiveControlsServer {
                 send(.error(error), to: connection)
                 return
             }
-            if let room = connection.joined[request.room] {
+            if let membership = connection.joined[request.room] {
+                let room = membership.room
                 if room.isClosed {
                     // The room stopped (a failed store write) or was unloaded since: join it anew, from the store.
                     connection.joined[request.room] = nil
                 } else {
-                    if let joinedWith = connection.grants[request.room]?.roles, joinedWith != grant.roles {
+                    let joinedWith = membership.grant.roles
+                    if joinedWith != grant.roles {
                         // The member's roles are those it joined with: a token with others would show one set and act
                         // under another.
                         send(.error(ProtocolError(.conflict, "this token's roles (\(grant.roles.joined(separator: ", "))) differ from those you joined with (\(joinedWith.joined(separator: ", "))); leave the room and join again",
                                                   id: request.id, room: request.room)), to: connection)
                         return
                     }
-                    connection.grants[request.room] = grant  // a re-join refreshes the token
+                    connection.joined[request.room]?.grant = grant  // a re-join refreshes the token
                     room.resync(connection, id: request.id)
                     return
                 }
@@ -54,8 +56,7 @@ extension LiveControlsServer {
                     guard let wait = shares.takeRoomCreation(by: address, now: Transport.now()) else { return nil }
                     return ProtocolError(.roomLimit, "your address created \(perMinute) rooms in the last minute; try again in \(wait) s")
                 })
-                connection.joined[request.room] = room
-                connection.grants[request.room] = grant
+                connection.joined[request.room] = Membership(room: room, grant: grant)
                 if let name = grant.name { request.name = name }
                 request.roles = grant.roles
                 room.join(connection, request)
@@ -65,38 +66,37 @@ extension LiveControlsServer {
                 send(.error(error), to: connection)
             }
         case let .leave(roomName, id):
-            guard let room = connection.joined.removeValue(forKey: roomName) else {
+            guard let room = connection.joined.removeValue(forKey: roomName)?.room else {
                 send(.error(ProtocolError(.notJoined, "not in room \(roomName)", id: id, room: roomName)), to: connection)
                 return
             }
-            connection.grants[roomName] = nil
             room.leave(connection, id: id, reason: .leave)
         case let .presence(request):
-            guard let room = connection.joined[request.room] else {
+            guard let room = connection.joined[request.room]?.room else {
                 send(.error(ProtocolError(.notJoined, "join room \(request.room) before setting your presence in it", id: request.id, room: request.room)),
                      to: connection)
                 return
             }
             room.presence(connection, request)
         case let .claim(request):
-            guard let room = connection.joined[request.room], let grant = connection.grants[request.room] else {
+            guard let membership = connection.joined[request.room] else {
                 send(.error(ProtocolError(.notJoined, "join room \(request.room) before claiming in it", id: request.id, room: request.room)), to: connection)
                 return
             }
             // A claim says "I am editing this" (and may hold others back): only those who may edit may claim. Giving a
             // claim up is always allowed.
-            if !request.release, let refusal = options.auth.mayAct(grant, room: request.room, id: request.id, what: "claim") {
+            if !request.release, let refusal = options.auth.mayAct(membership.grant, room: request.room, id: request.id, what: "claim") {
                 send(.error(refusal), to: connection)
                 return
             }
-            room.claim(connection, request)
+            membership.room.claim(connection, request)
         case let .intent(request):
-            guard let room = connection.joined[request.room], let grant = connection.grants[request.room] else {
+            guard let membership = connection.joined[request.room] else {
                 send(.error(ProtocolError(.notJoined, "join room \(request.room) before sending intents to it", id: request.id, room: request.room)),
                      to: connection)
                 return
             }
-            if let refusal = options.auth.mayAct(grant, room: request.room, id: request.id) {
+            if let refusal = options.auth.mayAct(membership.grant, room: request.room, id: request.id) {
                 send(.error(refusal), to: connection)
                 return
             }
@@ -107,7 +107,7 @@ extension LiveControlsServer {
             // connection knows no large room, and then nothing is hashed).
             connection.intentsSent &+= 1
             let knownLarge = !connection.largeRooms.isEmpty && connection.largeRooms.contains(request.room) && connection.intentsSent % 64 != 0
-            if let subscribers = room.intent(connection, request, inline: !knownLarge) {
+            if let subscribers = membership.room.intent(connection, request, inline: !knownLarge) {
                 if subscribers > Self.inlineIntentLimit {
                     connection.largeRooms.insert(request.room)
                 } else if !connection.largeRooms.isEmpty {
@@ -153,10 +153,10 @@ extension LiveControlsServer {
         serviceThread.assertOn()
         let now = options.auth.now()
         for connection in connections.values {
-            for (roomName, grant) in connection.grants {
-                guard let expiry = grant.expiresAt, now >= expiry, let room = connection.joined.removeValue(forKey: roomName) else { continue }
-                connection.grants[roomName] = nil
-                room.leave(connection, id: nil, reason: .expired)
+            for (roomName, membership) in connection.joined {
+                guard let expiry = membership.grant.expiresAt, now >= expiry else { continue }
+                connection.joined[roomName] = nil
+                membership.room.leave(connection, id: nil, reason: .expired)
                 send(.error(ProtocolError(.tokenExpired, "the token for room \(roomName) expired: you have left it; join again with a new token",
                                           room: roomName)), to: connection)
             }
