@@ -32,6 +32,9 @@ public final class RedisConnection {
     /// True while a context is connected (as far as the last command knows).
     public var isConnected: Bool { context != nil }
 
+    /// The server connected to now (in sentinel mode, the master the sentinels named); nil while not connected.
+    public var server: RedisEndpoint? { context?.endpoint }
+
     public func command(_ args: [String]) throws(RedisError) -> RedisReply {
         try command(bytes: args.map { Array($0.utf8) })
     }

@@ -1,3 +1,5 @@
+import Synchronization
+
 /// One Redis Sentinel: host and port (26379 by default).
 public struct SentinelAddress: Sendable, Equatable, Hashable, CustomStringConvertible {
     public var host: String
@@ -61,12 +63,18 @@ extension RedisEndpoint {
             + (database == 0 ? "" : "/\(database)")
     }
 
-    /// Where the master is now: asks each sentinel in turn (`SENTINEL get-master-addr-by-name`). A plain endpoint
-    /// is its own master. Throws `.connection` when no sentinel names one.
+    /// Where the master is now: asks each sentinel in turn (`SENTINEL get-master-addr-by-name`), starting with the
+    /// one that answered last (Redis's advice to sentinel clients: a sentinel that is down or slow then costs a
+    /// failed attempt once, not on every reconnect). A plain endpoint is its own master. Throws `.connection` when no
+    /// sentinel names one.
     func currentMaster(timeoutMilliseconds: Int) throws(RedisError) -> RedisEndpoint {
         guard let masterName else { return self }
         var failures: [String] = []
-        for sentinel in sentinels {
+        let list = renderSentinel(secret: nil)
+        let first = sentinelAnsweredLast.withLock { $0[list] } ?? 0
+        for offset in sentinels.indices {
+            let index = (first + offset) % sentinels.count
+            let sentinel = sentinels[index]
             do {
                 let context = try HiredisContext.connect(RedisEndpoint(host: sentinel.host, port: sentinel.port),
                                                          timeoutMilliseconds: timeoutMilliseconds)
@@ -76,6 +84,7 @@ extension RedisEndpoint {
                     var master = self
                     master.host = host
                     master.port = port
+                    if index != first { sentinelAnsweredLast.withLock { $0[list] = index } }
                     return master
                 }
                 failures.append("\(sentinel): " + (reply == .null ? "knows no master named \(masterName)" : "\(reply)"))
@@ -86,6 +95,9 @@ extension RedisEndpoint {
         throw RedisError(.connection, "no sentinel named the master \(masterName): " + failures.joined(separator: "; "))
     }
 }
+
+/// Per sentinel list (as its URL renders without the password): the index of the sentinel that answered last.
+private let sentinelAnsweredLast = Mutex<[String: Int]>([:])
 
 extension HiredisContext {
     /// Sentinel mode: the server reached must be the master (`ROLE`); a demoted one (the old master after a

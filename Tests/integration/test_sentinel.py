@@ -8,7 +8,7 @@ import time
 
 from api_client import API, API_KEY
 
-from sentinel_setup import resp, sentinel_redis, wait_until  # noqa: F401  (fixture)
+from sentinel_setup import MASTER, resp, sentinel_redis, wait_until  # noqa: F401  (fixture)
 
 
 def harvest(client, seen: dict) -> None:
@@ -70,6 +70,8 @@ def test_nodes_find_the_master_through_the_sentinel(start_server, connect, senti
     # The write went to the master the sentinel named, and on to its replicas.
     assert any(any("demo" in k for k in resp(r.port, "KEYS", "lc:*")) for r in replicas)
     assert "redis-sentinel://127.0.0.1" in a_node.stderr() and "lcmaster" in a_node.stderr()
+    # The log names the master the sentinels pointed to (the URL names only the sentinels).
+    wait_until(lambda: f"master=127.0.0.1:{master.port}" in a_node.stderr(), 5, "the master is not logged")
 
 
 def test_a_master_failover_during_a_stream_of_intents_loses_nothing_acked(start_server, connect, sentinel_redis):
@@ -129,6 +131,10 @@ def test_a_hold_across_a_failover_leaves_no_hold_running_and_the_room_goes_on(st
     wait_until(lambda: sentinel.master_port() in [r.port for r in replicas], 20, "no failover")
     # The room goes on: an intent is acked after the failover, and no hold is left running.
     send_until_acked(b, "quantity", "set", {"value": 50}, timeout=20)
+    new_master = sentinel.master_port()
+    wait_until(lambda: any("Redis master changed" in line and f"master=127.0.0.1:{new_master} " in line
+                           and f"previous=127.0.0.1:{master.port} " in line for line in b_node.stderr().splitlines()),
+               10, "the failover is not logged")
     fresh = connect(b_node)
     state = join_when_available(fresh)["state"]
     assert state["controls"]["quantity"]["holding"] is None
@@ -157,3 +163,24 @@ def test_a_deletion_the_replicas_did_not_get_is_not_announced(start_server, conn
     reply = b.intent("quantity", "set", {"value": 8}, room="brief")
     told = [m for m in b.inbox + [reply] if m.get("code") == "room_deleted"]
     assert not told, told
+
+
+def test_a_sentinel_that_cannot_answer_is_asked_once_not_on_every_reconnect(start_server, connect, sentinel_redis):
+    """Nodes ask the sentinel that answered last first (Redis's advice to sentinel clients): one listed first that
+    cannot answer costs a failed attempt once, not one on every reconnect."""
+    master, replicas, sentinel = sentinel_redis
+    useless = replicas[0]  # a plain Redis: it answers SENTINEL with an error
+    node = start_server("--redis", f"redis-sentinel://127.0.0.1:{useless.port},127.0.0.1:{sentinel.port}/{MASTER}",
+                        "--node-id", "n0", "--lease-ms", "1000")
+    client = connect(node)
+    client.join()
+
+    def connections() -> int:  # counts the connection that asks, too
+        return int(next(line.split(":")[1] for line in resp(useless.port, "INFO", "stats").splitlines()
+                        if line.startswith("total_connections_received:")))
+    before = connections()
+    # Every connection of the node to the master drops; each reconnects and asks where the master is.
+    for kind in ("normal", "pubsub"):
+        resp(master.port, "CLIENT", "KILL", "TYPE", kind)
+    send_until_acked(client, "quantity", "set", {"value": 3}, timeout=10)
+    assert connections() == before + 1

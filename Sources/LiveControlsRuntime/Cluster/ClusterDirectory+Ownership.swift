@@ -157,12 +157,19 @@ extension ClusterDirectory {
 
     func tick() {
         do {
-            _ = try control.run { c throws(RedisError) in
-                try c.command(["SET", keys.alive(nodeID), "1", "PX", String(options.leaseMilliseconds)])
+            let server = try control.run { c throws(RedisError) in
+                _ = try c.command(["SET", keys.alive(nodeID), "1", "PX", String(options.leaseMilliseconds)])
+                return c.server
             }
             if redisLostLogged {
                 redisLostLogged = false
                 logger.notice("Redis reachable again", metadata: ["redis": "\(options.redis)"])
+            }
+            if options.redis.masterName != nil, let server, server.address != lastMaster {
+                // Sentinel mode: which server is the master, at start and after each failover.
+                logger.notice(lastMaster == nil ? "Redis master found through the sentinels" : "Redis master changed (a failover)",
+                              metadata: ["master": "\(server.address)", "previous": "\(lastMaster ?? "none")"])
+                lastMaster = server.address
             }
             renewLeases()
         } catch {

@@ -77,6 +77,8 @@ package final class ClusterDirectory: RoomDirectory, @unchecked Sendable {
     var nextOutboxSweep = Instant(nanoseconds: 0)
     /// Control link queue only: an outage of Redis was logged (once, until it answers again).
     var redisLostLogged = false
+    /// Control link queue only, sentinel mode: the master the control connection reached last (logged when it changes).
+    var lastMaster: String?
 
     package init(options: ClusterOptions, config: ServerConfig, maxRooms: Int, waker: any SubscriberWaker,
          scheduler: any RoomScheduler = DispatchRoomScheduler(), logger: Logger, webhookTransport: (any WebhookTransport)? = nil,
