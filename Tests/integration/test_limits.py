@@ -197,3 +197,30 @@ def test_a_rooms_state_has_a_size_bound_with_a_typed_error(start_server, tmp_pat
     assert c.intent("notes", "remove", {"id": "i2"})["type"] == "ack"
     assert c.intent("notes", "append", {"value": note})["type"] == "ack", "room again after a remove"
     c.close()
+
+
+def test_a_close_that_cannot_be_sent_is_bounded_by_the_idle_timeout(start_server):
+    """A close the server asked for (1008, rate-limit abuse) waits for the client's queue to drain first, behind a
+    snapshot the client never reads; and the client keeps sending, so it is never silent. The connection is still
+    dropped, about the idle timeout after the close began (3.1–3.8 s here; lws 4.1 also ends such a connection
+    after 5 s on its own, so this checks the promise, not which of the two bounds acts first)."""
+    s = start_server("--ping-interval", "1", "--idle-timeout", "2", "--slow-consumer-timeout-ms", "600000",
+                     "--rate", "10", "--burst", "50")
+    filler = s.client()
+    filler.join()
+    for i in range(40):  # a ~2.4 MB state: far more than the stuck client's socket buffers hold
+        assert filler.intent("person", "append", {"value": {"name": "x" * 60_000, "age": i}})["type"] == "ack"
+    stuck = RawClient(s.port, recv_buffer=4096)
+    stuck.read_json()  # welcome; from here on it reads nothing
+    stuck.send_text({"type": "join", "room": "demo"})
+
+    def connections() -> int:
+        with s.get("/healthz") as r:
+            return json.loads(r.read())["connections"]
+    deadline = time.monotonic() + 10
+    while connections() == 2:
+        assert time.monotonic() < deadline, "the closing connection was never dropped"
+        for _ in range(10):  # 50 refusals in a row, and the server asks to close; then it is never silent
+            stuck.send_text({"type": "presence", "room": "demo", "data": {}})
+    assert "closing connection that ignores the rate limit" in s.stderr()
+    assert filler.intent("quantity", "next")["type"] == "ack"
