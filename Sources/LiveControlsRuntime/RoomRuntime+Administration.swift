@@ -116,7 +116,7 @@ extension RoomRuntime {
                 self.submit { if error == nil { self.outboxEntryReady(entry) } else { self.dropOutboxEntry(entry) } }
                 guard let error else { return reply(.success(result)) }
                 logger.error("room deleted from memory, but the store could not delete it", metadata: ["error": "\(error)"])
-                reply(.failure(AdminFailure(.unavailable, "room \(name) could not be deleted from the store (it comes back on its next join); retry", room: name)))
+                reply(.failure(AdminFailure(.unavailable, "room \(name)'s deletion was not confirmed by the store (its next join may find it as it was, or made anew); retry", room: name)))
             }
             self.deletedFlag.store(true, ordering: .releasing)
             self.closedFlag.store(true, ordering: .releasing)

@@ -141,27 +141,36 @@ def test_a_hold_across_a_failover_leaves_no_hold_running_and_the_room_goes_on(st
     assert state["controls"]["quantity"]["value"] == 50
 
 
-def test_a_deletion_the_replicas_did_not_get_is_not_announced(start_server, connect, sentinel_redis):
+def test_a_deletion_is_announced_once_the_replicas_have_it_and_not_before(start_server, connect, sentinel_redis):
     """With `--redis-wait-replicas`, members hear `room_deleted` only once the replicas have the deletion: a failover
     could otherwise bring back a room everyone was told is gone."""
     master, replicas, sentinel = sentinel_redis
     a_node, b_node = nodes(start_server, sentinel, "--api-key", API_KEY)
     a, b = connect(a_node), connect(b_node)
-    a.join("brief")  # made on join (a config room cannot be deleted); a's node owns it
+    # The replicas answer: the deletion is acknowledged and every member told.
+    a.join("gone")  # made on join (a config room cannot be deleted); a's node owns it
+    b.join("gone")
+    assert API(a_node).delete("/rooms/gone").status_code == 200
+    notice = b.recv(lambda m: m.get("room") == "gone" and m["type"] == "error")
+    assert notice["code"] == "room_deleted", notice
+    # The replicas stop answering: WAIT gets 0 of 1.
+    a.join("brief")
     b.join("brief")
     assert b.intent("quantity", "set", {"value": 7}, room="brief")["type"] == "ack"
     for replica in replicas:
-        replica.proc.send_signal(signal.SIGSTOP)  # they stop answering: WAIT gets 0 of 1
+        replica.proc.send_signal(signal.SIGSTOP)
     try:
         deleted = API(a_node).delete("/rooms/brief")
     finally:
         for replica in replicas:
             replica.proc.send_signal(signal.SIGCONT)
     assert deleted.status_code == 503, deleted.text
+    assert resp(master.port, "EXISTS", "lc:state:brief") == 0, "the master did delete it: only the WAIT failed"
     # A notice the deletion published would have reached b's node before the answer to b's next request, which
     # also comes through Redis, later.
     reply = b.intent("quantity", "set", {"value": 8}, room="brief")
-    told = [m for m in b.inbox + [reply] if m.get("code") == "room_deleted"]
+    assert reply.get("code") == "unavailable", reply  # the room's owner let it go: join again
+    told = [m for m in b.inbox if m.get("code") == "room_deleted"]
     assert not told, told
 
 

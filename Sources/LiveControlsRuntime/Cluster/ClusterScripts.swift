@@ -80,6 +80,13 @@ enum ClusterScripts {
         return redis.call('PUBLISH', ARGV[3], ARGV[4])
         """)
 
+    /// KEYS: fence. ARGV: token, channel, payload. Publishes only while `token` is the room's fencing token (a room's
+    /// deletion notice, sent after the deletion's `WAIT`: never to the members of a room another node made since).
+    static let publishFenced = RedisScript("""
+        if redis.call('GET', KEYS[1]) ~= ARGV[1] then return -1 end
+        return redis.call('PUBLISH', ARGV[2], ARGV[3])
+        """)
+
     /// KEYS: fence, state, history, webhooks. ARGV: token, channel, publication, e, e webhook events. Deletes the
     /// room's state and history only while `token` is the room's fencing token, stores its last webhook events
     /// (`room.deleted`), and publishes the deletion to every node (unless the publication is '': it then goes apart,

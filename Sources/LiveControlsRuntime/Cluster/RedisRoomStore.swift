@@ -113,8 +113,8 @@ final class RedisRoomStore: RoomStore, @unchecked Sendable {
 
     /// Deletes the room (after every write submitted before) and tells every node: their members of the room get
     /// `room_deleted` and are no longer in it. Fenced like a write; `done` on the link queue. Waiting for replicas,
-    /// the notice is published apart, after the deletion's `WAIT`, and only if that succeeded: nobody is told of a
-    /// deletion the replicas may not have (a failover could bring the room back).
+    /// the notice is published apart, after the deletion's `WAIT`, only if that succeeded, and fenced (`done` then
+    /// follows it): nobody is told of a deletion the replicas may not have (a failover could bring the room back).
     func deleteRoom(named name: String, webhooks: [PendingWebhook], done: @escaping @Sendable ((any Error)?) -> Void) {
         guard !failed.withLock({ $0 }) else { return done(ClusterStoreError.stopped) }
         let message = ServerMessage.error(RoomRuntime.deletedError(room)).encoded()
@@ -134,10 +134,13 @@ final class RedisRoomStore: RoomStore, @unchecked Sendable {
             // Nothing more is written for this ownership either way.
             failed.withLock { $0 = true }
             deleted.withLock { $0 = error == nil }
-            done(error)
+            if !publishApart || error != nil { done(error) }
         }
-        if publishApart {
-            link.submit([Array("PUBLISH".utf8), Array(keys.patches(room).utf8), notice], skip: { !deleted.withLock { $0 } })
+        guard publishApart else { return }
+        link.eval(ClusterScripts.publishFenced, keys: [keys.fence(room)], args: [Array(String(fence).utf8), Array(keys.patches(room).utf8), notice],
+                  skip: { !deleted.withLock { $0 } }) { _ in
+            // The deletion stands whatever became of its notice (a member not told finds out on its next request).
+            if deleted.withLock({ $0 }) { done(nil) }
         }
     }
 
