@@ -104,7 +104,11 @@ def timed(pid: int, actor: Client, watcher: Client, control: str, intent: str, a
 def measure(binary: pathlib.Path, repetitions: int) -> list[dict]:
     with tempfile.NamedTemporaryFile("w", suffix=".json", delete=False) as f:
         json.dump(CONFIG, f)
-    proc, port = start_server(binary, pathlib.Path(f.name))
+    try:
+        proc, port = start_server(binary, pathlib.Path(f.name))
+    except BaseException:
+        pathlib.Path(f.name).unlink()
+        raise
     rows = []
     try:
         actor, watcher = Client(port), Client(port)
@@ -140,8 +144,10 @@ def measure(binary: pathlib.Path, repetitions: int) -> list[dict]:
 
 def appended_id(patch_text: str) -> str:
     """The id of the item the append added, from the watcher's copy of its patch (an `add` of the item, or, from
-    servers that send the whole section again, the last item of the replaced list)."""
+    servers that send the whole section again, the last item of the replaced list; or a resync's snapshot)."""
     patch = json.loads(patch_text)
+    if "ops" not in patch:  # a snapshot: the watcher fell behind and was resynced (a slow consumer)
+        return patch["state"]["controls"]["person"]["sections"][-1]["items"][-1]["id"]
     for op in patch["ops"]:
         if "/controls/person/sections/" in op["path"] and op["op"] in ("add", "replace"):
             value = op["value"]

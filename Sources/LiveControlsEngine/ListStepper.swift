@@ -37,7 +37,8 @@ public struct ListStepper: HoldableControl {
         /// The item's label under the list's display template.
         public var label: String { rendered.objectValue?["label"]?.stringValue ?? "" }
 
-        public static func == (a: Item, b: Item) -> Bool { a.id == b.id && a.value == b.value }
+        /// Same id, value and label; `bytes` tells `1` from `1.0` (which `JSONValue`'s `==` does not).
+        public static func == (a: Item, b: Item) -> Bool { a.bytes == b.bytes && a.rendered == b.rendered }
     }
 
     /// A group of items with an optional header.

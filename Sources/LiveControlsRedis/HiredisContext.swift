@@ -43,7 +43,14 @@ final class HiredisContext {
                 throw RedisError(.connection, "\(endpoint): SELECT \(endpoint.database): \(message)")
             }
         }
-        if endpoint.masterName != nil { try context.checkMaster() }
+        if endpoint.masterName != nil {
+            do {
+                try context.checkMaster()
+            } catch {
+                configured.passOverSentinel()
+                throw error
+            }
+        }
         return context
     }
 

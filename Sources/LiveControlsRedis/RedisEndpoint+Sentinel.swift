@@ -99,6 +99,16 @@ extension RedisEndpoint {
 /// Per sentinel list (as its URL renders without the password): the index of the sentinel that answered last.
 private let sentinelAnsweredLast = Mutex<[String: Int]>([:])
 
+extension RedisEndpoint {
+    /// The server the sentinel asked first named is not the master (`ROLE`): ask the next one first from now on, so a
+    /// sentinel with a stale view is not asked first on every reconnect.
+    func passOverSentinel() {
+        guard masterName != nil, sentinels.count > 1 else { return }
+        let list = renderSentinel(secret: nil)
+        sentinelAnsweredLast.withLock { $0[list] = (($0[list] ?? 0) + 1) % sentinels.count }
+    }
+}
+
 extension HiredisContext {
     /// Sentinel mode: the server reached must be the master (`ROLE`); a demoted one (the old master after a
     /// failover, before the sentinels have told everyone) is refused as a `.connection` failure, so the caller

@@ -116,12 +116,12 @@ public struct RedisEndpoint: Sendable, Equatable, CustomStringConvertible {
         self.init(host: String(host), port: port, database: database, username: username, password: password)
     }
 
-    /// `redis://host:port`, plus `/db` when the database is not 0, for logs: a password shows as `***` (a user
-    /// name as it is). `url` is the whole URL, credentials included, which `RedisEndpoint(url:)` reads back.
-    /// A user name without a password (`user@host`, the password to come from elsewhere) shows as `user@`.
     /// `host:port` (`[v6]:port`), without credentials: where a connection goes.
     public var address: String { (host.contains(":") ? "[\(host)]" : host) + ":\(port)" }
 
+    /// `redis://host:port`, plus `/db` when the database is not 0, for logs: a password shows as `***` (a user
+    /// name as it is). `url` is the whole URL, credentials included, which `RedisEndpoint(url:)` reads back.
+    /// A user name without a password (`user@host`, the password to come from elsewhere) shows as `user@`.
     public var description: String { masterName == nil ? render(secret: "***") : renderSentinel(secret: "***") }
 
     /// The URL with the password itself (percent-encoded): never for logs.

@@ -26,7 +26,7 @@ final class Connection: RoomSubscriber, @unchecked Sendable {
     /// Service thread only: bytes of a message still arriving in fragments.
     var receiveBuffer: [UInt8] = []
     /// Service thread only: rooms this connection has joined, and what its session may do in each (one map: a second
-    /// one for the grants cost ~0.17 KiB more per connection).
+    /// one for the grants cost ~0.1 KiB more per joined connection).
     var joined: [String: Membership] = [:]
     /// Service thread only: the message rate limiter.
     var rate: RateLimiter
