@@ -30,7 +30,7 @@ import urllib.request
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 sys.path.insert(0, str(pathlib.Path(__file__).parent))
-from compare import REPO, SERVER, shares_off, run_tool, settle, start  # noqa: E402
+from compare import REPO, SERVER, run_tool, settle, start_livecontrols  # noqa: E402
 
 KEY = "bench-api-key-0123456789abcdef"
 
@@ -61,9 +61,7 @@ class Receiver:
 
 
 def start_server(config: pathlib.Path, binary=SERVER):
-    return start([str(binary), "--port", "0", "--log-level", "error", "--rate", "1000000", "--burst", "1000000", *shares_off(binary),
-                  "--max-connections", "20000", "--config", str(config), "--api-key", KEY],
-                 lambda line: (m := re.search(r"127\.0\.0\.1:(\d+)/", line)) and int(m.group(1)))
+    return start_livecontrols(binary, "--api-key", KEY, config=config)
 
 
 def api(port, method, path, body=None):

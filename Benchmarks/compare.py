@@ -58,11 +58,15 @@ def start(cmd, ready):
     raise RuntimeError(f"{cmd[0]} did not start")
 
 
-def start_livecontrols(binary=SERVER):
-    proc, port = start([str(binary), "--port", "0", "--log-level", "error", "--rate", "1000000", "--burst", "1000000",
-                        "--max-connections", "20000", *shares_off(binary), "--config", str(REPO / "Benchmarks" / "bench-config.json")],
-                       lambda line: (m := re.search(r"127\.0\.0\.1:(\d+)/", line)) and int(m.group(1)))
-    return proc, port
+BENCH_CONFIG = REPO / "Benchmarks" / "bench-config.json"
+
+
+def start_livecontrols(binary=SERVER, *flags: str, config=BENCH_CONFIG, max_connections: int = 20_000):
+    """A LiveControls server on a free port, without rate limits or per-address shares, on `config`, with `flags`
+    added; returns the process and its port."""
+    return start([str(binary), "--port", "0", "--log-level", "error", "--rate", "1000000", "--burst", "1000000",
+                  "--max-connections", str(max_connections), *shares_off(binary), "--config", str(config), *flags],
+                 lambda line: (m := re.search(r"127\.0\.0\.1:(\d+)/", line)) and int(m.group(1)))
 
 
 def start_uws(port=17682):

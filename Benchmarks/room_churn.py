@@ -14,15 +14,13 @@ import urllib.request
 
 import websocket
 
-from compare import REPO, SERVER, shares_off, start
+from compare import REPO, SERVER, start_livecontrols
 
 CONFIG = REPO / "Benchmarks" / "bench-config.json"
 
 
 def start_server(idle_seconds: int):
-    return start([str(SERVER), "--port", "0", "--log-level", "error", "--rate", "1000000", "--burst", "1000000", *shares_off(),
-                  "--max-rooms", "1000000", "--room-idle-seconds", str(idle_seconds), "--config", str(CONFIG)],
-                 lambda line: (m := re.search(r"127\.0\.0\.1:(\d+)/", line)) and int(m.group(1)))
+    return start_livecontrols(SERVER, "--max-rooms", "1000000", "--room-idle-seconds", str(idle_seconds), config=CONFIG)
 
 
 def rss_kib(pid: int) -> int:

@@ -13,21 +13,16 @@ that is fewer than `--connections`. The tool spreads its sockets over local addr
 """
 import argparse
 import json
-import re
 import resource
 import subprocess
 import sys
 import urllib.request
 
-from compare import REPO, SERVER, TOOL, server_lateness, settle, shares_off, start, start_uws
-
-CONFIG = REPO / "Benchmarks" / "bench-config.json"
+from compare import SERVER, TOOL, server_lateness, settle, start_livecontrols, start_uws
 
 
 def start_server(binary, max_connections):
-    return start([str(binary), "--port", "0", "--log-level", "error", "--rate", "1000000", "--burst", "1000000",
-                  "--max-connections", str(max_connections), "--max-rooms", "5000", *shares_off(binary), "--config", str(CONFIG)],
-                 lambda line: (m := re.search(r"127\.0\.0\.1:(\d+)/", line)) and int(m.group(1)))
+    return start_livecontrols(binary, "--max-rooms", "5000", max_connections=max_connections)
 
 
 def tool(args, timeout=900):

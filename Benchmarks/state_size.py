@@ -16,14 +16,13 @@ from __future__ import annotations
 import argparse
 import json
 import pathlib
-import re
 import statistics
 import tempfile
 import time
 
 import websocket
 
-from compare import SERVER, shares_off, start
+from compare import SERVER, start_livecontrols
 
 NAME = "x" * 10_000
 SIZES = (0, 1, 5, 50, 500)
@@ -38,12 +37,6 @@ CONFIG = {
         },
     }},
 }
-
-
-def start_server(binary: pathlib.Path, config: pathlib.Path):
-    return start([str(binary), "--port", "0", "--log-level", "error", "--rate", "100000", "--burst", "100000",
-                  "--config", str(config), *shares_off(binary)],
-                 lambda line: (m := re.search(r"127\.0\.0\.1:(\d+)/", line)) and int(m.group(1)))
 
 
 def cpu_ns(pid: int) -> int:
@@ -105,7 +98,7 @@ def measure(binary: pathlib.Path, repetitions: int) -> list[dict]:
     with tempfile.NamedTemporaryFile("w", suffix=".json", delete=False) as f:
         json.dump(CONFIG, f)
     try:
-        proc, port = start_server(binary, pathlib.Path(f.name))
+        proc, port = start_livecontrols(binary, config=f.name)
     except BaseException:
         pathlib.Path(f.name).unlink()
         raise

@@ -10,7 +10,7 @@ public struct SentinelAddress: Sendable, Equatable, Hashable, CustomStringConver
         self.port = port
     }
 
-    public var description: String { (host.contains(":") ? "[\(host)]" : host) + ":\(port)" }
+    public var description: String { hostAndPort(host, port) }
 }
 
 extension RedisEndpoint {

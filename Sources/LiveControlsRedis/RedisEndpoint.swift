@@ -117,7 +117,7 @@ public struct RedisEndpoint: Sendable, Equatable, CustomStringConvertible {
     }
 
     /// `host:port` (`[v6]:port`), without credentials: where a connection goes.
-    public var address: String { (host.contains(":") ? "[\(host)]" : host) + ":\(port)" }
+    public var address: String { hostAndPort(host, port) }
 
     /// `redis://host:port`, plus `/db` when the database is not 0, for logs: a password shows as `***` (a user
     /// name as it is). `url` is the whole URL, credentials included, which `RedisEndpoint(url:)` reads back.
@@ -130,10 +130,9 @@ public struct RedisEndpoint: Sendable, Equatable, CustomStringConvertible {
     }
 
     func render(secret: String?) -> String {
-        let h = host.contains(":") ? "[\(host)]" : host
         let user = username.map(Self.percentEncoded) ?? ""
         let credentials = password == nil ? (user.isEmpty ? "" : "\(user)@") : "\(user):\(secret ?? "")@"
-        return "redis://\(credentials)\(h):\(port)" + (database == 0 ? "" : "/\(database)")
+        return "redis://\(credentials)\(hostAndPort(host, port))" + (database == 0 ? "" : "/\(database)")
     }
 
     private static func percentDecoded(_ text: Substring) -> String? {
@@ -182,3 +181,6 @@ extension RedisEndpoint {
 extension Character {
     fileprivate var isASCIIDigit: Bool { ("0"..."9").contains(self) }
 }
+
+/// `host:port`, with an IPv6 host in brackets (`[::1]:6379`).
+func hostAndPort(_ host: String, _ port: Int) -> String { (host.contains(":") ? "[\(host)]" : host) + ":\(port)" }

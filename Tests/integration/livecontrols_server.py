@@ -1,6 +1,7 @@
 """The `livecontrols` server as a test fixture: started on a free port, stopped at the end."""
 from __future__ import annotations
 
+import json
 import os
 import pathlib
 import re
@@ -75,6 +76,11 @@ class Server:
 
     def get(self, path: str):
         return urllib.request.urlopen(self.http_url.rstrip("/") + path, timeout=5)
+
+    def connections(self) -> int:
+        """The WebSocket connections open now, as `/healthz` counts them."""
+        with self.get("/healthz") as r:
+            return json.loads(r.read())["connections"]
 
     def stop(self, sig=signal.SIGTERM, timeout: float = 10) -> int:
         if self.proc and self.proc.poll() is None:
