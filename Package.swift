@@ -4,7 +4,7 @@ import PackageDescription
 // Layers point one way: LiveControlsProtocol ← LiveControlsEngine ← LiveControlsRuntime (+ the SQLite and Redis
 // adapters) ← LiveControlsTransport ← livecontrols. Only LiveControlsTransport imports the libwebsockets system
 // library (and holds the unsafe code besides the C adapters and the encoded message buffer, Runtime's Frame.swift);
-// only LiveControlsSQLite imports SQLite; only LiveControlsRedis imports hiredis. LiveControlsRuntime runs rooms
+// only LiveControlsSQLite imports SQLite; only LiveControlsRedis imports hiredis (vendored C, with TLS). LiveControlsRuntime runs rooms
 // and knows no transport. LiveControlsKit (the Swift client) depends on LiveControlsProtocol only, and on
 // swift-websocket for the network; the executable's `watch` and `send` use it.
 let package = Package(
@@ -42,8 +42,13 @@ let package = Package(
             pkgConfig: "sqlite3",
             providers: [.apt(["libsqlite3-dev"])]
         ),
-        // No pkgConfig: hiredis.pc's -D_FILE_OFFSET_BITS=64 draws "prohibited flag(s)" warnings and is not needed.
-        .systemLibrary(name: "CHiredis", providers: [.apt(["libhiredis-dev"])]),
+        // hiredis 1.5 built from its sources (Sources/CHiredis/hiredis/VENDORED.md: Debian 12's 0.14 has no TLS), with
+        // LiveControls' TLS helpers (tls.c) on OpenSSL, which libwebsockets-dev already brings (libssl-dev).
+        .target(
+            name: "CHiredis",
+            exclude: ["hiredis/dict.c", "hiredis/COPYING", "hiredis/VENDORED.md"],
+            linkerSettings: [.linkedLibrary("ssl"), .linkedLibrary("crypto")]
+        ),
         .target(name: "LiveControlsProtocol"),
         .target(name: "LiveControlsEngine", dependencies: ["LiveControlsProtocol"]),
         .target(name: "LiveControlsSQLite", dependencies: ["LiveControlsEngine", "CSQLite"]),

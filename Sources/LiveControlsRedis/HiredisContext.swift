@@ -32,6 +32,7 @@ final class HiredisContext {
         // redisConnectWithTimeout bounds only the connect; commands need their own timeout, and keep-alive.
         guard redisSetTimeout(raw, tv) == REDIS_OK else { throw context.failure() }
         guard redisEnableKeepAlive(raw) == REDIS_OK else { throw context.failure() }
+        if let tls = endpoint.tls { try context.startTLS(tls) }
         if let command = endpoint.authCommand {
             if case .error(let message) = try context.command(command) {
                 throw RedisError(.connection, "\(endpoint): AUTH failed: \(message)")
@@ -54,16 +55,13 @@ final class HiredisContext {
         return context
     }
 
-    /// A non-blocking connection for a `poll()` loop: the connect is still under way when this returns;
-    /// its failure shows up on the first read or write.
-    /// In sentinel mode the sentinels are asked first (blocking, up to a second each).
-    static func connectNonBlocking(_ configured: RedisEndpoint) throws(RedisError) -> HiredisContext {
-        let endpoint = try configured.currentMaster(timeoutMilliseconds: 1000)
-        guard let raw = redisConnectNonBlock(endpoint.host, Int32(clamping: endpoint.port)) else {
-            throw RedisError(.connection, "\(endpoint): out of memory")
+    /// A connection for a `poll()` loop: made as `connect` makes one (TLS, `AUTH`, the master check), each step
+    /// bounded by `timeoutMilliseconds`, then switched to non-blocking reads and writes.
+    static func connectNonBlocking(_ configured: RedisEndpoint, timeoutMilliseconds: Int) throws(RedisError) -> HiredisContext {
+        let context = try connect(configured, timeoutMilliseconds: timeoutMilliseconds)
+        guard lc_redis_make_nonblocking(context.pointer) == 0 else {
+            throw RedisError(.connection, "\(context.endpoint): cannot make the socket non-blocking")
         }
-        let context = HiredisContext(pointer: raw, endpoint: endpoint)
-        try context.check()
         return context
     }
 

@@ -22,12 +22,12 @@ extension RedisEndpoint {
         self.masterName = masterName
     }
 
-    /// `redis-sentinel://[[user]:password@]host[:port][,host[:port]…]/master[/db]`.
+    /// What follows `redis-sentinel://`: `[[user]:password@]host[:port][,host[:port]…]/master[/db]`.
     static func sentinel(url: String) throws(RedisError) -> RedisEndpoint {
         func invalid(_ why: String) -> RedisError {
             RedisError(.invalidURL, "\"redis-sentinel://…\": \(why)")
         }
-        var rest = Substring(url.dropFirst("redis-sentinel://".count))
+        var rest = Substring(url)
         var credentials: Substring = ""
         // Credentials end at the last @ before the path (a password's own @ and / are percent-encoded).
         if let at = rest[..<(rest.firstIndex(of: "/") ?? rest.endIndex)].lastIndex(of: "@") {
@@ -59,7 +59,7 @@ extension RedisEndpoint {
     func renderSentinel(secret: String?) -> String {
         let user = username.map(Self.percentEncoded) ?? ""
         let credentials = password == nil ? (user.isEmpty ? "" : "\(user)@") : "\(user):\(secret ?? "")@"
-        return "redis-sentinel://\(credentials)" + sentinels.map(\.description).joined(separator: ",") + "/\(masterName ?? "")"
+        return (tls == nil ? "redis-sentinel://" : "rediss-sentinel://") + "\(credentials)" + sentinels.map(\.description).joined(separator: ",") + "/\(masterName ?? "")"
             + (database == 0 ? "" : "/\(database)")
     }
 
@@ -76,8 +76,9 @@ extension RedisEndpoint {
             let index = (first + offset) % sentinels.count
             let sentinel = sentinels[index]
             do {
-                let context = try HiredisContext.connect(RedisEndpoint(host: sentinel.host, port: sentinel.port),
-                                                         timeoutMilliseconds: timeoutMilliseconds)
+                var asked = RedisEndpoint(host: sentinel.host, port: sentinel.port)
+                asked.tls = tls
+                let context = try HiredisContext.connect(asked, timeoutMilliseconds: timeoutMilliseconds)
                 let reply = try context.command(["SENTINEL", "get-master-addr-by-name", masterName].map { Array($0.utf8) })
                 if case let .array(parts) = reply, parts.count == 2, let host = parts[0].text,
                    let port = parts[1].text.flatMap({ Int($0) }) {

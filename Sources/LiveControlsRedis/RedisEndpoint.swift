@@ -13,6 +13,8 @@ public struct RedisEndpoint: Sendable, Equatable, CustomStringConvertible {
     /// found. Nil: a plain endpoint.
     public var masterName: String? = nil
     public var sentinels: [SentinelAddress] = []
+    /// TLS for every connection (`rediss://`, `rediss-sentinel://`); nil: plain TCP.
+    public var tls: RedisTLS? = nil
 
     public init(host: String, port: Int = 6379, database: Int = 0, username: String? = nil, password: String? = nil) {
         self.host = host
@@ -24,13 +26,20 @@ public struct RedisEndpoint: Sendable, Equatable, CustomStringConvertible {
 
     /// Reads `redis://[[user]:password@]host[:port][/db]` or `host:port`, or the sentinel form
     /// `redis-sentinel://[[user]:password@]host[:port][,host[:port]…]/master[/db]` (sentinel port default 26379; the
-    /// credentials and database are the master's). An IPv6 host goes in brackets
+    /// credentials and database are the master's). `rediss://` and `rediss-sentinel://` are the same over TLS
+    /// (`tls` set to the defaults: the system's trust store). An IPv6 host goes in brackets
     /// (`redis://[::1]:6380`); the user name and password are percent-decoded (`%40` for `@`). Query strings and
-    /// other schemes (`rediss://`: TLS is not supported) throw `RedisError(.invalidURL, …)`, as does anything
-    /// else that is not of these shapes.
+    /// other schemes throw `RedisError(.invalidURL, …)`, as does anything else that is not of these shapes.
     public init(url: String) throws(RedisError) {
-        if url.lowercased().hasPrefix("redis-sentinel://") {
-            self = try Self.sentinel(url: url)
+        let lowered = url.lowercased()
+        for (scheme, tls) in [("redis-sentinel://", false), ("rediss-sentinel://", true)] where lowered.hasPrefix(scheme) {
+            self = try Self.sentinel(url: String(url.dropFirst(scheme.count)))
+            if tls { self.tls = RedisTLS() }
+            return
+        }
+        if lowered.hasPrefix("rediss://") {
+            self = try Self(url: "redis://" + url.dropFirst("rediss://".count))
+            self.tls = RedisTLS()
             return
         }
         // Errors show the URL with its credentials masked: they end up on stderr and in logs.
@@ -45,7 +54,7 @@ public struct RedisEndpoint: Sendable, Equatable, CustomStringConvertible {
         let hasScheme: Bool
         if let schemeEnd = rest.firstRange(of: "://") {
             guard rest[..<schemeEnd.lowerBound].lowercased() == "redis" else {
-                throw invalid("the scheme must be redis://")
+                throw invalid("the scheme must be redis://, rediss:// (TLS), redis-sentinel:// or rediss-sentinel://")
             }
             rest = rest[schemeEnd.upperBound...]
             hasScheme = true
@@ -132,7 +141,7 @@ public struct RedisEndpoint: Sendable, Equatable, CustomStringConvertible {
     func render(secret: String?) -> String {
         let user = username.map(Self.percentEncoded) ?? ""
         let credentials = password == nil ? (user.isEmpty ? "" : "\(user)@") : "\(user):\(secret ?? "")@"
-        return "redis://\(credentials)\(hostAndPort(host, port))" + (database == 0 ? "" : "/\(database)")
+        return (tls == nil ? "redis://" : "rediss://") + "\(credentials)\(hostAndPort(host, port))" + (database == 0 ? "" : "/\(database)")
     }
 
     private static func percentDecoded(_ text: Substring) -> String? {

@@ -73,20 +73,17 @@ struct SubscriberLoop {
     /// Returns whether every subscription was confirmed on it. The context is freed on return.
     private mutating func session() -> Bool {
         onAttempt()
-        guard let context = try? HiredisContext.connectNonBlocking(endpoint) else { return false }
+        // The connect (TLS and AUTH included) blocks for up to a second; a stop waits for it.
+        guard let context = try? HiredisContext.connectNonBlocking(endpoint, timeoutMilliseconds: 1000) else { return false }
         var session = Session()
         do {
             // One SUBSCRIBE and one PSUBSCRIBE: Redis confirms each channel and pattern separately. With
             // nothing to subscribe to, a PING's answer shows that the connection works.
-            if let auth = endpoint.authCommand {
-                try context.append(auth)
-                session.awaitingAuth = true
-            }
             if !channels.isEmpty { try context.append([Array("SUBSCRIBE".utf8)] + channels.map { Array($0.utf8) }) }
             if !patterns.isEmpty { try context.append([Array("PSUBSCRIBE".utf8)] + patterns.map { Array($0.utf8) }) }
             session.expected = channels.count + patterns.count
             if session.expected == 0 { try context.append([Array("PING".utf8)]) }
-            var writePending = true  // the connect is under way: write once the socket is writable
+            var writePending = true  // write once the socket is writable
             var awaitingSince: ContinuousClock.Instant? = .now  // SUBSCRIBE or PING sent, answer not read
             var lastRead = ContinuousClock.now
 
@@ -154,8 +151,6 @@ struct Session {
     /// Confirmations to read (channels + patterns; 0 means wait for a PONG instead).
     var expected = 0
     var confirmed = 0
-    /// `AUTH` was sent first: its `OK` comes before any confirmation (an error ends the session).
-    var awaitingAuth = false
     var subscribed = false
     /// Messages that came before the last confirmation: delivered right after `onConnection(true)`.
     var early: [(String, [UInt8])] = []
@@ -171,11 +166,6 @@ struct Session {
     }
 
     mutating func handle(_ reply: RedisReply) -> Event {
-        if awaitingAuth {
-            awaitingAuth = false
-            if case .status("OK") = reply { return .none }
-            return .failed
-        }
         switch reply {
         case .array(let items):
             switch items.first?.text {

@@ -4,10 +4,22 @@ import LiveControlsRedis
 import LiveControlsRuntime
 import LiveControlsTransport
 
-/// `--redis`, `--node-id`, `--lease-ms`: cluster mode.
+/// `--redis` (and its TLS settings), `--node-id`, `--lease-ms`: cluster mode.
 struct ClusterFlags: ParsableArguments {
-    @Option(help: "Cluster mode: share rooms with other nodes through this Redis (redis://[[user]:password@]host[:port][/db]; the password may come from LIVECONTROLS_REDIS_PASSWORD instead), or through the master that Redis Sentinel names (redis-sentinel://[[user]:password@]sentinel1[:26379][,sentinel2…]/MASTER[/db]: every connect asks the sentinels, so a failover is followed). Without it the server runs alone.")
+    @Option(help: "Cluster mode: share rooms with other nodes through this Redis (redis://[[user]:password@]host[:port][/db]; the password may come from LIVECONTROLS_REDIS_PASSWORD instead), or through the master that Redis Sentinel names (redis-sentinel://[[user]:password@]sentinel1[:26379][,sentinel2…]/MASTER[/db]: every connect asks the sentinels, so a failover is followed). rediss:// and rediss-sentinel:// connect over TLS (see --redis-tls-…). Without it the server runs alone.")
     var redis: String?
+
+    @Option(help: "Cluster mode over TLS (rediss:// or rediss-sentinel://): the CA certificates (PEM) that Redis's certificate must chain to; without it, the system's trust store.")
+    var redisTlsCaCertFile: String?
+
+    @Option(help: "Cluster mode over TLS: this node's client certificate (PEM), for a Redis with tls-auth-clients; needs --redis-tls-key-file.")
+    var redisTlsCertFile: String?
+
+    @Option(help: "Cluster mode over TLS: the private key (PEM) of --redis-tls-cert-file.")
+    var redisTlsKeyFile: String?
+
+    @Option(help: "Cluster mode over TLS: the name Redis's certificate must carry (and the SNI sent), instead of the host connected to (with Sentinel: the addresses the sentinels name).")
+    var redisTlsServerName: String?
 
     @Option(help: "Cluster mode: replicas that must hold each room write (Redis WAIT) before it is acknowledged; 0 acknowledges on the master's answer. With Sentinel, 1 keeps every acknowledged change through a failover.")
     var redisWaitReplicas = 0
@@ -48,6 +60,23 @@ struct ClusterFlags: ParsableArguments {
         if endpoint.username != nil && endpoint.password == nil {
             throw ValidationError("--redis: the user \(endpoint.username!) needs a password (in the URL or in LIVECONTROLS_REDIS_PASSWORD)")
         }
+        let tlsFlags = [redisTlsCaCertFile, redisTlsCertFile, redisTlsKeyFile, redisTlsServerName]
+        if endpoint.tls == nil {
+            guard tlsFlags.allSatisfy({ $0 == nil }) else {
+                throw ValidationError("--redis-tls-… options need a TLS URL in --redis (rediss:// or rediss-sentinel://)")
+            }
+            return endpoint
+        }
+        guard (redisTlsCertFile == nil) == (redisTlsKeyFile == nil) else {
+            throw ValidationError("--redis-tls-cert-file and --redis-tls-key-file go together")
+        }
+        if let name = redisTlsServerName, name.isEmpty || name.contains(where: \.isWhitespace) {
+            throw ValidationError("--redis-tls-server-name must be a host name or address")
+        }
+        let tls = RedisTLS(caCertificateFile: redisTlsCaCertFile, certificateFile: redisTlsCertFile,
+                           keyFile: redisTlsKeyFile, serverName: redisTlsServerName)
+        do { try tls.check() } catch { throw ValidationError("--redis: \(error.message)") }
+        endpoint.tls = tls
         return endpoint
     }
 

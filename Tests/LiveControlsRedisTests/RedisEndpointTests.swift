@@ -30,7 +30,8 @@ final class RedisEndpointTests: XCTestCase {
 
     func testRejectsEverythingElse() {
         for url in [
-            "", "localhost", "redis://", "redis://:6379", "http://localhost:6379", "rediss://localhost",
+            "", "localhost", "redis://", "redis://:6379", "http://localhost:6379", "rediss://", "rediss://:1",
+            "redisss://localhost", "rediss-sentinel://h1",
             "redis://:@localhost", "redis://:a%zz@localhost", "redis://:a%+F@localhost", "secret@localhost:6379",
             "redis://localhost:0",
             "redis://localhost:65536", "redis://localhost:abc", "redis://localhost:", "redis://localhost/x",
@@ -87,5 +88,23 @@ final class RedisEndpointTests: XCTestCase {
                 XCTAssertFalse("\(error)".contains("hunter2"), "\(error)")
             }
         }
+    }
+
+    func testRedissURLsAreTheSameOverTLS() throws {
+        var expected = RedisEndpoint(host: "cache", port: 6380, database: 1, username: "app", password: "pw")
+        expected.tls = RedisTLS()
+        let endpoint = try RedisEndpoint(url: "rediss://app:pw@cache:6380/1")
+        XCTAssertEqual(endpoint, expected)
+        XCTAssertEqual(endpoint.description, "rediss://app:***@cache:6380/1")
+        XCTAssertEqual(try RedisEndpoint(url: endpoint.url), endpoint)
+        XCTAssertNil(try RedisEndpoint(url: "redis://cache").tls)
+        XCTAssertEqual(try RedisEndpoint(url: "REDISS://cache").tls, RedisTLS())
+
+        let sentinel = try RedisEndpoint(url: "rediss-sentinel://s1,s2:26380/mymaster")
+        XCTAssertEqual(sentinel.tls, RedisTLS())
+        XCTAssertEqual(sentinel.sentinels, [SentinelAddress(host: "s1"), SentinelAddress(host: "s2", port: 26380)])
+        XCTAssertEqual(sentinel.description, "rediss-sentinel://s1:26379,s2:26380/mymaster")
+        XCTAssertEqual(try RedisEndpoint(url: sentinel.url), sentinel)
+        XCTAssertNil(try RedisEndpoint(url: "redis-sentinel://s1/m").tls)
     }
 }

@@ -12,13 +12,26 @@ final class RedisTestServer {
     let directory: URL
     /// `--requirepass`: clients must `AUTH` with it.
     let password: String?
+    /// TLS only (`--port 0 --tls-port`), with these certificates; `clientCertificates` makes it ask clients for one.
+    let tls: TestCertificates?
+    let clientCertificates: Bool
     private var process: Process?
 
-    var endpoint: RedisEndpoint { RedisEndpoint(host: "127.0.0.1", port: port, password: password) }
+    /// How clients reach it: over TLS trusting the test CA when it speaks TLS.
+    var endpoint: RedisEndpoint {
+        var endpoint = RedisEndpoint(host: "127.0.0.1", port: port, password: password)
+        if let tls {
+            endpoint.tls = RedisTLS(caCertificateFile: tls.caCertificate, certificateFile: clientCertificates ? tls.clientCertificate : nil,
+                                    keyFile: clientCertificates ? tls.clientKey : nil)
+        }
+        return endpoint
+    }
     var pid: Int32? { process?.processIdentifier }
 
-    init(password: String? = nil) throws {
+    init(password: String? = nil, tls: TestCertificates? = nil, clientCertificates: Bool = false) throws {
         self.password = password
+        self.tls = tls
+        self.clientCertificates = clientCertificates
         RedisProcess.ignoreSIGPIPE()
         port = try Self.freeLoopbackPort()
         directory = FileManager.default.temporaryDirectory.appendingPathComponent("redis-test-\(UUID().uuidString)")
@@ -35,8 +48,12 @@ final class RedisTestServer {
         precondition(process == nil, "already running")
         let p = Process()
         p.executableURL = URL(fileURLWithPath: "/usr/bin/redis-server")
-        p.arguments = [
-            "--port", String(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no",
+        let listen = tls.map {
+            ["--port", "0", "--tls-port", String(port), "--tls-cert-file", $0.serverCertificate, "--tls-key-file", $0.serverKey,
+             "--tls-ca-cert-file", $0.caCertificate, "--tls-auth-clients", clientCertificates ? "yes" : "no"]
+        } ?? ["--port", String(port)]
+        p.arguments = listen + [
+            "--bind", "127.0.0.1", "--save", "", "--appendonly", "no",
             "--dir", directory.path, "--logfile", directory.appendingPathComponent("redis.log").path,
         ] + (password.map { ["--requirepass", $0] } ?? [])
         p.standardOutput = FileHandle.nullDevice

@@ -18,9 +18,19 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
+def connect(port: int, tls=None, timeout: float = 2) -> socket.socket:
+    """A connection to a Redis (or sentinel) on loopback; over TLS when `tls` (test certificates) is given."""
+    s = socket.create_connection(("127.0.0.1", port), timeout=timeout)
+    return tls.client_context().wrap_socket(s, server_hostname="127.0.0.1") if tls else s
+
+
 class RedisServer:
-    def __init__(self, *extra: str):
+    def __init__(self, *extra: str, tls=None, client_auth: bool = False):
+        """`tls`: a `tls_certificates.Certificates`; the server then speaks TLS only (replication included), and
+        with `client_auth` asks clients for a certificate."""
         self.extra = list(extra)
+        self.tls = tls
+        self.client_auth = client_auth
         if shutil.which("redis-server") is None:
             raise RuntimeError("redis-server is not installed (scripts/bootstrap --test installs it)")
         self.port = free_port()
@@ -29,12 +39,13 @@ class RedisServer:
 
     @property
     def url(self) -> str:
-        return f"redis://127.0.0.1:{self.port}"
+        return f"{'rediss' if self.tls else 'redis'}://127.0.0.1:{self.port}"
 
     def start(self, timeout: float = 10) -> "RedisServer":
         # AOF with fsync on every write: a restart keeps every acked change (as the docs ask of production).
         self.proc = subprocess.Popen(
-            ["redis-server", "--port", str(self.port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "yes",
+            ["redis-server", *(self.tls.redis_args(self.port, self.client_auth) if self.tls else ["--port", str(self.port)]),
+             "--bind", "127.0.0.1", "--save", "", "--appendonly", "yes",
              "--appendfsync", "always", "--dir", str(self.dir), "--logfile", str(self.dir / "redis.log"), *self.extra],
             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         deadline = time.monotonic() + timeout
@@ -61,7 +72,7 @@ class RedisServer:
     def command(self, *args: str):
         """One command over a fresh connection (RESP); simple replies only."""
         payload = f"*{len(args)}\r\n" + "".join(f"${len(a.encode())}\r\n{a}\r\n" for a in args)
-        with socket.create_connection(("127.0.0.1", self.port), timeout=2) as s:
+        with connect(self.port, self.tls) as s:
             s.sendall(payload.encode())
             data = b""
             while not data.endswith(b"\r\n"):

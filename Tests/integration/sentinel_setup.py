@@ -7,23 +7,23 @@ from __future__ import annotations
 
 import pathlib
 import shutil
-import socket
 import subprocess
 import tempfile
 import time
 
 import pytest
 
-from redis_server import RedisServer, free_port
+from redis_server import RedisServer, connect, free_port
 
 MASTER = "lcmaster"
 
 
-def resp(port: int, *args: str, timeout: float = 2, password: str | None = None):
-    """One command over a fresh connection (after AUTH with `password`); replies of any shape as Python values."""
+def resp(port: int, *args: str, timeout: float = 2, password: str | None = None, tls=None):
+    """One command over a fresh connection (after AUTH with `password`; over TLS with `tls`, test certificates);
+    replies of any shape as Python values."""
     commands = ([("AUTH", password)] if password else []) + [args]
     payload = "".join(f"*{len(c)}\r\n" + "".join(f"${len(a.encode())}\r\n{a}\r\n" for a in c) for c in commands)
-    with socket.create_connection(("127.0.0.1", port), timeout=timeout) as s:
+    with connect(port, tls, timeout) as s:
         s.sendall(payload.encode())
         reader = s.makefile("rb")
 
@@ -59,25 +59,31 @@ def wait_until(predicate, timeout: float, what: str):
 
 
 class Sentinel:
-    def __init__(self, master_port: int):
+    def __init__(self, master_port: int, tls=None):
+        """`tls`: test certificates; the sentinel then listens on TLS only and reaches the servers over TLS."""
         self.port = free_port()
+        self.tls = tls
         self.dir = pathlib.Path(tempfile.mkdtemp(prefix="lc-sentinel-"))
+        listen = f"port {self.port}\n"
+        if tls:
+            listen = "".join(f"{k} {v}\n" for k, v in zip(tls.redis_args(self.port)[::2], tls.redis_args(self.port)[1::2])).replace("--", "")
         (self.dir / "sentinel.conf").write_text(
-            f"port {self.port}\nbind 127.0.0.1\ndir {self.dir}\nlogfile {self.dir / 'sentinel.log'}\n"
+            f"{listen}bind 127.0.0.1\ndir {self.dir}\nlogfile {self.dir / 'sentinel.log'}\n"
             f"sentinel monitor {MASTER} 127.0.0.1 {master_port} 1\n"
             f"sentinel down-after-milliseconds {MASTER} 2000\nsentinel failover-timeout {MASTER} 5000\n")
         self.proc = subprocess.Popen(["redis-server", str(self.dir / "sentinel.conf"), "--sentinel"],
                                      stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         wait_until(lambda: self.master_port() == master_port, 10, "the sentinel did not start")
         # A failover needs a replica the sentinel knows (it learns them from the master's INFO).
-        wait_until(lambda: len(resp(self.port, "SENTINEL", "replicas", MASTER) or []) == 2, 15, "the sentinel found no replicas")
+        wait_until(lambda: len(resp(self.port, "SENTINEL", "replicas", MASTER, tls=tls) or []) == 2, 15,
+                   "the sentinel found no replicas")
 
     def master_port(self) -> int | None:
-        reply = resp(self.port, "SENTINEL", "get-master-addr-by-name", MASTER)
+        reply = resp(self.port, "SENTINEL", "get-master-addr-by-name", MASTER, tls=self.tls)
         return int(reply[1]) if reply else None
 
     def url(self, extra: str = "") -> str:
-        return f"redis-sentinel://127.0.0.1:{self.port}/{MASTER}{extra}"
+        return f"{'rediss' if self.tls else 'redis'}-sentinel://127.0.0.1:{self.port}/{MASTER}{extra}"
 
     def cleanup(self):
         if self.proc.poll() is None:
@@ -86,16 +92,26 @@ class Sentinel:
         shutil.rmtree(self.dir, ignore_errors=True)
 
 
-@pytest.fixture
-def sentinel_redis():
-    """(master, replicas, sentinel): both replicas in sync with the master before the test starts."""
-    master = RedisServer().start()
-    replicas = [RedisServer("--replicaof", "127.0.0.1", str(master.port)).start() for _ in range(2)]
+def start_sentinel_redis(tls=None):
+    """(master, replicas, sentinel): both replicas in sync with the master. `tls`: every one of them on TLS only."""
+    master = RedisServer(tls=tls).start()
+    replicas = [RedisServer("--replicaof", "127.0.0.1", str(master.port), tls=tls).start() for _ in range(2)]
     for replica in replicas:
-        wait_until(lambda: "master_link_status:up" in resp(replica.port, "INFO", "replication"), 10, "a replica did not sync")
-    sentinel = Sentinel(master.port)
-    yield master, replicas, sentinel
+        wait_until(lambda: "master_link_status:up" in resp(replica.port, "INFO", "replication", tls=tls), 10,
+                   "a replica did not sync")
+    return master, replicas, Sentinel(master.port, tls)
+
+
+def stop_sentinel_redis(master, replicas, sentinel):
     sentinel.cleanup()
     for replica in replicas:
         replica.cleanup()
     master.cleanup()
+
+
+@pytest.fixture
+def sentinel_redis():
+    """(master, replicas, sentinel): both replicas in sync with the master before the test starts."""
+    started = start_sentinel_redis()
+    yield started
+    stop_sentinel_redis(*started)

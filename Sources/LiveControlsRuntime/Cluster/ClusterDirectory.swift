@@ -173,6 +173,7 @@ package final class ClusterDirectory: RoomDirectory, @unchecked Sendable {
         link.waitUntilSent()
         // What it had not sent stays in the rooms' outboxes in Redis: their next owners send it.
         webhooks?.stop()
+        subscriberUp.withLock { $0 = false }  // its stop is no lost connection: nothing to warn about
         subscriber?.stop()
         link.close()
         control.close()
