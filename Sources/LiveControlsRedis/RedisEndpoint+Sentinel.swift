@@ -76,7 +76,8 @@ extension RedisEndpoint {
             let index = (first + offset) % sentinels.count
             let sentinel = sentinels[index]
             do {
-                var asked = RedisEndpoint(host: sentinel.host, port: sentinel.port)
+                var asked = RedisEndpoint(host: sentinel.host, port: sentinel.port, username: sentinelUsername,
+                                          password: sentinelPassword)
                 asked.tls = tls
                 let context = try HiredisContext.connect(asked, timeoutMilliseconds: timeoutMilliseconds)
                 let reply = try context.command(["SENTINEL", "get-master-addr-by-name", masterName].map { Array($0.utf8) })

@@ -13,6 +13,10 @@ public struct RedisEndpoint: Sendable, Equatable, CustomStringConvertible {
     /// found. Nil: a plain endpoint.
     public var masterName: String? = nil
     public var sentinels: [SentinelAddress] = []
+    /// Sentinel mode: what the sentinels themselves authenticate with (their own `requirepass` or ACL user), apart
+    /// from the master's credentials; nil password sends them no `AUTH`.
+    public var sentinelUsername: String? = nil
+    public var sentinelPassword: String? = nil
     /// TLS for every connection (`rediss://`, `rediss-sentinel://`); nil: plain TCP.
     public var tls: RedisTLS? = nil
 

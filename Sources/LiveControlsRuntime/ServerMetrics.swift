@@ -103,12 +103,12 @@ package final class ServerMetrics: Sendable {
             return made
         }
         return WebhookEndpointMetrics(
-            pending: registry.makeGauge(name: "livecontrols_webhook_pending", labels: label,
-                                        help: "Deliveries waiting in memory for the endpoint (more may wait in --data-dir)."),
-            sent: registry.makeCounter(name: "livecontrols_webhook_sent_total", labels: label, help: "Deliveries the endpoint acknowledged (2xx)."),
-            failed: registry.makeCounter(name: "livecontrols_webhook_failed_total", labels: label,
-                                         help: "Deliveries given up after their last attempt (listed by GET /api/v1/webhooks/failed)."),
-            attempts: registry.makeCounter(name: "livecontrols_webhook_attempts_total", labels: label, help: "Delivery attempts, successful or not."),
+            pending: registry.gauge("livecontrols_webhook_pending", labels: label,
+                                    "Deliveries waiting in memory for the endpoint (more may wait in --data-dir)."),
+            sent: registry.counter("livecontrols_webhook_sent_total", labels: label, "Deliveries the endpoint acknowledged (2xx)."),
+            failed: registry.counter("livecontrols_webhook_failed_total", labels: label,
+                                     "Deliveries given up after their last attempt (listed by GET /api/v1/webhooks/failed)."),
+            attempts: registry.counter("livecontrols_webhook_attempts_total", labels: label, "Delivery attempts, successful or not."),
             latency: latency)
     }
 
@@ -127,14 +127,14 @@ package final class ServerMetrics: Sendable {
 }
 
 extension PrometheusCollectorRegistry {
-    /// The counter `name` (complete, `_total` included) with `# HELP` `help`.
-    func counter(_ name: String, _ help: String) -> Counter {
-        makeCounter(descriptor: MetricNameDescriptor(metricName: name, unitName: "", helpText: help))
+    /// The counter `name` (complete, `_total` included) with `labels` and `# HELP` `help`.
+    func counter(_ name: String, labels: [(String, String)] = [], _ help: String) -> Counter {
+        makeCounter(descriptor: MetricNameDescriptor(metricName: name, unitName: "", helpText: help), labels: labels)
     }
 
-    /// The gauge `name` with `# HELP` `help`.
-    func gauge(_ name: String, _ help: String) -> Gauge {
-        makeGauge(descriptor: MetricNameDescriptor(metricName: name, unitName: "", helpText: help))
+    /// The gauge `name` with `labels` and `# HELP` `help`.
+    func gauge(_ name: String, labels: [(String, String)] = [], _ help: String) -> Gauge {
+        makeGauge(descriptor: MetricNameDescriptor(metricName: name, unitName: "", helpText: help), labels: labels)
     }
 }
 

@@ -6,7 +6,7 @@ import LiveControlsTransport
 
 /// `--redis` (and its TLS settings), `--node-id`, `--lease-ms`: cluster mode.
 struct ClusterFlags: ParsableArguments {
-    @Option(help: "Cluster mode: share rooms with other nodes through this Redis (redis://[[user]:password@]host[:port][/db]; the password may come from LIVECONTROLS_REDIS_PASSWORD instead), or through the master that Redis Sentinel names (redis-sentinel://[[user]:password@]sentinel1[:26379][,sentinel2…]/MASTER[/db]: every connect asks the sentinels, so a failover is followed). rediss:// and rediss-sentinel:// connect over TLS (see --redis-tls-…). Without it the server runs alone.")
+    @Option(help: "Cluster mode: share rooms with other nodes through this Redis (redis://[[user]:password@]host[:port][/db]; the password may come from LIVECONTROLS_REDIS_PASSWORD instead), or through the master that Redis Sentinel names (redis-sentinel://[[user]:password@]sentinel1[:26379][,sentinel2…]/MASTER[/db]: every connect asks the sentinels, so a failover is followed; sentinels with a password of their own take it from LIVECONTROLS_REDIS_SENTINEL_PASSWORD, and an ACL user from LIVECONTROLS_REDIS_SENTINEL_USERNAME). rediss:// and rediss-sentinel:// connect over TLS (see --redis-tls-…). Without it the server runs alone.")
     var redis: String?
 
     @Option(help: "Cluster mode over TLS (rediss:// or rediss-sentinel://): the CA certificates (PEM) that Redis's certificate must chain to; without it, the system's trust store.")
@@ -59,6 +59,16 @@ struct ClusterFlags: ParsableArguments {
         }
         if endpoint.username != nil && endpoint.password == nil {
             throw ValidationError("--redis: the user \(endpoint.username!) needs a password (in the URL or in LIVECONTROLS_REDIS_PASSWORD)")
+        }
+        let environment = ProcessInfo.processInfo.environment
+        let sentinelUser = environment["LIVECONTROLS_REDIS_SENTINEL_USERNAME"].flatMap { $0.isEmpty ? nil : $0 }
+        let sentinelPassword = environment["LIVECONTROLS_REDIS_SENTINEL_PASSWORD"].flatMap { $0.isEmpty ? nil : $0 }
+        if endpoint.masterName != nil {
+            if sentinelUser != nil && sentinelPassword == nil {
+                throw ValidationError("LIVECONTROLS_REDIS_SENTINEL_USERNAME needs LIVECONTROLS_REDIS_SENTINEL_PASSWORD")
+            }
+            endpoint.sentinelUsername = sentinelUser
+            endpoint.sentinelPassword = sentinelPassword
         }
         let tlsFlags = [redisTlsCaCertFile, redisTlsCertFile, redisTlsKeyFile, redisTlsServerName]
         if endpoint.tls == nil {

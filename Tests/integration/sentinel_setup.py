@@ -59,27 +59,30 @@ def wait_until(predicate, timeout: float, what: str):
 
 
 class Sentinel:
-    def __init__(self, master_port: int, tls=None):
-        """`tls`: test certificates; the sentinel then listens on TLS only and reaches the servers over TLS."""
+    def __init__(self, master_port: int, tls=None, password: str | None = None):
+        """`tls`: test certificates; the sentinel then listens on TLS only and reaches the servers over TLS.
+        `password`: the sentinel's own `requirepass`."""
         self.port = free_port()
         self.tls = tls
+        self.password = password
         self.dir = pathlib.Path(tempfile.mkdtemp(prefix="lc-sentinel-"))
         listen = f"port {self.port}\n"
         if tls:
             listen = "".join(f"{k} {v}\n" for k, v in zip(tls.redis_args(self.port)[::2], tls.redis_args(self.port)[1::2])).replace("--", "")
+        auth = f'requirepass "{password}"\n' if password else ""
         (self.dir / "sentinel.conf").write_text(
-            f"{listen}bind 127.0.0.1\ndir {self.dir}\nlogfile {self.dir / 'sentinel.log'}\n"
+            f"{listen}{auth}bind 127.0.0.1\ndir {self.dir}\nlogfile {self.dir / 'sentinel.log'}\n"
             f"sentinel monitor {MASTER} 127.0.0.1 {master_port} 1\n"
             f"sentinel down-after-milliseconds {MASTER} 2000\nsentinel failover-timeout {MASTER} 5000\n")
         self.proc = subprocess.Popen(["redis-server", str(self.dir / "sentinel.conf"), "--sentinel"],
                                      stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         wait_until(lambda: self.master_port() == master_port, 10, "the sentinel did not start")
         # A failover needs a replica the sentinel knows (it learns them from the master's INFO).
-        wait_until(lambda: len(resp(self.port, "SENTINEL", "replicas", MASTER, tls=tls) or []) == 2, 15,
+        wait_until(lambda: len(resp(self.port, "SENTINEL", "replicas", MASTER, tls=tls, password=password) or []) == 2, 15,
                    "the sentinel found no replicas")
 
     def master_port(self) -> int | None:
-        reply = resp(self.port, "SENTINEL", "get-master-addr-by-name", MASTER, tls=self.tls)
+        reply = resp(self.port, "SENTINEL", "get-master-addr-by-name", MASTER, tls=self.tls, password=self.password)
         return int(reply[1]) if reply else None
 
     def url(self, extra: str = "") -> str:
@@ -92,14 +95,15 @@ class Sentinel:
         shutil.rmtree(self.dir, ignore_errors=True)
 
 
-def start_sentinel_redis(tls=None):
-    """(master, replicas, sentinel): both replicas in sync with the master. `tls`: every one of them on TLS only."""
+def start_sentinel_redis(tls=None, sentinel_password: str | None = None):
+    """(master, replicas, sentinel): both replicas in sync with the master. `tls`: every one of them on TLS only;
+    `sentinel_password`: the sentinel's own."""
     master = RedisServer(tls=tls).start()
     replicas = [RedisServer("--replicaof", "127.0.0.1", str(master.port), tls=tls).start() for _ in range(2)]
     for replica in replicas:
         wait_until(lambda: "master_link_status:up" in resp(replica.port, "INFO", "replication", tls=tls), 10,
                    "a replica did not sync")
-    return master, replicas, Sentinel(master.port, tls)
+    return master, replicas, Sentinel(master.port, tls, sentinel_password)
 
 
 def stop_sentinel_redis(master, replicas, sentinel):

@@ -193,3 +193,27 @@ def test_a_sentinel_that_cannot_answer_is_asked_once_not_on_every_reconnect(star
         resp(master.port, "CLIENT", "KILL", "TYPE", kind)
     send_until_acked(client, "quantity", "set", {"value": 3}, timeout=10)
     assert connections() == before + 1
+
+
+def test_sentinels_with_a_password_of_their_own(start_server, connect, monkeypatch):
+    """A sentinel with `requirepass`: nodes authenticate to it with LIVECONTROLS_REDIS_SENTINEL_PASSWORD (kept off
+    the command line); without it the node is not ready and says why."""
+    from sentinel_setup import start_sentinel_redis, stop_sentinel_redis
+    from test_cluster import readiness, wait_for
+    master, replicas, sentinel = start_sentinel_redis(sentinel_password="sentinel s3cret")
+    try:
+        monkeypatch.setenv("LIVECONTROLS_REDIS_SENTINEL_PASSWORD", "sentinel s3cret")
+        node = start_server("--redis", sentinel.url(), "--node-id", "n0", "--lease-ms", "1000")
+        monkeypatch.delenv("LIVECONTROLS_REDIS_SENTINEL_PASSWORD")
+        client = connect(node)
+        client.join()
+        assert client.intent("quantity", "set", {"value": 7})["type"] == "ack"
+        node.wait_for_log(f"master=127.0.0.1:{master.port}")
+
+        refused = start_server("--redis", sentinel.url(), "--node-id", "n1", "--lease-ms", "1000")
+        wait_for(lambda: readiness(refused) == 503, 10, "a node without the sentinel's password is not ready")
+        refused.wait_for_log("no sentinel named the master")
+        assert "NOAUTH" in refused.stderr()
+        assert "s3cret" not in node.stderr() + refused.stderr()
+    finally:
+        stop_sentinel_redis(master, replicas, sentinel)

@@ -255,7 +255,7 @@ package final class WebhookDispatcher: @unchecked Sendable {
         assertOnQueue(queue)
         guard !stopped else { return }
         let now = scheduler.now()
-        if let failure, forgotten.contains(event.room) {
+        if failure != nil, forgotten.contains(event.room) {
             _ = states[index].deliveries.failed(room: event.room, now: now, jitter: 0)
             states[index].deliveries.drop(room: event.room)
         } else if let failure {
