@@ -30,6 +30,15 @@ package protocol RoomEndpoint: AnyObject, Sendable {
     /// The room behind this endpoint stopped here for good (a failed store write, or unloaded): a join must ask
     /// the directory for the room again rather than resync with this endpoint.
     var isClosed: Bool { get }
+    /// Backpressure: when the room's intent queue is full, runs `resume` (on any thread) once it has drained to
+    /// half, and returns true — the caller stops reading from the sender until then. False, and `resume` is
+    /// dropped, when the queue is not full.
+    func whenQueueDrains(_ resume: @escaping @Sendable () -> Void) -> Bool
+}
+
+extension RoomEndpoint {
+    /// Rooms without a local queue (cluster mode's forwarding handles) never ask a sender to wait.
+    package func whenQueueDrains(_ resume: @escaping @Sendable () -> Void) -> Bool { false }
 }
 
 /// The rooms of this server, whatever runs them: `RoomRegistry` (one node) or `ClusterDirectory` (Redis).

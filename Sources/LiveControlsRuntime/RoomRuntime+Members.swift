@@ -26,10 +26,30 @@ extension RoomRuntime {
             return
         }
         submit {
-            self.queuedIntents.subtract(1, ordering: .relaxed)
+            let left = self.queuedIntents.subtract(1, ordering: .relaxed).newValue
+            if left <= self.maxQueuedIntents / 2, self.hasDrainWaiters.load(ordering: .relaxed) { self.resumeDrainWaiters() }
             guard !subscriber.isGone else { return }  // its connection closed: its leave comes next
             work()
         }
+    }
+
+    /// Backpressure for the transport: see `RoomEndpoint.whenQueueDrains`.
+    func whenQueueDrains(_ resume: @escaping @Sendable () -> Void) -> Bool {
+        guard queuedIntents.load(ordering: .relaxed) >= maxQueuedIntents else { return false }
+        drainWaiters.withLock { $0.append(resume) }
+        hasDrainWaiters.store(true, ordering: .relaxed)
+        // The queue may have drained meanwhile (its last intent ran before the waiter was added): look again.
+        if queuedIntents.load(ordering: .relaxed) <= maxQueuedIntents / 2 { resumeDrainWaiters() }
+        return true
+    }
+
+    private func resumeDrainWaiters() {
+        let waiting = drainWaiters.withLock { waiters -> [@Sendable () -> Void] in
+            defer { waiters.removeAll() }
+            hasDrainWaiters.store(false, ordering: .relaxed)
+            return waiters
+        }
+        for resume in waiting { resume() }
     }
 
     /// Cluster mode: a member this owner does not know joined under an owner that was lost, in a room whose members

@@ -54,6 +54,12 @@ final class RoomRuntime: RoomEndpoint, @unchecked Sendable {
     /// (`queue.sync`) only while this is 0: room queues share a pool as wide as the CPUs, and waiting there
     /// behind queued work (a store's `markDurable`, a join) would stall every connection.
     let queuedBlocks = Atomic<Int>(0)
+    /// Senders waiting for the intent queue to drain to half (`whenQueueDrains`), and whether there are any (read
+    /// first, so the common intent takes no lock).
+    let drainWaiters = Mutex<[@Sendable () -> Void]>([])
+    let hasDrainWaiters = Atomic<Bool>(false)
+    /// The queue is suspended while the transport catches up (`paceIfTransportBehind`).
+    let pacing = Atomic<Bool>(false)
     /// Intents waiting on the queue (at most `maxQueuedIntents`; more are refused with `overloaded`).
     let queuedIntents = Atomic<Int>(0)
     /// The server is shutting down (`RoomDirectory.beginShutdown`): a leave only takes its member out (no patch).
@@ -123,6 +129,7 @@ final class RoomRuntime: RoomEndpoint, @unchecked Sendable {
         queue.async {
             self.queuedBlocks.subtract(1, ordering: .relaxed)
             work()
+            self.paceIfTransportBehind()
         }
     }
 

@@ -69,4 +69,11 @@ extension RoomSubscriber {
 package protocol SubscriberWaker: AnyObject, Sendable {
     func wake(_ subscribers: [any RoomSubscriber])
     func wake(_ subscriber: any RoomSubscriber)
+    /// The transport is behind on writing (its last pass took long): a large room pauses its queue a moment
+    /// (`RoomRuntime.paceIfTransportBehind`) rather than queue fan-out faster than it can go out. Any thread.
+    var isBehind: Bool { get }
+}
+
+extension SubscriberWaker {
+    package var isBehind: Bool { false }
 }

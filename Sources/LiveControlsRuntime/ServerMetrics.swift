@@ -30,6 +30,8 @@ package final class ServerMetrics: Sendable {
     private let intents: Counter
     private let refusedIntents: Counter
     private let overloadedIntents: Counter
+    private let pauses: Counter
+    private let pausedMilliseconds: Counter
     private let patches: Counter
     private let ticks: Counter
     private let roomsUnloaded: Counter
@@ -52,6 +54,9 @@ package final class ServerMetrics: Sendable {
         refusedIntents = registry.counter("livecontrols_intents_refused_total", "Intents refused with an error.")
         overloadedIntents = registry.counter("livecontrols_intents_overloaded_total",
                                              "Intents refused with `overloaded`: their room had --room-queue intents waiting.")
+        pauses = registry.counter("livecontrols_room_pauses_total",
+                                  "Times a room of more than 128 subscribers paused while the server caught up on writing.")
+        pausedMilliseconds = registry.counter("livecontrols_room_paused_milliseconds_total", "Milliseconds those pauses lasted.")
         patches = registry.counter("livecontrols_patches_total", "Patches (room versions) produced.")
         ticks = registry.counter("livecontrols_hold_ticks_total", "Hold-to-repeat ticks applied.")
         lateness = registry.makeDurationHistogram(
@@ -72,6 +77,12 @@ package final class ServerMetrics: Sendable {
     func intentOverloaded() {
         intent(refused: true)
         overloadedIntents.increment()
+    }
+
+    /// A large room paused its queue for `milliseconds` while the transport caught up.
+    func paced(milliseconds: Int) {
+        pauses.increment()
+        pausedMilliseconds.increment(by: Int64(milliseconds))
     }
 
     /// An idle room left memory.

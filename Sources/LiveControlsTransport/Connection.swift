@@ -37,6 +37,10 @@ final class Connection: RoomSubscriber, @unchecked Sendable {
     /// Service thread only: joined rooms that had more than `LiveControlsServer.inlineIntentLimit` subscribers
     /// when this connection's intent last looked, so its intents there run on the room's queue.
     var largeRooms: Set<String> = []
+    /// Service thread only: reading is paused until a room that was behind drains (`pauseReadingIfBehind`).
+    var readingPaused: Bool { pausedSince != nil }
+    /// Service thread only: when reading was paused (nil: it is not).
+    var pausedSince: Instant? = nil
     /// Service thread only: intents this connection sent (a large room is looked at again every 64th).
     var intentsSent = 0
     /// Service thread only: the keepalive's view of this connection (`LiveControlsServer+Keepalive.swift`).

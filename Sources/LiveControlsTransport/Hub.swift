@@ -37,6 +37,11 @@ final class Hub: SubscriberWaker, Sendable {
     private let state = Mutex(State())
     /// `pthread_self()` of the service thread while the context exists, 0 otherwise.
     private let serviceThread = Atomic<UInt>(0)
+    /// The service thread's last pass used more CPU than `behindMicroseconds` (`notePass`).
+    private let behind = Atomic<Bool>(false)
+    /// A pass longer than this (CPU time of the service thread: reads, callbacks, writes; not `poll()`'s waiting)
+    /// means every client waits that long for an answer: large rooms pause until passes are shorter again.
+    static let behindMicroseconds = 25_000
     /// Service thread only (every access checks `onServiceThread` or runs on the service thread): connections
     /// that code on the service thread queued frames for during the current `lws_service` pass.
     nonisolated(unsafe) private var ready: [Connection] = []
@@ -55,6 +60,15 @@ final class Hub: SubscriberWaker, Sendable {
 
     func wake(_ connection: Connection) {
         wake(CollectionOfOne(connection))
+    }
+
+    /// `SubscriberWaker`: the last pass of the service thread took long (see `RoomRuntime+Pacing.swift`).
+    var isBehind: Bool { behind.load(ordering: .relaxed) }
+
+    /// Service thread, after each pass: the CPU time it took.
+    func notePass(microseconds: Int) {
+        let late = microseconds > Self.behindMicroseconds
+        if late != behind.load(ordering: .relaxed) { behind.store(late, ordering: .relaxed) }
     }
 
     /// `SubscriberWaker`: rooms wake the subscribers their fan-out asked for. Only this transport's

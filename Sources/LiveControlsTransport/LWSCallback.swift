@@ -163,6 +163,7 @@ extension LiveControlsServer {
         }
         if sweep {
             sweepKeepalive(now: Transport.now())
+            sweepPausedConnections(now: Transport.now())
             closeStuckConsumers()
             expireGrants()
             shares.sweep(now: Transport.now())
@@ -172,6 +173,7 @@ extension LiveControlsServer {
             draining = true
             drainDeadline = .now() + .milliseconds(options.shutdownGraceMilliseconds)
             registry.beginShutdown()
+            resumeAllReading()
             logger.info("shutting down", metadata: ["connections": "\(connections.count)"])
             for connection in connections.values where connection.requestClose(code: 1001, reason: "server shutting down") {
                 lws_callback_on_writable(connection.wsi.raw)

@@ -65,6 +65,8 @@ extension LiveControlsServer {
         let pingInterval = options.limits.pingIntervalSeconds * 1000, idleTimeout = options.limits.idleTimeoutSeconds * 1000
         for connection in connections.values where !connection.lifecycle.isGone {
             let open = connection.lifecycle.isOpen
+            // Not read from on purpose (its room is behind): its silence is ours, not its own.
+            if connection.readingPaused { connection.keepalive.heard = true }
             let action = open
                 ? connection.keepalive.sweep(now: now, pingIntervalMilliseconds: pingInterval, idleTimeoutMilliseconds: idleTimeout)
                 : connection.keepalive.sweepClosing(now: now, idleTimeoutMilliseconds: idleTimeout)

@@ -78,6 +78,7 @@ extension LiveControlsServer {
                 return
             }
             room.presence(connection, request)
+            if !connection.readingPaused { pauseReadingIfBehind(connection, room) }
         case let .claim(request):
             guard let membership = connection.joined[request.room] else {
                 send(.error(ProtocolError(.notJoined, "join room \(request.room) before claiming in it", id: request.id, room: request.room)), to: connection)
@@ -90,6 +91,7 @@ extension LiveControlsServer {
                 return
             }
             membership.room.claim(connection, request)
+            if !connection.readingPaused { pauseReadingIfBehind(connection, membership.room) }
         case let .intent(request):
             guard let membership = connection.joined[request.room] else {
                 send(.error(ProtocolError(.notJoined, "join room \(request.room) before sending intents to it", id: request.id, room: request.room)),
@@ -113,6 +115,8 @@ extension LiveControlsServer {
                 } else if !connection.largeRooms.isEmpty {
                     connection.largeRooms.remove(request.room)
                 }
+            } else if !connection.readingPaused {
+                pauseReadingIfBehind(connection, membership.room)
             }
         }
     }

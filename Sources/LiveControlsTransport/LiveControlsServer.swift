@@ -149,9 +149,11 @@ public final class LiveControlsServer: @unchecked Sendable {
         sweeper.setEventHandler { @Sendable in hub.requestSweep() }
         sweeper.resume()
         var ticker: DispatchSourceTimer? = nil
+        var cpu = ThreadCPUClock()
         while true {
             _ = lws_service(context, 0)
             if hub.hasReady || messagesThisPass > 0 { flushReady() }
+            hub.notePass(microseconds: cpu.lap())
             if draining {
                 if ticker == nil {
                     // lws_service may sleep until the next socket event: poke it while draining.

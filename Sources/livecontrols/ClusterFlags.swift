@@ -92,7 +92,7 @@ struct ClusterFlags: ParsableArguments {
 
     /// Nil without `--redis`.
     func options(randomID: () -> String) throws -> ClusterOptions? {
-        guard let redis else { return nil }
+        guard redis != nil else { return nil }
         var options = ClusterOptions(redis: try endpoint(), nodeID: nodeID ?? randomID())
         options.leaseMilliseconds = leaseMs
         options.keyPrefix = redisPrefix
