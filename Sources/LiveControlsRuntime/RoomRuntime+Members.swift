@@ -26,8 +26,10 @@ extension RoomRuntime {
             return
         }
         submit {
-            let left = self.queuedIntents.subtract(1, ordering: .relaxed).newValue
-            if left <= self.maxQueuedIntents / 2, self.hasDrainWaiters.load(ordering: .relaxed) { self.resumeDrainWaiters() }
+            // Sequentially consistent here and in `whenQueueDrains` (decrement, then look for waiters; there: add a
+            // waiter, then look at the count): with weaker orders both could read the old value and a waiter be lost.
+            let left = self.queuedIntents.subtract(1, ordering: .sequentiallyConsistent).newValue
+            if left <= self.maxQueuedIntents / 2, self.hasDrainWaiters.load(ordering: .sequentiallyConsistent) { self.resumeDrainWaiters() }
             guard !subscriber.isGone else { return }  // its connection closed: its leave comes next
             work()
         }
@@ -37,9 +39,9 @@ extension RoomRuntime {
     func whenQueueDrains(_ resume: @escaping @Sendable () -> Void) -> Bool {
         guard queuedIntents.load(ordering: .relaxed) >= maxQueuedIntents else { return false }
         drainWaiters.withLock { $0.append(resume) }
-        hasDrainWaiters.store(true, ordering: .relaxed)
+        hasDrainWaiters.store(true, ordering: .sequentiallyConsistent)
         // The queue may have drained meanwhile (its last intent ran before the waiter was added): look again.
-        if queuedIntents.load(ordering: .relaxed) <= maxQueuedIntents / 2 { resumeDrainWaiters() }
+        if queuedIntents.load(ordering: .sequentiallyConsistent) <= maxQueuedIntents / 2 { resumeDrainWaiters() }
         return true
     }
 

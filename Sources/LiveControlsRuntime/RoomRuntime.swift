@@ -50,9 +50,10 @@ final class RoomRuntime: RoomEndpoint, @unchecked Sendable {
     /// Since when nobody has been in the room (nanoseconds of `scheduler.now()`), 0 while someone is. Written on
     /// the queue, read by the registry's sweep from any thread.
     let emptySinceNanos: Atomic<UInt64>
-    /// Blocks `submit` queued and that have not started yet. The service thread runs a small room's intent inline
-    /// (`queue.sync`) only while this is 0: room queues share a pool as wide as the CPUs, and waiting there
-    /// behind queued work (a store's `markDurable`, a join) would stall every connection.
+    /// Blocks `submit` queued and that have not finished yet (and 1 while the queue is paused, `+Pacing`). The service
+    /// thread runs a small room's intent inline (`queue.sync`) only while this is 0: room queues share a pool as wide
+    /// as the CPUs, and waiting there behind queued work (a store's `markDurable`, a join, or a block that then pauses
+    /// the queue) would stall every connection.
     let queuedBlocks = Atomic<Int>(0)
     /// Senders waiting for the intent queue to drain to half (`whenQueueDrains`), and whether there are any (read
     /// first, so the common intent takes no lock).
@@ -127,9 +128,9 @@ final class RoomRuntime: RoomEndpoint, @unchecked Sendable {
     func submit(_ work: @escaping @Sendable () -> Void) {
         queuedBlocks.add(1, ordering: .relaxed)
         queue.async {
-            self.queuedBlocks.subtract(1, ordering: .relaxed)
             work()
             self.paceIfTransportBehind()
+            self.queuedBlocks.subtract(1, ordering: .relaxed)  // after: nobody `sync`s into a block that may pause
         }
     }
 

@@ -13,7 +13,9 @@ import Glibc
 ///
 /// A paused connection is not read, so neither its pongs nor its close are seen: the keepalive counts it as heard,
 /// the sweep closes one whose peer has gone (its socket in `CLOSE_WAIT`: what it sent, unread, is dropped, as a closed
-/// connection's queued intents are), and a shutdown reads every paused connection again so closes complete.
+/// connection's queued intents are) and reads one that is closing again, as a shutdown does for all, so closes
+/// complete. A FIN stuck behind data the server has not read is only seen once the pause ends (5 s at most).
+/// Cluster mode forwards intents to the room's owner: there `whenQueueDrains` is false and nothing pauses.
 extension LiveControlsServer {
     /// Service thread, after an intent went to `room`'s queue: pauses reading when that queue is full.
     func pauseReadingIfBehind(_ connection: Connection, _ room: any RoomEndpoint) {
@@ -45,6 +47,8 @@ extension LiveControlsServer {
         for connection in connections.values where !connection.lifecycle.isGone {
             guard let since = connection.pausedSince else { continue }
             if dropIfPeerClosed(connection) { continue }
+            // Closing (a close of ours or the peer's): read again, so the close handshake can complete.
+            if !connection.lifecycle.isOpen { resumeReading(connection); continue }
             if now >= since.adding(milliseconds: Self.longestPauseMilliseconds) { resumeReading(connection) }
         }
     }

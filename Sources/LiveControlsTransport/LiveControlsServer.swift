@@ -168,6 +168,7 @@ public final class LiveControlsServer: @unchecked Sendable {
         }
         ticker?.cancel()
         sweeper.cancel()
+        hub.notePass(microseconds: 0)  // no more passes: no room may wait for one
         hub.setContext(nil)
         for connection in connections.values { connection.abandon() }
         registry.stopAll()

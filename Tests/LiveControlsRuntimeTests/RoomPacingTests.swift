@@ -68,7 +68,6 @@ final class RoomPacingTests: XCTestCase {
         let deadline = Date().addingTimeInterval(5)
         while !runtime.pacing.load(ordering: .relaxed) && !ran.load(ordering: .relaxed) && Date() < deadline { usleep(1000) }
         XCTAssertTrue(runtime.pacing.load(ordering: .relaxed) || ran.load(ordering: .relaxed))
-        if runtime.pacing.load(ordering: .relaxed) { XCTAssertFalse(ran.load(ordering: .relaxed), "no block runs while paused") }
         waker.behind.store(false, ordering: .relaxed)
         runtime.queue.sync {}  // waits for the resume (checked every 2 ms once the transport has caught up)
         XCTAssertTrue(ran.load(ordering: .relaxed))
