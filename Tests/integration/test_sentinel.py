@@ -169,7 +169,9 @@ def test_a_deletion_is_announced_once_the_replicas_have_it_and_not_before(start_
     # A notice the deletion published would have reached b's node before the answer to b's next request, which
     # also comes through Redis, later.
     reply = b.intent("quantity", "set", {"value": 8}, room="brief")
-    assert reply.get("code") == "unavailable", reply  # the room's owner let it go: join again
+    # The room's owner let it go: `unavailable` (join again), or `unknown_room` when b's node heard of the release first
+    # and asked Redis, whose master no longer holds it (seen in CI: a race, both true).
+    assert reply.get("code") in ("unavailable", "unknown_room"), reply
     told = [m for m in b.inbox if m.get("code") == "room_deleted"]
     assert not told, told
 
