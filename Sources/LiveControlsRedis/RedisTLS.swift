@@ -42,7 +42,7 @@ final class TLSClientContext: @unchecked Sendable {
             var error = [CChar](repeating: 0, count: 512)
             let made = lc_redis_tls_context_create(tls.caCertificateFile, tls.certificateFile, tls.keyFile, &error, error.count)
             guard let made else {
-                return .failure(RedisError(.connection, "TLS: " + String(decoding: error.prefix { $0 != 0 }.map(UInt8.init(bitPattern:)), as: UTF8.self)))
+                return .failure(RedisError(.connection, "TLS: " + text(error)))
             }
             let context = TLSClientContext(pointer: made)
             contexts[tls] = context
@@ -60,7 +60,12 @@ extension HiredisContext {
         let name = tls.serverName ?? endpoint.host
         var error = [CChar](repeating: 0, count: 512)
         guard lc_redis_tls_start(pointer, context.pointer, name, &error, error.count) == 0 else {
-            throw RedisError(.connection, "\(endpoint): " + String(decoding: error.prefix { $0 != 0 }.map(UInt8.init(bitPattern:)), as: UTF8.self))
+            throw RedisError(.connection, "\(endpoint): " + text(error))
         }
     }
+}
+
+/// A NUL-terminated C message buffer as text.
+private func text(_ buffer: [CChar]) -> String {
+    String(decoding: buffer.prefix { $0 != 0 }.map(UInt8.init(bitPattern:)), as: UTF8.self)
 }

@@ -69,9 +69,7 @@ extension LiveControlsServer {
         guard fd >= 0, getsockopt(fd, Int32(IPPROTO_TCP), TCP_INFO, &info, &length) == 0,
               info.tcpi_state == UInt8(TCP_CLOSE_WAIT) else { return false }
         connection.pausedSince = nil
-        _ = connection.lifecycle.closeNow(code: 1006)  // its peer has gone: no close frame to exchange
-        connection.dropQueued()
-        lws_set_timeout(connection.wsi.raw, PENDING_TIMEOUT_USER_OK, LWS_TO_KILL_ASYNC)
+        dropNow(connection)  // its peer has gone: no close frame to exchange
         return true
     }
 }

@@ -78,9 +78,7 @@ extension LiveControlsServer {
             case .drop:
                 logger.info(open ? "dropping a connection silent past the idle timeout" : "dropping a connection still closing after the idle timeout",
                             metadata: ["session": "\(connection.session)", "idleTimeout": "\(options.limits.idleTimeoutSeconds) s"])
-                _ = connection.lifecycle.closeNow(code: 1006)  // no close frame: the client sees 1006, as before
-                connection.dropQueued()
-                lws_set_timeout(connection.wsi.raw, PENDING_TIMEOUT_USER_OK, LWS_TO_KILL_ASYNC)
+                dropNow(connection)
             }
         }
     }
@@ -98,5 +96,15 @@ extension LiveControlsServer {
         guard written >= 0 else { return -1 }
         lws_callback_on_writable(wsi)
         return 0
+    }
+}
+
+extension LiveControlsServer {
+    /// Service thread: ends a connection at once, without a close frame (its client sees 1006): what is queued for it
+    /// is dropped and lws closes the socket on its next pass.
+    func dropNow(_ connection: Connection) {
+        _ = connection.lifecycle.closeNow(code: 1006)
+        connection.dropQueued()
+        lws_set_timeout(connection.wsi.raw, PENDING_TIMEOUT_USER_OK, LWS_TO_KILL_ASYNC)
     }
 }
