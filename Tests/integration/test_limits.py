@@ -215,7 +215,10 @@ def test_a_close_that_cannot_be_sent_is_bounded_by_the_idle_timeout(start_server
     deadline = time.monotonic() + 10
     while s.connections() == 2:
         assert time.monotonic() < deadline, "the closing connection was never dropped"
-        for _ in range(10):  # 50 refusals in a row, and the server asks to close; then it is never silent
-            stuck.send_text({"type": "presence", "room": "demo", "data": {}})
+        try:
+            for _ in range(10):  # 50 refusals in a row, and the server asks to close; then it is never silent
+                stuck.send_text({"type": "presence", "room": "demo", "data": {}})
+        except (BrokenPipeError, ConnectionResetError):
+            pass  # dropped between the count and the send (seen in CI): the loop's next count shows it
     assert "closing connection that ignores the rate limit" in s.stderr()
     assert filler.intent("quantity", "next")["type"] == "ack"
