@@ -24,12 +24,16 @@ public final class Frame: @unchecked Sendable {
     public let stateOfRoom: String?
     /// For room state: the epoch and version it shows (cluster replies carry them in their envelope).
     public let stateVersion: (epoch: String, version: Int)?
+    /// Room state sent to more than `inlineSubscriberLimit` subscribers: a transport with more to write than it can
+    /// in one go writes other frames first (a quiet room's ack does not wait behind a crowd's fan-out).
+    public let toMany: Bool
 
-    private init<Bytes: Collection<UInt8>>(bytes: Bytes, stateOfRoom: String?, stateVersion: (epoch: String, version: Int)?) {
+    private init<Bytes: Collection<UInt8>>(bytes: Bytes, stateOfRoom: String?, stateVersion: (epoch: String, version: Int)?, toMany: Bool) {
         let count = bytes.count
         self.count = count
         self.stateOfRoom = stateOfRoom
         self.stateVersion = stateVersion
+        self.toMany = toMany
         storage = .allocate(capacity: Self.headroom + max(count, 1))
         storage.initialize(repeating: 0, count: Self.headroom)
         let payload = UnsafeMutableBufferPointer(start: storage + Self.headroom, count: count)
@@ -45,15 +49,15 @@ public final class Frame: @unchecked Sendable {
 
     /// A frame of `bytes` (room state when `stateOfRoom` is set).
     public static func make<Bytes: Collection<UInt8>>(bytes: Bytes, stateOfRoom: String? = nil,
-                                                      stateVersion: (epoch: String, version: Int)? = nil) -> Frame {
-        Frame(bytes: bytes, stateOfRoom: stateOfRoom, stateVersion: stateVersion)
+                                                      stateVersion: (epoch: String, version: Int)? = nil, toMany: Bool = false) -> Frame {
+        Frame(bytes: bytes, stateOfRoom: stateOfRoom, stateVersion: stateVersion, toMany: toMany && stateOfRoom != nil)
     }
 
-    /// The message, encoded once.
-    public static func make(_ message: ServerMessage) -> Frame {
+    /// The message, encoded once (`toMany`: room state for more than `inlineSubscriberLimit` subscribers).
+    public static func make(_ message: ServerMessage, toMany: Bool = false) -> Frame {
         switch message {
         case let .snapshot(room, epoch, version, _, _, _), let .resumed(room, epoch, _, version, _), let .patch(room, epoch, version, _, _):
-            return make(bytes: message.encoded(), stateOfRoom: room, stateVersion: (epoch, version))
+            return make(bytes: message.encoded(), stateOfRoom: room, stateVersion: (epoch, version), toMany: toMany)
         default:
             return make(bytes: message.encoded())
         }

@@ -5,9 +5,10 @@ import LiveControlsEngine
 /// service thread can write their fan-out: every applied intent is a frame for each of them. Queued without bound,
 /// that work makes every pass of the service thread long — and every client of every other room waits a pass for
 /// each answer — and it ends in outbox overflows, whose resync snapshots cost more again. So after each block of
-/// work a large room looks at the transport, and while its last pass took long (`SubscriberWaker.isBehind`) the room's
-/// queue stops for a moment: its intents wait (up to `--room-queue`, then `overloaded`, and the transport stops
-/// reading from their senders), and what it sends later goes out in fewer, larger writes.
+/// work a large room looks at the transport, and while it is behind (`SubscriberWaker.isBehind`: a long pass, or writes
+/// waiting long for their turn) the room's queue stops for a moment: its intents wait (up to `--room-queue`, then
+/// `overloaded`, and the transport stops reading from their senders), and what it sends later goes out in fewer,
+/// larger writes.
 extension RoomRuntime {
     /// How often a paused room looks at the transport again, and the longest it pauses at once (a hold's ticks and
     /// the room's own clients wait that long at most per pause).

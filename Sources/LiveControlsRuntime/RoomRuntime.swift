@@ -178,7 +178,7 @@ final class RoomRuntime: RoomEndpoint, @unchecked Sendable {
             if let cached = self.resyncSnapshot, cached.epoch == self.room.epoch, cached.version == self.room.version {
                 frame = cached.frame
             } else {
-                frame = Frame.make(self.snapshot(id: nil, resumed: nil))
+                frame = Frame.make(self.snapshot(id: nil, resumed: nil), toMany: self.subscribers.count > inlineSubscriberLimit)
                 self.resyncSnapshot = (self.room.epoch, self.room.version, frame)
             }
             self.deliver(after: self.room.version) {
@@ -339,7 +339,7 @@ final class RoomRuntime: RoomEndpoint, @unchecked Sendable {
                 deliver(after: patch.version) { self.outboxEntryReady(entry) }
             }
             guard localDelivery else { return carryOutTimers(update) }
-            let frame = Frame.make(patchMessage(patch))
+            let frame = Frame.make(patchMessage(patch), toMany: subscribers.count > inlineSubscriberLimit)
             if heldHead == held.count && patch.version <= durable {
                 // Deliverable now (always, with a synchronous store): no copy of the subscriber list.
                 var toWake: [any RoomSubscriber] = []

@@ -3,7 +3,8 @@ import LiveControlsRuntime
 
 /// Service thread only: reusable memory where several queued messages are framed back to back
 /// (RFC 6455 server frames: FIN + text opcode, unmasked; no extension is negotiated), so a client with
-/// a backlog gets them in one `lws_write(…, LWS_WRITE_RAW)` — one `send()` instead of one per message.
+/// a backlog gets them in one `lws_write(…, LWS_WRITE_RAW)` — one `send()` instead of one per message; and where a
+/// large message's fragments are framed (a fragment of a frame shared by many connections cannot be framed in place).
 final class BatchBuffer {
     private var storage: UnsafeMutableRawPointer
     private var capacity: Int
@@ -17,32 +18,49 @@ final class BatchBuffer {
 
     /// Frames the messages into the buffer; returns the first byte (after `LWS_PRE` headroom) and the length.
     func frame(_ frames: ArraySlice<Frame>) -> (UnsafeMutablePointer<UInt8>, Int) {
-        let needed = frames.reduce(0) { $0 + 10 + $1.count }
-        if needed > capacity {
-            storage.deallocate()
-            capacity = max(needed, capacity * 2)
-            storage = UnsafeMutableRawPointer.allocate(byteCount: Int(SHIM_LWS_PRE) + capacity, alignment: 16)
-        }
-        let start = (storage + Int(SHIM_LWS_PRE)).assumingMemoryBound(to: UInt8.self)
+        reserve(frames.reduce(0) { $0 + 10 + $1.count })
+        let start = self.start
         var p = start
         for frame in frames {
-            let n = frame.count
-            p.pointee = 0x81
-            p += 1
-            if n < 126 {
-                p.pointee = UInt8(n)
-                p += 1
-            } else if n < 65_536 {
-                p[0] = 126; p[1] = UInt8(n >> 8); p[2] = UInt8(n & 0xFF)
-                p += 3
-            } else {
-                p.pointee = 127
-                for i in 0..<8 { p[1 + i] = UInt8(truncatingIfNeeded: n >> ((7 - i) * 8)) }
-                p += 9
-            }
-            p.update(from: frame.unsafePayload, count: n)
-            p += n
+            p = header(at: p, first: 0x81, count: frame.count)
+            p.update(from: frame.unsafePayload, count: frame.count)
+            p += frame.count
         }
         return (start, p - start)
+    }
+
+    /// One fragment of a large message (RFC 6455 §5.4): `count` bytes of `frame` from `offset`, as a text frame
+    /// without FIN (the first), a continuation without FIN, or the final continuation.
+    func fragment(_ frame: Frame, offset: Int, count: Int) -> (UnsafeMutablePointer<UInt8>, Int) {
+        reserve(10 + count)
+        let last = offset + count == frame.count
+        let first: UInt8 = (last ? 0x80 : 0) | (offset == 0 ? 0x01 : 0x00)
+        let p = header(at: start, first: first, count: count)
+        p.update(from: frame.unsafePayload + offset, count: count)
+        return (start, p + count - start)
+    }
+
+    private var start: UnsafeMutablePointer<UInt8> { (storage + Int(SHIM_LWS_PRE)).assumingMemoryBound(to: UInt8.self) }
+
+    private func reserve(_ needed: Int) {
+        guard needed > capacity else { return }
+        storage.deallocate()
+        capacity = max(needed, capacity * 2)
+        storage = UnsafeMutableRawPointer.allocate(byteCount: Int(SHIM_LWS_PRE) + capacity, alignment: 16)
+    }
+
+    /// Writes a frame header (first byte, then the payload length); returns where the payload goes.
+    private func header(at p: UnsafeMutablePointer<UInt8>, first: UInt8, count n: Int) -> UnsafeMutablePointer<UInt8> {
+        p[0] = first
+        if n < 126 {
+            p[1] = UInt8(n)
+            return p + 2
+        } else if n < 65_536 {
+            p[1] = 126; p[2] = UInt8(n >> 8); p[3] = UInt8(n & 0xFF)
+            return p + 4
+        }
+        p[1] = 127
+        for i in 0..<8 { p[2 + i] = UInt8(truncatingIfNeeded: n >> ((7 - i) * 8)) }
+        return p + 10
     }
 }

@@ -45,6 +45,9 @@ final class Connection: RoomSubscriber, @unchecked Sendable {
     var intentsSent = 0
     /// Service thread only: the keepalive's view of this connection (`LiveControlsServer+Keepalive.swift`).
     var keepalive: Keepalive
+    /// Service thread only: waiting for a share of a pass's write budget, and holding one (`WriteTurns`).
+    var waitingForTurn = false
+    var writeTurn = false
 
     let outbox: Mutex<Outbox>
 
@@ -77,8 +80,8 @@ final class Connection: RoomSubscriber, @unchecked Sendable {
     // MARK: Service thread
 
     /// What to write now (`Outbox.next`).
-    func next(direct: Bool = false) -> Outbox.Next {
-        outbox.withLock { $0.next(now: Transport.now(), direct: direct) }
+    func next(direct: Bool = false, bulk: Bool = true) -> Outbox.Next {
+        outbox.withLock { $0.next(now: Transport.now(), direct: direct, bulk: bulk) }
     }
 
     /// Whether this connection overflowed and then took nothing for longer than the timeout.

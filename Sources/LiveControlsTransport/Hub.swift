@@ -37,7 +37,8 @@ final class Hub: SubscriberWaker, Sendable {
     private let state = Mutex(State())
     /// `pthread_self()` of the service thread while the context exists, 0 otherwise.
     private let serviceThread = Atomic<UInt>(0)
-    /// The service thread's last pass used more CPU than `behindMicroseconds` (`notePass`).
+    /// The service thread's last pass used more CPU than `behindMicroseconds`, or writes wait too long for their turn
+    /// (`notePass`, `WriteTurns.isBehind`).
     private let behind = Atomic<Bool>(false)
     /// A pass longer than this (CPU time of the service thread: reads, callbacks, writes; not `poll()`'s waiting)
     /// means every client waits that long for an answer: large rooms pause until passes are shorter again.
@@ -65,9 +66,9 @@ final class Hub: SubscriberWaker, Sendable {
     /// `SubscriberWaker`: the last pass of the service thread took long (see `RoomRuntime+Pacing.swift`).
     var isBehind: Bool { behind.load(ordering: .relaxed) }
 
-    /// Service thread, after each pass: the CPU time it took.
-    func notePass(microseconds: Int) {
-        let late = microseconds > Self.behindMicroseconds
+    /// Service thread, after each pass: the CPU time it took, and whether large writes wait for a later pass.
+    func notePass(microseconds: Int, backlog: Bool = false) {
+        let late = backlog || microseconds > Self.behindMicroseconds
         if late != behind.load(ordering: .relaxed) { behind.store(late, ordering: .relaxed) }
     }
 

@@ -152,12 +152,12 @@ extension LiveControlsServer {
         for item in work { item() }
         // A connection lws has closed meanwhile (`CLOSED`: its wsi is gone) is skipped.
         for connection in dirty where !connection.lifecycle.isGone {
-            lws_callback_on_writable(connection.wsi.raw)
+            askToWrite(connection, connection.wsi.raw)
         }
         for batch in batches {
             for subscriber in batch {
                 if let connection = Hub.connection(subscriber), !connection.lifecycle.isGone {
-                    lws_callback_on_writable(connection.wsi.raw)
+                    askToWrite(connection, connection.wsi.raw)
                 }
             }
         }
@@ -233,7 +233,7 @@ extension LiveControlsServer {
         let next = connection.next(direct: true)
         if case .deferred = next {
             lws_callback_on_writable(wsi)
-        } else if !write(next, to: wsi) {
+        } else if !write(next, for: connection, to: wsi) {
             // The socket failed (lws marked it unusable); have lws close it on its next pass.
             lws_set_timeout(wsi, PENDING_TIMEOUT_USER_OK, LWS_TO_KILL_ASYNC)
         }
@@ -248,11 +248,14 @@ extension LiveControlsServer {
         case let .drainThenClose(code, reason):
             // What is queued goes first (a flooding client's last `rate_limited` replies, a shutting-down
             // server's last acks), one batch per callback; then the close frame.
-            let next = connection.next()
+            let next = connection.next(bulk: writeTurns.mayWrite(connection))
             switch next {
-            case .one, .write:
-                guard write(next, to: wsi) else { return -1 }
+            case .one, .write, .fragment:
+                guard write(next, for: connection, to: wsi) else { return -1 }
                 lws_callback_on_writable(wsi)
+                return 0
+            case .overBudget:
+                writeTurns.wait(connection)
                 return 0
             case .idle, .resync, .deferred:
                 connection.lifecycle.closeSent()
@@ -264,9 +267,12 @@ extension LiveControlsServer {
         case .write:
             if connection.keepalive.pingDue { return writePing(connection, wsi) }
         }
-        let next = connection.next()
+        let next = connection.next(bulk: writeTurns.mayWrite(connection))
         switch next {
         case .idle:
+            return 0
+        case .overBudget:
+            writeTurns.wait(connection)  // a writable callback comes with its turn
             return 0
         case let .resync(rooms):
             for name in rooms {
@@ -280,32 +286,51 @@ extension LiveControlsServer {
         case .deferred:
             lws_callback_on_writable(wsi)
             return 0
-        case .one, .write:
-            return write(next, to: wsi) ? 0 : -1
+        case .one, .write, .fragment:
+            return write(next, for: connection, to: wsi) ? 0 : -1
         }
     }
 
     /// Writes the frames `next` handed out (one `send()`), asking for another writable callback when more
     /// wait; false when lws could not take them (the connection must close).
-    private func write(_ next: Outbox.Next, to wsi: OpaquePointer) -> Bool {
+    private func write(_ next: Outbox.Next, for connection: Connection, to wsi: OpaquePointer) -> Bool {
         switch next {
         case let .one(frame, more):
             guard lws_write(wsi, frame.unsafePayload, frame.count, LWS_WRITE_TEXT) >= frame.count else { return false }
-            if more { lws_callback_on_writable(wsi) }
+            writeTurns.wrote(by: connection)
+            if more { askToWrite(connection, wsi) }
         case let .write(frames, more):
             if frames.count == 1, let frame = frames.first {
                 guard lws_write(wsi, frame.unsafePayload, frame.count, LWS_WRITE_TEXT) >= frame.count else { return false }
+                writeTurns.wrote(by: connection)
             } else {
                 // A backlog: frame each message ourselves and hand them to lws as one write (one send()).
                 let (buffer, count) = writeBatch.frame(frames)
                 // LWS_WRITE_HTTP is LWS_WRITE_RAW: the bytes as they are.
                 guard lws_write(wsi, buffer, count, LWS_WRITE_HTTP) >= count else { return false }
+                writeTurns.wrote(by: connection)
             }
-            if more { lws_callback_on_writable(wsi) }
-        case .idle, .resync, .deferred:
+            if more { askToWrite(connection, wsi) }
+        case let .fragment(frame, offset, count, more):
+            // Framed here, written raw like a batch: lws's own pongs and close frames can only come between fragments.
+            let (buffer, length) = writeBatch.fragment(frame, offset: offset, count: count)
+            guard lws_write(wsi, buffer, length, LWS_WRITE_HTTP) >= length else { return false }
+            writeTurns.wrote(by: connection)
+            if more { askToWrite(connection, wsi) }
+        case .idle, .resync, .deferred, .overBudget:
             break
         }
         return true
+    }
+
+    /// Frames wait for `connection` (woken, or more after a write): the next writable callback — or, when that callback
+    /// would only find the pass's budget spent and queue the connection for a turn, the place in line at once.
+    private func askToWrite(_ connection: Connection, _ wsi: OpaquePointer) {
+        if writeTurns.isLimiting && connection.outbox.withLock({ $0.nextNeedsTurn }) {
+            writeTurns.wait(connection)
+        } else {
+            lws_callback_on_writable(wsi)
+        }
     }
 
     /// Service thread: slow consumers that have not caught up in time are closed with 1008.

@@ -10,6 +10,7 @@ extension LiveControlsServer {
     /// Service thread: one complete text message from a client.
     func handleMessage(_ bytes: UnsafeBufferPointer<UInt8>, from connection: Connection) {
         serviceThread.assertOn()
+        if connection.largeRooms.isEmpty { writeTurns.noteOtherClient(now: Transport.now().nanoseconds) }
         let message: ClientMessage
         do {
             message = try ClientMessage.decode(bytes)

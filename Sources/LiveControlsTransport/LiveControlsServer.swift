@@ -42,6 +42,8 @@ public final class LiveControlsServer: @unchecked Sendable {
     var senderThisPass: Connection?
     /// Scratch space for batched writes.
     let writeBatch = BatchBuffer()
+    /// Large writes' share of each pass (`LiveControlsServer+WriteBudget.swift`).
+    var writeTurns = WriteTurns()
     var drainDeadline: DispatchTime = .distantFuture
     /// Each client address's share of connections and room creations.
     let shares: AddressShares
@@ -153,7 +155,9 @@ public final class LiveControlsServer: @unchecked Sendable {
         while true {
             _ = lws_service(context, 0)
             if hub.hasReady || messagesThisPass > 0 { flushReady() }
-            hub.notePass(microseconds: cpu.lap())
+            let passMicroseconds = cpu.lap()
+            shareWriteBudget(now: cpu.last)
+            hub.notePass(microseconds: passMicroseconds, backlog: writeTurns.isBehind(now: Transport.now().nanoseconds))
             if draining {
                 if ticker == nil {
                     // lws_service may sleep until the next socket event: poke it while draining.
@@ -270,3 +274,5 @@ public final class LiveControlsServer: @unchecked Sendable {
         return info
     }
 }
+
+

@@ -5,7 +5,8 @@ import Glibc
 /// The calling thread's CPU time (`CLOCK_THREAD_CPUTIME_ID`: user and system, not time spent blocked in `poll()`),
 /// read lap by lap. One `clock_gettime` per lap (a system call: this clock has no vDSO path), ~0.2 µs.
 struct ThreadCPUClock {
-    private var last = Self.now()
+    /// The thread's CPU time at the last lap, in nanoseconds.
+    private(set) var last = Self.now()
 
     /// Microseconds of CPU since the previous lap (or since the clock was made).
     mutating func lap() -> Int {
@@ -13,6 +14,9 @@ struct ThreadCPUClock {
         defer { last = now }
         return (now - last) / 1000
     }
+
+    /// The calling thread's CPU time in nanoseconds.
+    static func nanoseconds() -> Int { now() }
 
     private static func now() -> Int {
         var ts = timespec()

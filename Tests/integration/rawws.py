@@ -92,21 +92,33 @@ class RawClient:
 
     def read_frame(self) -> tuple[int, bytes]:
         """Returns (opcode, payload); opcode 8 is a close frame."""
+        op, payload, _ = self.read_frame_fin()
+        return op, payload
+
+    def read_frame_fin(self) -> tuple[int, bytes, bool]:
+        """Returns (opcode, payload, FIN); opcode 0 is a continuation (of a message sent in fragments)."""
         b0, b1 = self._need(2)
         n = b1 & 0x7F
         if n == 126:
             n = struct.unpack("!H", self._need(2))[0]
         elif n == 127:
             n = struct.unpack("!Q", self._need(8))[0]
-        return b0 & 0x0F, self._need(n)
+        return b0 & 0x0F, self._need(n), bool(b0 & 0x80)
 
     def read_json(self) -> dict:
+        """The next text message, its fragments (RFC 6455 §5.4) put together; control frames may come between them."""
+        fragments: list[bytes] | None = None
         while True:
-            op, payload = self.read_frame()
-            if op == 1:
-                message = json.loads(payload)
+            op, payload, fin = self.read_frame_fin()
+            if op == 1 or (op == 0 and fragments is not None):
+                assert (op == 1) == (fragments is None), "a new message began inside a fragmented one"
+                fragments = (fragments or []) + [payload]
+                if not fin:
+                    continue
+                message = json.loads(b"".join(fragments))
                 check_server_message(message)
                 return message
+            assert op != 0, "a continuation frame with no message begun"
             if op == 8:
                 code = struct.unpack("!H", payload[:2])[0] if len(payload) >= 2 else None
                 raise ConnectionAbortedError(code)

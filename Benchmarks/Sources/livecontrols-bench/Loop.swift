@@ -18,6 +18,8 @@ final class WSConn {
     var state = State.connecting
     var rx: [UInt8] = []
     var rxStart = 0
+    /// A fragmented message's payload so far.
+    var fragments: [UInt8] = []
     var tx: [UInt8] = []
     var onOpen: ((WSConn) -> Void)?
     var onMessage: ((WSConn, UnsafeBufferPointer<UInt8>) -> Void)?
@@ -79,8 +81,16 @@ final class WSConn {
             let opcode = rx[rxStart] & 0x0F
             let start = rxStart + header
             rxStart += header + length
-            if opcode == 0x1 || opcode == 0x2 {
+            let fin = rx[start - header] & 0x80 != 0
+            if (opcode == 0x1 || opcode == 0x2) && fin {
                 rx.withUnsafeBufferPointer { onMessage?(self, UnsafeBufferPointer(rebasing: $0[start..<start + length])) }
+            } else if opcode <= 0x2 {
+                // A message in fragments (the server sends large ones so): put together, delivered with the last.
+                fragments.append(contentsOf: rx[start..<start + length])
+                if fin {
+                    fragments.withUnsafeBufferPointer { onMessage?(self, $0) }
+                    fragments.removeAll()
+                }
             } else if opcode == 0x8 {
                 state = .closed
             } else if opcode == 0x9 {

@@ -193,7 +193,8 @@ final class ClusterRoom: @unchecked Sendable {
             self.epoch = epoch
             self.version = version
             guard !self.members.isEmpty else { return }
-            let frame = Frame.make(bytes: message, stateOfRoom: self.name, stateVersion: (epoch, version))
+            let frame = Frame.make(bytes: message, stateOfRoom: self.name, stateVersion: (epoch, version),
+                                   toMany: self.members.count > inlineSubscriberLimit)
             var toWake: [any RoomSubscriber] = []
             for connection in self.members.values where connection.deliver(frame) { toWake.append(connection) }
             if !toWake.isEmpty { self.directory.waker.wake(toWake) }

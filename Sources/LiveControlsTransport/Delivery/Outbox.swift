@@ -11,14 +11,27 @@ import LiveControlsRuntime
 /// never unbounded memory. A subscriber that overflowed and then takes nothing for the slow-consumer
 /// timeout is stuck (`isStuck`).
 ///
+/// A frame larger than `fragmentBytes` goes out as a fragmented message (RFC 6455 §5.4), one fragment per write
+/// (`Next.fragment`), so one large snapshot is never one huge write: the service thread spreads such writes over its
+/// passes (`LiveControlsServer+WriteBudget.swift`). Once its first fragment is out, the frame stays at the head until
+/// its last one is (an overflow keeps it: dropping it would leave the client's message unfinished).
+///
 /// `now` is an autoclosure wherever it is needed only on a rare path (an overflow, a write while behind), so
 /// the usual enqueue and write read no clock.
 struct Outbox {
     let maxMessages: Int
     let maxBytes: Int
 
+    /// Frames larger than this are written as fragments of this size.
+    static let fragmentBytes = 64 * 1024
+    /// Without a share of the pass's write budget (`next(bulk: false)`), only this much is written at once, and no
+    /// frame of a crowd's fan-out (`Frame.toMany`).
+    static let smallWriteBytes = 16 * 1024
+
     private var frames: [Frame] = []
     private var head = 0
+    /// Bytes of `frames[head]` already written as fragments (0: none).
+    private(set) var fragmentOffset = 0
     private(set) var bytes = 0
     /// A wake-up for the subscriber is pending (avoids waking it twice).
     private(set) var writeScheduled = false
@@ -42,6 +55,11 @@ struct Outbox {
 
     /// Frames waiting.
     var queued: Int { frames.count - head }
+
+    /// What waits next could not leave without a write turn once the pass's budget is spent (`next(bulk: false)`).
+    var nextNeedsTurn: Bool {
+        head < frames.count && (fragmentOffset > 0 || frames[head].toMany || frames[head].count > Self.smallWriteBytes)
+    }
 
     /// What an enqueue asks of the caller.
     enum Enqueued: Equatable {
@@ -97,12 +115,15 @@ struct Outbox {
         frames.removeAll()
         head = 0
         bytes = 0
+        fragmentOffset = 0
     }
 
     private mutating func overflow(now: Instant) {
         var kept: [Frame] = []
-        for frame in frames[head...] {
-            if let room = frame.stateOfRoom {
+        for (index, frame) in frames[head...].enumerated() {
+            if index == 0 && fragmentOffset > 0 {
+                kept.append(frame)  // partly written: the rest must follow
+            } else if let room = frame.stateOfRoom {
                 resync[room] = resync[room] ?? false
             } else {
                 kept.append(frame)
@@ -130,16 +151,31 @@ struct Outbox {
         case resync([String])
         /// Nothing to do.
         case idle
-        /// Only for a direct write: a resync is due, which needs the writable callback (nothing was taken).
+        /// Only for a direct write: a resync is due, or a frame that goes out in fragments, which needs the writable
+        /// callback (nothing was taken).
         case deferred
+        /// The next fragment of a large frame: `count` bytes from `offset`; `more`: whether anything waits after it.
+        case fragment(Frame, offset: Int, count: Int, more: Bool)
+        /// Only without `bulk`: what waits is larger than a small write; nothing was taken.
+        case overBudget
     }
 
     /// Takes up to `maxFrames` queued frames of at most `maxBytes` together (always at least one), so a backlog
-    /// leaves in few writes. With `direct`, the caller writes outside its writable callback and can only write
-    /// frames: a due resync answers `.deferred` and is left for that callback.
-    mutating func next(now: @autoclosure () -> Instant, direct: Bool = false, maxFrames: Int = 64,
-                               maxBytes batchBytes: Int = 128 * 1024) -> Next {
+    /// leaves in few writes; a frame larger than `fragmentBytes` leaves one fragment at a time. With `direct`, the
+    /// caller writes outside its writable callback and can only write whole frames: a due resync or a fragment answers
+    /// `.deferred` and is left for that callback. Without `bulk` (the pass's write budget is spent), only a write of
+    /// at most `smallWriteBytes` without a crowd's frame (`Frame.toMany`) is handed out, `.overBudget` instead of
+    /// anything else.
+    mutating func next(now: @autoclosure () -> Instant, direct: Bool = false, bulk: Bool = true, maxFrames: Int = 64,
+                       maxBytes batchBytes: Int = 128 * 1024) -> Next {
         if direct && head == frames.count && resync.contains(where: { !$0.value }) { return .deferred }
+        if head < frames.count, fragmentOffset > 0 || frames[head].count > Self.fragmentBytes {
+            if direct { return .deferred }
+            if !bulk { return .overBudget }
+            return nextFragment(now: now())
+        }
+        if !bulk && nextNeedsTurn { return .overBudget }
+        let batchBytes = bulk ? batchBytes : Self.smallWriteBytes
         guard head < frames.count else {
             frames.removeAll(keepingCapacity: true)
             head = 0
@@ -165,7 +201,8 @@ struct Outbox {
         }
         let first = head
         var taken = 0
-        while head < frames.count, head - first < maxFrames, head == first || taken + frames[head].count <= batchBytes {
+        while head < frames.count, head - first < maxFrames, head == first || taken + frames[head].count <= batchBytes,
+              head == first || frames[head].count <= Self.fragmentBytes, head == first || bulk || !frames[head].toMany {
             taken += frames[head].count
             head += 1
         }
@@ -179,6 +216,24 @@ struct Outbox {
         let more = head < frames.count
         if !more && resync.isEmpty { drained() }
         return .write(batch, more: more || !resync.isEmpty)
+    }
+
+    /// The next fragment of the head frame; the frame leaves the queue with its last one.
+    private mutating func nextFragment(now: Instant) -> Next {
+        let frame = frames[head]
+        let offset = fragmentOffset
+        let count = min(Self.fragmentBytes, frame.count - offset)
+        if overflowedAt != nil { lastWrite = now }
+        guard offset + count == frame.count else {
+            fragmentOffset += count
+            return .fragment(frame, offset: offset, count: count, more: true)
+        }
+        fragmentOffset = 0
+        head += 1
+        bytes -= frame.count
+        let more = head < frames.count
+        if !more && resync.isEmpty { drained() }
+        return .fragment(frame, offset: offset, count: count, more: more || !resync.isEmpty)
     }
 
     /// Everything was taken: the next enqueue must wake the subscriber again. (A batch handed out is a slice
