@@ -118,6 +118,17 @@ public enum ClientMessage: Sendable, Equatable {
     case presence(PresenceRequest)
     case claim(ClaimRequest)
 
+    /// The room the message is for.
+    public var room: String {
+        switch self {
+        case let .join(r): r.room
+        case let .leave(room, _): room
+        case let .intent(r): r.room
+        case let .presence(r): r.room
+        case let .claim(r): r.room
+        }
+    }
+
     /// Limits on names the server accepts.
     public static let maxNameLength = 64
 

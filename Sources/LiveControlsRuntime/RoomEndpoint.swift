@@ -30,6 +30,8 @@ package protocol RoomEndpoint: AnyObject, Sendable {
     /// The room behind this endpoint stopped here for good (a failed store write, or unloaded): a join must ask
     /// the directory for the room again rather than resync with this endpoint.
     var isClosed: Bool { get }
+    /// The room has more than `inlineSubscriberLimit` subscribers here (its fan-out is a crowd's); any thread.
+    var isCrowded: Bool { get }
     /// Backpressure: when the room's intent queue is full, runs `resume` (on any thread) once it has drained to
     /// half, and returns true — the caller stops reading from the sender until then. False, and `resume` is
     /// dropped, when the queue is not full.
@@ -37,6 +39,9 @@ package protocol RoomEndpoint: AnyObject, Sendable {
 }
 
 extension RoomEndpoint {
+    /// Cluster mode's forwarding handles do not tell (their fan-out is the owner's, published through Redis).
+    package var isCrowded: Bool { false }
+
     /// Rooms without a local queue (cluster mode's forwarding handles) never ask a sender to wait.
     package func whenQueueDrains(_ resume: @escaping @Sendable () -> Void) -> Bool { false }
 }

@@ -68,7 +68,15 @@ final class RoomRuntime: RoomEndpoint, @unchecked Sendable {
     /// `Limits.roomQueueIntents`.
     let maxQueuedIntents: Int
     /// Subscribers of this process that take the room's patches (one node).
-    var subscribers: [SessionID: any RoomSubscriber] = [:]
+    var subscribers: [SessionID: any RoomSubscriber] = [:] {
+        didSet {
+            let isCrowded = subscribers.count > inlineSubscriberLimit
+            if isCrowded != crowded.load(ordering: .relaxed) { crowded.store(isCrowded, ordering: .relaxed) }
+        }
+    }
+    /// More than `inlineSubscriberLimit` subscribers, readable off the queue (`isCrowded`).
+    private let crowded = Atomic<Bool>(false)
+    var isCrowded: Bool { crowded.load(ordering: .relaxed) }
     /// The id-less snapshot last made for a resync after overflow, while the room is at its version: when a burst
     /// overflows many subscribers at once, each gets the same frame, encoded once (not once per subscriber).
     private var resyncSnapshot: (epoch: String, version: Int, frame: Frame)?

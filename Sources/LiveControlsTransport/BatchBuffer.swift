@@ -29,15 +29,22 @@ final class BatchBuffer {
         return (start, p - start)
     }
 
-    /// One fragment of a large message (RFC 6455 §5.4): `count` bytes of `frame` from `offset`, as a text frame
-    /// without FIN (the first), a continuation without FIN, or the final continuation.
-    func fragment(_ frame: Frame, offset: Int, count: Int) -> (UnsafeMutablePointer<UInt8>, Int) {
-        reserve(10 + count)
-        let last = offset + count == frame.count
-        let first: UInt8 = (last ? 0x80 : 0) | (offset == 0 ? 0x01 : 0x00)
-        let p = header(at: start, first: first, count: count)
-        p.update(from: frame.unsafePayload + offset, count: count)
-        return (start, p + count - start)
+    /// Fragments of a large message (RFC 6455 §5.4), back to back: `count` bytes of `frame` from `offset`, cut into
+    /// pieces of `Outbox.fragmentBytes` — the message's first is a text frame without FIN, then continuations without
+    /// FIN, and its final one a continuation with FIN.
+    func fragments(_ frame: Frame, offset: Int, count: Int) -> (UnsafeMutablePointer<UInt8>, Int) {
+        reserve(count + 10 * (count / Outbox.fragmentBytes + 1))
+        var p = start
+        var at = offset
+        while at < offset + count {
+            let n = min(Outbox.fragmentBytes, offset + count - at)
+            let last = at + n == frame.count
+            p = header(at: p, first: (last ? 0x80 : 0) | (at == 0 ? 0x01 : 0x00), count: n)
+            p.update(from: frame.unsafePayload + at, count: n)
+            p += n
+            at += n
+        }
+        return (start, p - start)
     }
 
     private var start: UnsafeMutablePointer<UInt8> { (storage + Int(SHIM_LWS_PRE)).assumingMemoryBound(to: UInt8.self) }

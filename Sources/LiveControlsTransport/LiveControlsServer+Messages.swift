@@ -10,7 +10,6 @@ extension LiveControlsServer {
     /// Service thread: one complete text message from a client.
     func handleMessage(_ bytes: UnsafeBufferPointer<UInt8>, from connection: Connection) {
         serviceThread.assertOn()
-        if connection.largeRooms.isEmpty { writeTurns.noteOtherClient(now: Transport.now().nanoseconds) }
         let message: ClientMessage
         do {
             message = try ClientMessage.decode(bytes)
@@ -20,6 +19,10 @@ extension LiveControlsServer {
             return
         }
         guard admit(connection, id: message.requestID) else { return }
+        if connection.joined[message.room]?.room.isCrowded != true {
+            // A client of a quiet room (or a room it has not joined yet): the pass's write budget applies.
+            writeTurns.noteOtherClient(now: Transport.now().nanoseconds)
+        }
         switch message {
         case var .join(request):
             let grant: AuthPolicy.Grant

@@ -5,8 +5,9 @@ import LiveControlsRuntime
 /// one room, each owed a few KB of patches, made passes of 100–330 ms (one `send()` each, ~35 µs on loopback), and
 /// every other client — a probe's ack in a quiet room — waited for the whole pass, twice.
 ///
-/// The budget applies while clients outside large rooms are about (one sent a message in the last 500 ms): a crowd
-/// alone has every pass to itself (cutting its passes short cost a third of fan-out to 10,000, docs/BENCHMARKS.md).
+/// The budget applies while clients of rooms that are not crowded are about (a message for such a room in the last
+/// 500 ms, `LiveControlsServer.handleMessage`): a crowd alone has every pass to itself (cutting its passes short cost
+/// a fifth to a third of fan-out to 10,000, docs/BENCHMARKS.md).
 /// Past the budget (10 ms), only small writes without a crowd's frame go (`Outbox.next(bulk: false)`: an ack, a
 /// quiet room's patch); a connection with more (a large room's fan-out, a fragment of a big snapshot) waits for a
 /// turn, first come first served. After each pass the first ones get a writable callback and a turn (one write each),
@@ -43,7 +44,7 @@ struct WriteTurns {
 
     init(clock: @escaping () -> Int = ThreadCPUClock.nanoseconds) {
         self.clock = clock
-        passStart = clock()
+        passStart = .max  // set by the first pass (on the service thread, whose CPU time the clock reads)
     }
 
     var isEmpty: Bool { head == waiting.count }
@@ -61,6 +62,12 @@ struct WriteTurns {
         connection.writeTurn || (isEmpty && !spent)
     }
 
+    /// `mayWrite`, in a writable callback: a turn is used up by the callback it came with, whatever it writes.
+    mutating func take(_ connection: Connection) -> Bool {
+        defer { connection.writeTurn = false }
+        return mayWrite(connection)
+    }
+
     /// `connection` wrote, using its turn up; every 32nd write looks at the pass's time.
     mutating func wrote(by connection: Connection) {
         connection.writeTurn = false
@@ -71,7 +78,7 @@ struct WriteTurns {
         }
     }
 
-    /// A message came from a client in no large room (at `now`, monotonic): the budget applies for a while.
+    /// A message came for a room that is not crowded (at `now`, monotonic): the budget applies for a while.
     mutating func noteOtherClient(now: UInt64) {
         enforcedUntil = now + Self.othersNanoseconds
         enforcing = true
@@ -86,8 +93,8 @@ struct WriteTurns {
 
     /// After a pass (which ended at `now`, CPU time of the service thread): a new budget, and turns for the first
     /// connections waiting (as many as fit in a pass, by the last pass that ran out of budget).
-    mutating func nextPass(now: Int, wallClock: @autoclosure () -> UInt64, arm: (Connection) -> Void) {
-        if enforcing && wallClock() > enforcedUntil { enforcing = false }
+    mutating func nextPass(now: Int, wallClock: @autoclosure () -> UInt64, draining: Bool = false, arm: (Connection) -> Void) {
+        if enforcing && (draining || wallClock() > enforcedUntil) { enforcing = false }
         if !spent && !isEmpty { turnsPerPass = min(turnsPerPass * 2, 1 << 20) }
         passStart = now
         writes = 0
@@ -116,6 +123,7 @@ extension LiveControlsServer {
     /// Service thread, after each pass (which ended at `now`, the thread's CPU time).
     func shareWriteBudget(now: Int) {
         serviceThread.assertOn()
-        writeTurns.nextPass(now: now, wallClock: Transport.now().nanoseconds) { lws_callback_on_writable($0.wsi.raw) }
+        // A shutdown's last writes (acks, then 1001) get whole passes: its grace is short.
+        writeTurns.nextPass(now: now, wallClock: Transport.now().nanoseconds, draining: draining) { lws_callback_on_writable($0.wsi.raw) }
     }
 }

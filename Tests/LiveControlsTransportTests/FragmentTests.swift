@@ -15,7 +15,7 @@ final class FragmentTests: XCTestCase {
 
     func testALargeFrameLeavesInFragmentsThenWhatFollowsIt() {
         var box = Outbox(maxMessages: 10, maxBytes: 10_000_000)
-        let big = state("a", 1, bytes: 2 * fragment + 100)
+        let big = state("a", 1, bytes: 5 * fragment + 100)
         _ = box.enqueue(big, now: at(0))
         _ = box.enqueue(reply(), now: at(0))
         var pieces: [(Int, Int)] = []
@@ -24,8 +24,8 @@ final class FragmentTests: XCTestCase {
             XCTAssertTrue(more, "the reply waits behind it")
             pieces.append((offset, count))
         }
-        XCTAssertEqual(pieces.map(\.0), [0, fragment, 2 * fragment])
-        XCTAssertEqual(pieces.map(\.1), [fragment, fragment, 100])
+        XCTAssertEqual(pieces.map(\.0), [0, 4 * fragment], "four fragments per write")
+        XCTAssertEqual(pieces.map(\.1), [4 * fragment, fragment + 100])
         XCTAssertEqual(box.queued, 0, "the reply was handed out by the call that ended the loop")
     }
 
@@ -37,7 +37,7 @@ final class FragmentTests: XCTestCase {
 
     func testADirectWriteLeavesFragmentsToTheWritableCallback() {
         var box = Outbox(maxMessages: 10, maxBytes: 10_000_000)
-        _ = box.enqueue(state("a", 1, bytes: fragment + 1), now: at(0))
+        _ = box.enqueue(state("a", 1, bytes: 5 * fragment), now: at(0))
         guard case .deferred = box.next(now: at(0), direct: true) else { return XCTFail() }
         guard case .fragment(_, 0, _, true) = box.next(now: at(0)) else { return XCTFail() }
         guard case .deferred = box.next(now: at(0), direct: true) else { return XCTFail("nor the next fragment") }
@@ -50,7 +50,39 @@ final class FragmentTests: XCTestCase {
         _ = box.enqueue(state("a", 1, bytes: fragment + 1), now: at(0))
         guard case let .write(batch, true) = box.next(now: at(0)) else { return XCTFail() }
         XCTAssertEqual(batch.count, 2)
+        guard case .fragment(_, 0, _, _) = box.next(now: at(0)) else { return XCTFail() }
+    }
+
+    func testFinishedLargeFramesDoNotPileUpBehindTheHead() {
+        var box = Outbox(maxMessages: 100, maxBytes: 100_000_000)
+        for version in 1...3 { _ = box.enqueue(state("a", version, bytes: 2 * fragment), now: at(0)) }
         guard case .fragment(_, 0, _, true) = box.next(now: at(0)) else { return XCTFail() }
+        XCTAssertEqual(box.storedFrames, 2, "the written frame is gone at once")
+        _ = box.enqueue(state("a", 4, bytes: 2 * fragment), now: at(0))
+        guard case .fragment = box.next(now: at(0)) else { return XCTFail() }
+        XCTAssertEqual(box.storedFrames, 2)
+    }
+
+    func testFragmentsAreFramedWithTheirOpcodesAndOnlyTheLastHasFIN() {
+        let frame = state("a", 1, bytes: 5 * fragment + 100)
+        let batch = BatchBuffer()
+        func headers(offset: Int, count: Int) -> [UInt8] {
+            let (p, n) = batch.fragments(frame, offset: offset, count: count)
+            var firstBytes: [UInt8] = []
+            var at = 0
+            while at < n {
+                firstBytes.append(p[at])
+                let len7 = Int(p[at + 1])
+                let (header, length) = len7 == 127 ? (10, (2..<10).reduce(0) { $0 << 8 | Int(p[at + $1]) })
+                    : len7 == 126 ? (4, Int(p[at + 2]) << 8 | Int(p[at + 3])) : (2, len7)
+                XCTAssertEqual(p[at + header], UInt8(truncatingIfNeeded: offset + firstBytes.count * fragment - fragment), "payload bytes in order")
+                at += header + length
+            }
+            XCTAssertEqual(at, n)
+            return firstBytes
+        }
+        XCTAssertEqual(headers(offset: 0, count: 4 * fragment), [0x01, 0x00, 0x00, 0x00], "text without FIN, then continuations")
+        XCTAssertEqual(headers(offset: 4 * fragment, count: fragment + 100), [0x00, 0x80], "the last continuation has FIN")
     }
 
     func testWithoutBudgetOnlySmallWritesLeave() {
@@ -85,7 +117,7 @@ final class FragmentTests: XCTestCase {
 
     func testAnOverflowKeepsTheFrameWhoseFragmentsHaveBegun() {
         var box = Outbox(maxMessages: 3, maxBytes: 10_000_000)
-        let big = state("a", 1, bytes: 2 * fragment)
+        let big = state("a", 1, bytes: 5 * fragment)
         _ = box.enqueue(big, now: at(0))
         guard case .fragment(_, 0, _, true) = box.next(now: at(0)) else { return XCTFail() }
         for version in 2...4 { _ = box.enqueue(state("a", version, bytes: 10), now: at(1)) }
@@ -110,8 +142,9 @@ final class FragmentTests: XCTestCase {
 
     func testClosingForgetsAFrameBegun() {
         var box = Outbox(maxMessages: 10, maxBytes: 10_000_000)
-        _ = box.enqueue(state("a", 1, bytes: 2 * fragment), now: at(0))
+        _ = box.enqueue(state("a", 1, bytes: 5 * fragment), now: at(0))
         _ = box.next(now: at(0))
+        XCTAssertGreaterThan(box.fragmentOffset, 0)
         box.close()
         XCTAssertEqual(box.fragmentOffset, 0)
         XCTAssertTrue(box.next(now: at(0)).isIdle)
@@ -128,9 +161,16 @@ final class FragmentTests: XCTestCase {
         var now = 0
     }
 
+    /// Turns on `clock`, after a first pass at its time (as the service thread's loop does).
+    func turns(_ clock: Clock) -> WriteTurns {
+        var writers = WriteTurns(clock: { clock.now })
+        writers.nextPass(now: clock.now, wallClock: 0) { _ in }
+        return writers
+    }
+
     func testACrowdAloneHasTheWholePass() {
         let clock = Clock()
-        var writers = WriteTurns(clock: { clock.now })
+        var writers = turns(clock)
         let a = connection(1)
         for i in 1...64 {
             clock.now = i * 500_000
@@ -148,7 +188,7 @@ final class FragmentTests: XCTestCase {
 
     func testWritesGoUntilThePassBudgetIsSpentThenWaitTheirTurnInOrder() {
         let clock = Clock()
-        var writers = WriteTurns(clock: { clock.now })
+        var writers = turns(clock)
         writers.noteOtherClient(now: 0)
         let a = connection(1), b = connection(2), c = connection(3)
         for i in 1...32 {
@@ -176,7 +216,7 @@ final class FragmentTests: XCTestCase {
 
     func testAPassGivesAsManyTurnsAsFittedInTheLastPassThatRanOutOfBudget() {
         let clock = Clock()
-        var writers = WriteTurns(clock: { clock.now })
+        var writers = turns(clock)
         writers.noteOtherClient(now: 0)
         for i in 1...40 {
             clock.now = i * 400_000  // 0.4 ms per write: the 10 ms are gone at the 25th, seen at the 32nd

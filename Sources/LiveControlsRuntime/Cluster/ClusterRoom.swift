@@ -210,7 +210,9 @@ final class ClusterRoom: @unchecked Sendable {
             guard let connection = self.members[session] ?? self.joining[session] ?? self.leaving[session] ?? request?.connection else { return }
             var frame: Frame
             if let epoch = reply.epoch, let version = reply.version {
-                frame = Frame.make(bytes: reply.message, stateOfRoom: self.name, stateVersion: (epoch, version))
+                // A resync of every member (a gap, a new epoch) is a crowd's fan-out when the room is large.
+                let crowd = self.resyncing.contains(session) && self.members.count > inlineSubscriberLimit
+                frame = Frame.make(bytes: reply.message, stateOfRoom: self.name, stateVersion: (epoch, version), toMany: crowd)
                 let startsSubscription = self.joining.removeValue(forKey: session) != nil || request?.isJoin == true
                 let isSnapshot = startsSubscription || self.resyncing.contains(session) || request != nil
                 if isSnapshot {

@@ -22,8 +22,9 @@ struct Outbox {
     let maxMessages: Int
     let maxBytes: Int
 
-    /// Frames larger than this are written as fragments of this size.
+    /// Frames larger than this are written as fragments of this size, up to `fragmentsPerWrite` in one write.
     static let fragmentBytes = 64 * 1024
+    static let fragmentsPerWrite = 4
     /// Without a share of the pass's write budget (`next(bulk: false)`), only this much is written at once, and no
     /// frame of a crowd's fan-out (`Frame.toMany`).
     static let smallWriteBytes = 16 * 1024
@@ -55,6 +56,8 @@ struct Outbox {
 
     /// Frames waiting.
     var queued: Int { frames.count - head }
+    /// Frames held, written ones not yet dropped included (for tests).
+    var storedFrames: Int { frames.count }
 
     /// What waits next could not leave without a write turn once the pass's budget is spent (`next(bulk: false)`).
     var nextNeedsTurn: Bool {
@@ -154,7 +157,8 @@ struct Outbox {
         /// Only for a direct write: a resync is due, or a frame that goes out in fragments, which needs the writable
         /// callback (nothing was taken).
         case deferred
-        /// The next fragment of a large frame: `count` bytes from `offset`; `more`: whether anything waits after it.
+        /// The next fragments of a large frame: `count` bytes from `offset`, to be cut into fragments of
+        /// `fragmentBytes`; `more`: whether anything waits after them.
         case fragment(Frame, offset: Int, count: Int, more: Bool)
         /// Only without `bulk`: what waits is larger than a small write; nothing was taken.
         case overBudget
@@ -218,11 +222,11 @@ struct Outbox {
         return .write(batch, more: more || !resync.isEmpty)
     }
 
-    /// The next fragment of the head frame; the frame leaves the queue with its last one.
+    /// The next fragments of the head frame (up to `fragmentsPerWrite`); the frame leaves the queue with its last one.
     private mutating func nextFragment(now: Instant) -> Next {
         let frame = frames[head]
         let offset = fragmentOffset
-        let count = min(Self.fragmentBytes, frame.count - offset)
+        let count = min(Self.fragmentBytes * Self.fragmentsPerWrite, frame.count - offset)
         if overflowedAt != nil { lastWrite = now }
         guard offset + count == frame.count else {
             fragmentOffset += count
@@ -231,7 +235,9 @@ struct Outbox {
         fragmentOffset = 0
         head += 1
         bytes -= frame.count
-        let more = head < frames.count
+        frames.removeFirst(head)  // what was written goes now: large frames back to back must not pile up behind `head`
+        head = 0
+        let more = !frames.isEmpty
         if !more && resync.isEmpty { drained() }
         return .fragment(frame, offset: offset, count: count, more: more || !resync.isEmpty)
     }
