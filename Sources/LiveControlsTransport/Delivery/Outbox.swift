@@ -173,13 +173,6 @@ struct Outbox {
     mutating func next(now: @autoclosure () -> Instant, direct: Bool = false, bulk: Bool = true, maxFrames: Int = 64,
                        maxBytes batchBytes: Int = 128 * 1024) -> Next {
         if direct && head == frames.count && resync.contains(where: { !$0.value }) { return .deferred }
-        if head < frames.count, fragmentOffset > 0 || frames[head].count > Self.fragmentBytes {
-            if direct { return .deferred }
-            if !bulk { return .overBudget }
-            return nextFragment(now: now())
-        }
-        if !bulk && nextNeedsTurn { return .overBudget }
-        let batchBytes = bulk ? batchBytes : Self.smallWriteBytes
         guard head < frames.count else {
             frames.removeAll(keepingCapacity: true)
             head = 0
@@ -191,9 +184,16 @@ struct Outbox {
             for room in toAsk { resync[room] = true }
             return .resync(toAsk)
         }
+        // The head frame is read once here (each read of a shared frame may cost its reference count a round trip).
+        let frame = frames[head]
+        if fragmentOffset > 0 || frame.count > Self.fragmentBytes {
+            if direct { return .deferred }
+            if !bulk { return .overBudget }
+            return nextFragment(frame, now: now())
+        }
+        if !bulk && (frame.toMany || frame.count > Self.smallWriteBytes) { return .overBudget }
         if head + 1 == frames.count {
             // The usual case: exactly one frame waits. No slice, no batch.
-            let frame = frames[head]
             if overflowedAt != nil { lastWrite = now() }
             if resync.isEmpty {
                 drained()
@@ -203,11 +203,14 @@ struct Outbox {
             bytes -= frame.count
             return .one(frame, more: true)
         }
+        let batchBytes = bulk ? batchBytes : Self.smallWriteBytes
         let first = head
-        var taken = 0
-        while head < frames.count, head - first < maxFrames, head == first || taken + frames[head].count <= batchBytes,
-              head == first || frames[head].count <= Self.fragmentBytes, head == first || bulk || !frames[head].toMany {
-            taken += frames[head].count
+        var taken = frame.count
+        head += 1
+        while head < frames.count, head - first < maxFrames {
+            let count = frames[head].count
+            guard taken + count <= batchBytes, count <= Self.fragmentBytes, bulk || !frames[head].toMany else { break }
+            taken += count
             head += 1
         }
         let batch = frames[first..<head]
@@ -223,8 +226,7 @@ struct Outbox {
     }
 
     /// The next fragments of the head frame (up to `fragmentsPerWrite`); the frame leaves the queue with its last one.
-    private mutating func nextFragment(now: Instant) -> Next {
-        let frame = frames[head]
+    private mutating func nextFragment(_ frame: Frame, now: Instant) -> Next {
         let offset = fragmentOffset
         let count = min(Self.fragmentBytes * Self.fragmentsPerWrite, frame.count - offset)
         if overflowedAt != nil { lastWrite = now }
