@@ -58,6 +58,14 @@ public enum ControlCoding {
         let changing = stateKeys[kind(of: control)] ?? []
         var configured = JSONObject()
         for (key, value) in state where !changing.contains(key) { configured[key] = value }
+        if let list = control as? ListStepper {
+            // A list's sections hold its items (use changes those), but their ids and headers only the config sets.
+            configured["sectionLayout"] = .array(list.sections.map { section in
+                var s: JSONObject = ["id": .string(section.id)]
+                s.setIfPresent("header", section.header.map { .string($0) })
+                return .object(s)
+            })
+        }
         return .object(configured)
     }
 }

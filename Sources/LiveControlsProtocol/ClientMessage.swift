@@ -147,8 +147,9 @@ public enum ClientMessage: Sendable, Equatable {
         guard let object = json.objectValue else {
             throw ProtocolError(.invalidMessage, "a message must be a JSON object, got \(json.typeName)")
         }
-        // An optional member whose value is `null` counts as absent, for every optional field alike (`id` of
-        // join and leave, `template`, `name`, `token`, `since`, `args`); required ones must be present and not null.
+        // An optional member whose value is `null` counts as absent, for every optional field alike (`id`,
+        // `template`, `name`, `token`, `since`, `args`, a claim's `target` and `reason`…: `Fields` reads them all);
+        // required ones must be present and not null.
         var id: RequestID? = nil
         if let rawID = object["id"], rawID != .null {
             guard let parsed = RequestID(json: rawID) else {

@@ -181,7 +181,8 @@ extension LiveControlsServer {
         }
     }
 
-    /// Service thread: slow consumers that have not caught up in time are closed with 1008.
+    /// Service thread: slow consumers that have not caught up in time are dropped. A close frame cannot reach a client
+    /// that reads nothing: the TCP connection ends without one (its library reports 1006; PROTOCOL.md, *Limits*).
     private func closeStuckConsumers() {
         let now = Transport.now()
         for connection in connections.values

@@ -50,6 +50,10 @@ final class ConfigurationChangeTests: XCTestCase {
             (#""cycle":false"#, #""cycle":true"#, "onboarding"),
             (#""minLength":2"#, #""minLength":3"#, "signup"),
             (#""radius":2"#, #""radius":3"#, "month"),
+            (#""header":"Parents""#, #""header":"Grown-ups""#, "person"),
+            (#""id":"parents""#, #""id":"elders""#, "person"),
+            (#""header":"Siblings","#, "", "person"),
+            (#"{"id":"parents","#, #"{"id":"friends","header":"Friends","items":[]},{"id":"parents","#, "person"),
         ]
         for (old, new, control) in changes {
             let changed = try template(replacing: old, with: new)

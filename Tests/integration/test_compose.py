@@ -98,6 +98,7 @@ def test_the_sentinel_override_adds_a_replica_three_sentinels_and_points_the_nod
     assert len(replicas) == 2, "after a failover the promoted replica still has one to wait for"
     for name in replicas:
         assert flag(services[name]["command"], "--replicaof") == "redis"
+        assert flag(services[name]["command"], "--min-replicas-to-write") == "1", "a promoted replica keeps refusing lone writes"
     sentinels = [name for name in services if name.startswith("sentinel-")]
     assert len(sentinels) == 3
     for name in sentinels:

@@ -158,3 +158,21 @@ def test_scripts_run_takes_a_config_path_relative_to_the_callers_folder(tmp_path
                             capture_output=True, text=True, timeout=60)
     assert result.returncode == 0, result.stderr
     assert f"--config {tmp_path / 'rooms.json'}" in result.stdout, result.stdout
+
+
+def test_scripts_run_takes_every_file_flag_relative_to_the_callers_folder(tmp_path):
+    """Every flag that names a file or folder is the caller's, the Redis TLS files (added later) included; other
+    values (a URL, a port, an absolute path) pass unchanged."""
+    env = dict(os.environ, LIVECONTROLS_RUN_DRY="1")
+    relative = ["--config", "--data-dir", "--web-root", "--tls-cert", "--tls-key",
+                "--redis-tls-ca-cert-file", "--redis-tls-cert-file", "--redis-tls-key-file"]
+    args = []
+    for n, flag in enumerate(relative):
+        args += [flag, f"f{n}"] if n % 2 == 0 else [f"{flag}=f{n}"]
+    args += ["--redis", "rediss://redis.internal:6380", "--port", "9000", "--tls-cert", "/abs/cert.pem"]
+    result = subprocess.run([str(REPO / "scripts" / "run"), *args], cwd=tmp_path, env=env, capture_output=True, text=True, timeout=60)
+    assert result.returncode == 0, result.stderr
+    words = result.stdout.split()
+    for n, flag in enumerate(relative):
+        assert words[words.index(flag, words.index("--web-root") + 2 if flag == "--web-root" else 0) + 1] == str(tmp_path / f"f{n}"), (flag, result.stdout)
+    assert "rediss://redis.internal:6380" in words and "9000" in words and "/abs/cert.pem" in words, result.stdout

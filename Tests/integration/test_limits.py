@@ -125,6 +125,14 @@ def test_slow_consumer_that_never_catches_up_is_closed(start_server):
     else:
         pytest.fail("the stuck client was never closed")
     assert driver.intent("quantity", "next")["type"] == "ack"
+    # What the client sees, as PROTOCOL.md says: what the kernel still held for it, then the end of the TCP
+    # connection without a close frame (its library reports 1006).
+    opcodes = []
+    with pytest.raises((EOFError, ConnectionError)):
+        while True:
+            op, _ = stuck.read_frame()
+            opcodes.append(op)
+    assert opcodes and 8 not in opcodes, f"no close frame reaches a client that reads nothing: {sorted(set(opcodes))}"
     stuck.close()
 
 

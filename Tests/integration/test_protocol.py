@@ -3,6 +3,7 @@ import jsonpatch
 import pytest
 
 from livecontrols_client import Client
+from api_client import API, API_KEY
 
 
 def test_welcome_names_session_and_protocol(clients):
@@ -157,10 +158,13 @@ def test_history_limit_zero_disables_resume_even_from_the_current_version(start_
     path = tmp_path / "rooms.json"
     path.write_text(json.dumps({"historyLimit": 0, "templates": {"t": {"controls": {"quantity": {"kind": "stepper"}}}},
                                 "defaultTemplate": "t", "rooms": {"demo": {}}}))
-    s = start_server("--config", str(path))
+    s = start_server("--config", str(path), "--api-key", API_KEY)
     a = s.client()
     snap = a.join()
     current = {"epoch": snap["epoch"], "version": snap["version"]}
+    # The server API's history keeps none either (PROTOCOL.md: every request gets 409).
+    kept = API(s).get(f"/rooms/demo/patches?after={snap['version']}")
+    assert kept.status_code == 409 and kept.json()["error"]["code"] == "conflict", kept.text
     b = s.client()
     again = b.join(since=current)
     assert again["type"] == "snapshot" and again["resumed"] is False
