@@ -10,6 +10,7 @@ from __future__ import annotations
 import argparse
 import datetime
 import pathlib
+import subprocess
 import sys
 import time
 
@@ -67,7 +68,7 @@ def write(path: pathlib.Path, results, seconds: float, elapsed: float):
         "`LIVECONTROLS_PARTITION_SEED`); this file comes from `sudo python3 Benchmarks/partitions.py --schedules "
         f"{len(results)}`. A schedule is reproduced by its seed: `--seed N`.",
         "",
-        f"## Last run ({datetime.date.today().isoformat()}, {len(results)} schedules of {seconds:g} s, "
+        f"## Last run ({datetime.date.today().isoformat()}, commit {commit()}, {len(results)} schedules of {seconds:g} s, "
         f"{elapsed / 60:.0f} min)",
         "",
         "| schedules | violated | intents sent | acked | distinct patches checked |",
@@ -83,7 +84,18 @@ def write(path: pathlib.Path, results, seconds: float, elapsed: float):
         lines += ["No schedule violated a check.", ""]
     lines += ["Intents not acked were refused with `unavailable` (a room changing hands, Redis out of reach) or lost",
               "with their connection; the checks are about what was acked and what clients saw, not availability.", ""]
+    # What was written by hand about earlier runs stays, below the new result.
+    earlier = path.read_text().split("\n## Earlier runs\n", 1) if path.exists() else []
+    if len(earlier) == 2:
+        lines += ["## Earlier runs", earlier[1].rstrip("\n"), ""]
     path.write_text("\n".join(lines))
+
+
+def commit() -> str:
+    """The commit the run's build came from (its working tree: a + when it has changes), for the record."""
+    head = subprocess.run(["git", "-C", str(REPO), "rev-parse", "--short", "HEAD"], capture_output=True, text=True).stdout.strip()
+    dirty = subprocess.run(["git", "-C", str(REPO), "status", "--porcelain", "--untracked-files=no"], capture_output=True, text=True).stdout.strip()
+    return (head or "unknown") + ("+" if dirty else "")
 
 
 if __name__ == "__main__":
