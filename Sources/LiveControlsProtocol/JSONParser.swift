@@ -156,10 +156,17 @@ public struct JSONParser {
         index += 1  // opening quote
         let start = index
         // Fast path: no escapes.
+        var ascii = true
         while index < bytes.count {
             let c = bytes[index]
             if c == UInt8(ascii: "\"") {
                 let slice = UnsafeBufferPointer(rebasing: bytes[start..<index])
+                if ascii {
+                    // Plain ASCII is valid UTF-8: no validation (the generic `String(validating:)` was a tenth of an
+                    // intent's instructions, docs/BENCHMARKS.md).
+                    index += 1
+                    return String(decoding: slice, as: UTF8.self)
+                }
                 guard let s = String(validating: slice, as: UTF8.self) else {
                     throw JSONParseError(offset: start, reason: "invalid UTF-8 in string")
                 }
@@ -168,6 +175,7 @@ public struct JSONParser {
             }
             if c == UInt8(ascii: "\\") { break }
             if c < 0x20 { throw error("unescaped control character in string") }
+            if c >= 0x80 { ascii = false }
             index += 1
         }
         var scalars: [UInt8] = Array(UnsafeBufferPointer(rebasing: bytes[start..<index]))

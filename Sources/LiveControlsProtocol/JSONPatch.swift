@@ -37,7 +37,13 @@ public struct JSONPointer: Sendable, Equatable, Hashable, CustomStringConvertibl
 
     public static let root = JSONPointer()
 
-    public func appending(_ token: String) -> JSONPointer { JSONPointer(tokens + [token]) }
+    public func appending(_ token: String) -> JSONPointer {
+        var longer: [String] = []
+        longer.reserveCapacity(tokens.count + 1)
+        longer.append(contentsOf: tokens)
+        longer.append(token)
+        return JSONPointer(longer)
+    }
 
     /// `/a~1b/c~0d` for tokens `a/b`, `c~d`.
     public var description: String {
@@ -101,17 +107,20 @@ public enum JSONDiff {
 
     private static func diff(_ old: JSONValue, _ new: JSONValue, _ path: JSONPointer, _ ops: inout [PatchOp]) {
         switch (old, new) {
+        case let (.object(a), .object(b)) where a.hasKeys(inTheOrderOf: b):
+            // The usual case (a control rendered again): the same keys in the same order, walked side by side.
+            for ((key, oldValue), (_, value)) in zip(a, b) { diffMember(oldValue, value, path, key, &ops) }
         case let (.object(a), .object(b)):
-            for key in a.keys where b[key] == nil { ops.append(.remove(path: path.appending(key))) }
-            for key in b.keys {
+            for (key, _) in a where b[key] == nil { ops.append(.remove(path: path.appending(key))) }
+            for (key, value) in b {
                 if let oldValue = a[key] {
-                    diff(oldValue, b[key]!, path.appending(key), &ops)
+                    diffMember(oldValue, value, path, key, &ops)
                 } else {
-                    ops.append(.add(path: path.appending(key), value: b[key]!))
+                    ops.append(.add(path: path.appending(key), value: value))
                 }
             }
         case let (.array(a), .array(b)) where a.count == b.count:
-            for i in a.indices { diff(a[i], b[i], path.appending(String(i)), &ops) }
+            for i in a.indices { diffMember(a[i], b[i], path, String(i), &ops) }
         case let (.array(a), .array(b)):
             // The common start and end stay; in between, elements are diffed pairwise, then the rest of the new
             // ones added (in order) or the rest of the old ones removed (each at the same index, as they shift).
@@ -126,6 +135,16 @@ public enum JSONDiff {
             for _ in paired..<old.count { ops.append(.remove(path: path.appending(String(start + paired)))) }
         default:
             if !sameValue(old, new) { ops.append(.replace(path: path, value: new)) }
+        }
+    }
+
+    /// `diff` of a member at `path`/`token`, the member's path made only where it is needed (a container to walk, or
+    /// a change): most members of a re-rendered control are unchanged scalars.
+    private static func diffMember(_ old: JSONValue, _ new: JSONValue, _ path: JSONPointer, _ token: @autoclosure () -> String,
+                                   _ ops: inout [PatchOp]) {
+        switch (old, new) {
+        case (.object, .object), (.array, .array): diff(old, new, path.appending(token()), &ops)
+        default: if !sameValue(old, new) { ops.append(.replace(path: path.appending(token()), value: new)) }
         }
     }
 

@@ -79,52 +79,96 @@ public enum JSONValue: Sendable, Equatable {
 }
 
 /// A JSON object whose keys keep their first insertion order.
+///
+/// The members live in one array in order; a small object (most are: a control's render, a message) finds a key by
+/// comparing it with each (a short key compares faster than it hashes), a large one (a room's presence, a big item)
+/// also keeps a dictionary of positions. Measured with callgrind on the fan-out path (docs/BENCHMARKS.md): the
+/// dictionary-and-key-list form hashed every key on each insert, lookup and iteration step.
 public struct JSONObject: Sendable, Equatable, Sequence {
-    public private(set) var keys: [String] = []
-    private var storage: [String: JSONValue] = [:]
+    public typealias Element = (key: String, value: JSONValue)
+
+    private var entries: [Element] = []
+    /// Positions by key, only while the object has more than `indexedCount` members.
+    private var index: [String: Int]? = nil
+    static let indexedCount = 16
 
     public init() {}
 
     public init(_ pairs: KeyValuePairs<String, JSONValue>) {
-        keys.reserveCapacity(pairs.count)
-        storage.reserveCapacity(pairs.count)
+        entries.reserveCapacity(pairs.count)
         for (k, v) in pairs { self[k] = v }
     }
 
     public init(pairs: [(String, JSONValue)]) {
-        keys.reserveCapacity(pairs.count)
-        storage.reserveCapacity(pairs.count)
+        entries.reserveCapacity(pairs.count)
         for (k, v) in pairs { self[k] = v }
     }
 
-    public var count: Int { keys.count }
-    public var isEmpty: Bool { keys.isEmpty }
+    public var count: Int { entries.count }
+    public var isEmpty: Bool { entries.isEmpty }
+    /// The keys in order.
+    public var keys: [String] { entries.map(\.key) }
 
-    /// Reading is O(1); setting a new key appends it; setting `nil` removes the key (O(n)).
+    private func position(of key: String) -> Int? {
+        if let index { return index[key] }
+        for i in entries.indices where entries[i].key == key { return i }
+        return nil
+    }
+
+    /// Setting a new key appends it; setting an existing one keeps its place; setting `nil` removes the key (O(n)).
     public subscript(key: String) -> JSONValue? {
-        get { storage[key] }
+        get { position(of: key).map { entries[$0].value } }
         set {
-            if let newValue {
-                if storage.updateValue(newValue, forKey: key) == nil { keys.append(key) }
-            } else if storage.removeValue(forKey: key) != nil {
-                keys.removeAll { $0 == key }
+            if let i = position(of: key) {
+                if let newValue {
+                    entries[i].value = newValue
+                } else {
+                    entries.remove(at: i)
+                    if index != nil { reindex() }
+                }
+            } else if let newValue {
+                entries.append((key, newValue))
+                if index != nil {
+                    index![key] = entries.count - 1
+                } else if entries.count > Self.indexedCount {
+                    reindex()
+                }
             }
         }
     }
 
-    public func makeIterator() -> AnyIterator<(key: String, value: JSONValue)> {
-        var index = 0
-        return AnyIterator {
-            guard index < keys.count else { return nil }
-            defer { index += 1 }
-            let key = keys[index]
-            return (key, storage[key]!)
+    private mutating func reindex() {
+        guard entries.count > Self.indexedCount else {
+            index = nil
+            return
         }
+        var positions = [String: Int](minimumCapacity: entries.count)
+        for (i, entry) in entries.enumerated() { positions[entry.key] = i }
+        index = positions
+    }
+
+    /// Whether `other` has exactly these keys, in the same order.
+    public func hasKeys(inTheOrderOf other: JSONObject) -> Bool {
+        entries.count == other.entries.count && zip(entries, other.entries).allSatisfy { $0.key == $1.key }
+    }
+
+    public func makeIterator() -> IndexingIterator<[Element]> {
+        entries.makeIterator()
     }
 
     /// Objects are equal when they hold the same keys with equal values, in any order (RFC 8259).
     public static func == (lhs: JSONObject, rhs: JSONObject) -> Bool {
-        lhs.storage == rhs.storage
+        guard lhs.entries.count == rhs.entries.count else { return false }
+        for (i, entry) in lhs.entries.enumerated() {
+            // In the same order (the usual case) members compare pairwise; otherwise by key (keys are unique, and
+            // the counts are equal, so every key of one found in the other means the same keys).
+            if rhs.entries[i].key == entry.key {
+                guard rhs.entries[i].value == entry.value else { return false }
+            } else {
+                guard let j = rhs.position(of: entry.key), rhs.entries[j].value == entry.value else { return false }
+            }
+        }
+        return true
     }
 }
 

@@ -21,7 +21,7 @@ public struct JSONWriter {
         switch value {
         case .null: writeRaw("null")
         case let .bool(b): writeRaw(b ? "true" : "false")
-        case let .int(i): writeRaw(String(i))
+        case let .int(i): writeInt(i)
         case let .double(d): writeDouble(d)
         case let .string(s): writeString(s)
         case let .array(a):
@@ -48,7 +48,7 @@ public struct JSONWriter {
     public mutating func write(_ id: RequestID) {
         switch id {
         case let .string(s): writeString(s)
-        case let .int(i): writeRaw(String(i))
+        case let .int(i): writeInt(i)
         }
     }
 
@@ -71,8 +71,33 @@ public struct JSONWriter {
 
     public mutating func writeString(_ s: String) {
         bytes.append(UInt8(ascii: "\""))
-        for byte in s.utf8 { appendEscaped(byte) }
+        var s = s
+        s.withUTF8 { utf8 in
+            // Runs without anything to escape (most strings are one run) are copied whole.
+            var run = 0
+            for i in utf8.indices where utf8[i] < 0x20 || utf8[i] == UInt8(ascii: "\"") || utf8[i] == UInt8(ascii: "\\") {
+                if run < i { bytes.append(contentsOf: UnsafeBufferPointer(rebasing: utf8[run..<i])) }
+                appendEscaped(utf8[i])
+                run = i + 1
+            }
+            if run < utf8.count { bytes.append(contentsOf: UnsafeBufferPointer(rebasing: utf8[run...])) }
+        }
         bytes.append(UInt8(ascii: "\""))
+    }
+
+    /// An integer's decimal digits, written without making a `String` of them.
+    mutating func writeInt(_ i: Int) {
+        var magnitude = i.magnitude
+        withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 20) { digits in
+            var start = digits.count
+            repeat {
+                start -= 1
+                digits[start] = UInt8(ascii: "0") + UInt8(magnitude % 10)
+                magnitude /= 10
+            } while magnitude > 0
+            if i < 0 { bytes.append(UInt8(ascii: "-")) }
+            bytes.append(contentsOf: UnsafeBufferPointer(rebasing: digits[start...]))
+        }
     }
 
     /// One RFC 6902 operation: the bytes of `write(op.json)`, without building the object or the path string.

@@ -77,7 +77,7 @@ public enum ServerMessage: Sendable, Equatable {
             w.writeRaw(#","room":"#)
             w.writeString(room)
             w.writeRaw(#","version":"#)
-            w.writeRaw(String(version))
+            w.writeInt(version)
             w.writeRaw("}")
             return w.bytes
         case let .patch(room, epoch, version, ops, cause):
@@ -87,7 +87,7 @@ public enum ServerMessage: Sendable, Equatable {
             w.writeRaw(#","epoch":"#)
             w.writeString(epoch)
             w.writeRaw(#","version":"#)
-            w.writeRaw(String(version))
+            w.writeInt(version)
             w.writeRaw(#","ops":["#)
             for (i, op) in ops.enumerated() {
                 if i > 0 { w.writeRaw(",") }

@@ -1,0 +1,103 @@
+import XCTest
+
+@testable import LiveControlsProtocol
+
+/// `JSONObject` keeps its members in insertion order, finds them by key at any size (small objects by search, large
+/// ones through a dictionary of positions), and compares equal regardless of order.
+final class JSONObjectTests: XCTestCase {
+    func testSmallAndLargeObjectsKeepOrderThroughSetsReplacementsAndRemovals() {
+        for size in [3, JSONObject.indexedCount, JSONObject.indexedCount + 1, 200] {
+            var object = JSONObject()
+            var expected: [(String, Int)] = []
+            for i in 0..<size {
+                object["k\(i)"] = .int(i)
+                expected.append(("k\(i)", i))
+            }
+            object["k0"] = .int(-1)  // a replacement keeps the key's place
+            expected[0].1 = -1
+            object["k\(size / 2)"] = nil  // a removal closes the gap
+            expected.remove(at: size / 2)
+            object["missing"] = nil  // removing what is not there changes nothing
+            object["new"] = .int(99)
+            expected.append(("new", 99))
+            XCTAssertEqual(object.count, expected.count, "size \(size)")
+            XCTAssertEqual(object.keys, expected.map(\.0), "size \(size)")
+            XCTAssertEqual(object.map { $0.value }, expected.map { .int($0.1) }, "size \(size)")
+            for (key, value) in expected { XCTAssertEqual(object[key], .int(value), "size \(size), \(key)") }
+            XCTAssertNil(object["k\(size / 2)"], "size \(size)")
+            XCTAssertNil(object["missing"], "size \(size)")
+        }
+    }
+
+    func testShrinkingBelowTheIndexedSizeStillFindsEveryKey() {
+        var object = JSONObject(pairs: (0..<40).map { ("k\($0)", .int($0)) })
+        for i in stride(from: 39, through: 5, by: -1) { object["k\(i)"] = nil }
+        XCTAssertEqual(object.keys, ["k0", "k1", "k2", "k3", "k4"])
+        XCTAssertEqual(object["k4"], .int(4))
+        object["k4"] = .string("x")
+        XCTAssertEqual(object["k4"], .string("x"))
+    }
+
+    func testARepeatedKeyInPairsKeepsTheFirstPlaceAndTheLastValue() {
+        let object = JSONObject(pairs: [("a", 1), ("b", 2), ("a", 3)])
+        XCTAssertEqual(object.keys, ["a", "b"])
+        XCTAssertEqual(object["a"], 3)
+    }
+
+    func testEqualityIgnoresOrderAtEverySize() {
+        for size in [2, 17, 100] {
+            let pairs: [(String, JSONValue)] = (0..<size).map { ("k\($0)", .int($0)) }
+            let forward = JSONObject(pairs: pairs), backward = JSONObject(pairs: pairs.reversed())
+            XCTAssertEqual(forward, backward, "size \(size)")
+            var changed = backward
+            changed["k1"] = .int(-1)
+            XCTAssertNotEqual(forward, changed, "size \(size)")
+            var renamed = backward
+            renamed["k1"] = nil
+            renamed["other"] = .int(1)
+            XCTAssertNotEqual(forward, renamed, "size \(size)")
+            var longer = forward
+            longer["extra"] = .null
+            XCTAssertNotEqual(forward, longer, "size \(size)")
+        }
+    }
+}
+
+/// `JSONWriter` copies runs without escapes whole and writes integers without a `String`: the bytes are those of
+/// escaping byte by byte.
+final class JSONWriterTests: XCTestCase {
+    func testStringsWithEscapesAnywhereAreWrittenAsBefore() {
+        let cases: [(String, String)] = [
+            ("", #""""#), ("plain", #""plain""#), ("\"start", #""\"start""#), ("end\\", #""end\\""#),
+            ("mid\ndle", #""mid\ndle""#), ("\t\r\u{01}\u{1f}", #""\t\r\u0001\u001f""#), ("a\"b\\c\"", #""a\"b\\c\"""#),
+            ("héllo wörld ✓ 𝄞", "\"héllo wörld ✓ 𝄞\""), (String(repeating: "long text ", count: 30) + "\"", "\"" + String(repeating: "long text ", count: 30) + "\\\"\""),
+        ]
+        for (string, expected) in cases {
+            XCTAssertEqual(JSONWriter.string(.string(string)), expected)
+            XCTAssertEqual(try JSONParser.parse(JSONWriter.string(.string(string))), .string(string))
+        }
+    }
+
+    func testIntegersAtTheirLimits() {
+        for value in [0, 1, -1, 9, 10, -10, 1234567890, Int.max, Int.min] {
+            XCTAssertEqual(JSONWriter.string(.int(value)), String(value))
+        }
+    }
+}
+
+/// `JSONDiff` walks objects with the same keys in the same order side by side, and any others by key: the ops are
+/// the same either way.
+final class JSONDiffOrderTests: XCTestCase {
+    func testTheSameChangeGivesTheSameOpsWhateverTheKeyOrder() throws {
+        let before: JSONValue = ["kind": "stepper", "value": 1, "nested": ["a": 1, "b": [1, 2]], "gone": true]
+        let after: JSONValue = ["kind": "stepper", "value": 2, "nested": ["a": 1, "b": [1, 3]], "gone": true]
+        let reordered: JSONValue = ["gone": true, "nested": ["b": [1, 3], "a": 1], "value": 2, "kind": "stepper"]
+        let expected: [PatchOp] = [.replace(path: JSONPointer(["value"]), value: 2), .replace(path: JSONPointer(["nested", "b", "1"]), value: 3)]
+        XCTAssertEqual(JSONDiff.diff(from: before, to: after), expected)
+        XCTAssertEqual(Set(JSONDiff.diff(from: before, to: reordered).map { "\($0)" }), Set(expected.map { "\($0)" }))
+        XCTAssertEqual(try before.applying(JSONDiff.diff(from: before, to: reordered)), after)
+        // Same count, other keys: removed and added, not walked side by side.
+        let renamed: JSONValue = ["kind": "stepper", "value": 1, "nested": ["a": 1, "b": [1, 2]], "new": true]
+        XCTAssertEqual(JSONDiff.diff(from: before, to: renamed), [.remove(path: JSONPointer(["gone"])), .add(path: JSONPointer(["new"]), value: true)])
+    }
+}
