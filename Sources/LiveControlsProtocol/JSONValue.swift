@@ -124,24 +124,28 @@ public struct JSONObject: Sendable, Equatable, Sequence {
                     entries[i].value = newValue
                 } else {
                     entries.remove(at: i)
-                    if index != nil { reindex() }
+                    if index != nil {
+                        if entries.count > Self.indexedCount {
+                            // Only the members after the removed one moved.
+                            index![key] = nil
+                            for j in i..<entries.count { index![entries[j].key] = j }
+                        } else {
+                            index = nil
+                        }
+                    }
                 }
             } else if let newValue {
                 entries.append((key, newValue))
                 if index != nil {
                     index![key] = entries.count - 1
                 } else if entries.count > Self.indexedCount {
-                    reindex()
+                    reindex()  // the object just grew past the size searched
                 }
             }
         }
     }
 
     private mutating func reindex() {
-        guard entries.count > Self.indexedCount else {
-            index = nil
-            return
-        }
         var positions = [String: Int](minimumCapacity: entries.count)
         for (i, entry) in entries.enumerated() { positions[entry.key] = i }
         index = positions
