@@ -109,7 +109,8 @@ public enum JSONDiff {
         switch (old, new) {
         case let (.object(a), .object(b)) where a.hasKeys(inTheOrderOf: b):
             // The usual case (a control rendered again): the same keys in the same order, walked side by side.
-            for ((key, oldValue), (_, value)) in zip(a, b) { diffMember(oldValue, value, path, key, &ops) }
+            // (The new object's spelling of a key names the path: `==` holds for canonically equal spellings.)
+            for ((_, oldValue), (key, value)) in zip(a, b) { diffMember(oldValue, value, path, key, &ops) }
         case let (.object(a), .object(b)):
             for (key, _) in a where b[key] == nil { ops.append(.remove(path: path.appending(key))) }
             for (key, value) in b {

@@ -87,7 +87,14 @@ public enum JSONValue: Sendable, Equatable {
 public struct JSONObject: Sendable, Equatable, Sequence {
     public typealias Element = (key: String, value: JSONValue)
 
-    private var entries: [Element] = []
+    /// A member (a struct, not the `Element` tuple: an array of tuples is destroyed through the runtime's generic
+    /// tuple code).
+    fileprivate struct Member: Sendable {
+        let key: String
+        var value: JSONValue
+    }
+
+    private var entries: [Member] = []
     /// Positions by key, only while the object has more than `indexedCount` members.
     private var index: [String: Int]? = nil
     static let indexedCount = 16
@@ -135,7 +142,7 @@ public struct JSONObject: Sendable, Equatable, Sequence {
                     }
                 }
             } else if let newValue {
-                entries.append((key, newValue))
+                entries.append(Member(key: key, value: newValue))
                 if index != nil {
                     index![key] = entries.count - 1
                 } else if entries.count > Self.indexedCount {
@@ -146,18 +153,25 @@ public struct JSONObject: Sendable, Equatable, Sequence {
     }
 
     private mutating func reindex() {
-        var positions = [String: Int](minimumCapacity: entries.count)
+        var positions = [String: Int](minimumCapacity: Swift.max(entries.count, entries.capacity))
         for (i, entry) in entries.enumerated() { positions[entry.key] = i }
         index = positions
     }
 
     /// Whether `other` has exactly these keys, in the same order.
-    public func hasKeys(inTheOrderOf other: JSONObject) -> Bool {
+    func hasKeys(inTheOrderOf other: JSONObject) -> Bool {
         entries.count == other.entries.count && zip(entries, other.entries).allSatisfy { $0.key == $1.key }
     }
 
-    public func makeIterator() -> IndexingIterator<[Element]> {
-        entries.makeIterator()
+    public struct Iterator: IteratorProtocol {
+        fileprivate var members: IndexingIterator<[Member]>
+        public mutating func next() -> Element? {
+            members.next().map { ($0.key, $0.value) }
+        }
+    }
+
+    public func makeIterator() -> Iterator {
+        Iterator(members: entries.makeIterator())
     }
 
     /// Objects are equal when they hold the same keys with equal values, in any order (RFC 8259).

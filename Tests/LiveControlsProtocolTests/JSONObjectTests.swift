@@ -46,6 +46,24 @@ final class JSONObjectTests: XCTestCase {
         let object = JSONObject(pairs: [("a", 1), ("b", 2), ("a", 3)])
         XCTAssertEqual(object.keys, ["a", "b"])
         XCTAssertEqual(object["a"], 3)
+        let large = JSONObject(pairs: (0..<40).map { ("k\($0 % 30)", .int($0)) })  // k0…k9 repeated past 16
+        XCTAssertEqual(large.keys, (0..<30).map { "k\($0)" })
+        XCTAssertEqual(large["k5"], .int(35))
+        XCTAssertEqual(large["k29"], .int(29))
+    }
+
+    func testALargeObjectStaysFindableThroughRemovalsAtBothEndsShrinkingAndGrowingAgain() {
+        var object = JSONObject(pairs: (0..<30).map { ("k\($0)", .int($0)) })
+        object["k0"] = nil
+        object["k29"] = nil
+        XCTAssertEqual(object.keys, (1..<29).map { "k\($0)" })
+        for i in 1..<29 { XCTAssertEqual(object["k\(i)"], .int(i)) }
+        for i in 1..<20 { object["k\(i)"] = nil }  // down to 9 members: searched again
+        XCTAssertNil(object["k19"])
+        for i in 30..<60 { object["k\(i)"] = .int(i) }  // past 16 again: indexed again
+        XCTAssertEqual(object.keys, (20..<29).map { "k\($0)" } + (30..<60).map { "k\($0)" })
+        for key in object.keys { XCTAssertEqual(object[key], .int(Int(key.dropFirst())!)) }
+        XCTAssertNil(object["k0"])
     }
 
     func testEqualityIgnoresOrderAtEverySize() {
@@ -103,5 +121,12 @@ final class JSONDiffOrderTests: XCTestCase {
         // Same count, other keys: removed and added, not walked side by side.
         let renamed: JSONValue = ["kind": "stepper", "value": 1, "nested": ["a": 1, "b": [1, 2]], "new": true]
         XCTAssertEqual(JSONDiff.diff(from: before, to: renamed), [.remove(path: JSONPointer(["gone"])), .add(path: JSONPointer(["new"]), value: true)])
+    }
+
+    func testAPathIsSpelledAsTheNewObjectSpellsItsKey() {
+        // Swift's `==` holds for canonically equal spellings; the op names the key as the new state has it.
+        let ops = JSONDiff.diff(from: ["e\u{301}": 1], to: ["\u{e9}": 2])
+        XCTAssertEqual(ops.count, 1)
+        XCTAssertEqual(ops.first.map { Array($0.path.tokens[0].utf8) }, Array("\u{e9}".utf8))
     }
 }
