@@ -47,7 +47,7 @@ extension RoomRuntime {
         guard inline, queuedBlocks.load(ordering: .relaxed) == 0 else { return submit(work) }
         assertNotOnQueue(queue)
         let ran = queue.sync { () -> Bool in
-            guard self.subscribers.count <= inlineSubscriberLimit else { return false }
+            guard !self.hasCrowd else { return false }
             work()
             return true
         }

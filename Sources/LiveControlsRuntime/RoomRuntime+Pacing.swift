@@ -18,7 +18,7 @@ extension RoomRuntime {
     /// On the queue, after a block of work: suspends the queue while the transport is behind (large rooms only).
     func paceIfTransportBehind() {
         assertOnQueue(queue)
-        guard subscribers.count > inlineSubscriberLimit, waker.isBehind, !pacing.load(ordering: .relaxed),
+        guard hasCrowd, waker.isBehind, !pacing.load(ordering: .relaxed),
               !shuttingDown.load(ordering: .relaxed) else { return }
         pacing.store(true, ordering: .relaxed)
         queuedBlocks.add(1, ordering: .relaxed)  // counted as queued work: the service thread never `queue.sync`s into it

@@ -70,11 +70,12 @@ final class RoomRuntime: RoomEndpoint, @unchecked Sendable {
     /// Subscribers of this process that take the room's patches (one node).
     var subscribers: [SessionID: any RoomSubscriber] = [:] {
         didSet {
-            let isCrowded = subscribers.count > inlineSubscriberLimit
-            if isCrowded != crowded.load(ordering: .relaxed) { crowded.store(isCrowded, ordering: .relaxed) }
+            if hasCrowd != crowded.load(ordering: .relaxed) { crowded.store(hasCrowd, ordering: .relaxed) }
         }
     }
-    /// More than `inlineSubscriberLimit` subscribers, readable off the queue (`isCrowded`).
+    /// More than `inlineSubscriberLimit` subscribers: a fan-out is a crowd's (runs on the queue, paces, marks its frames
+    /// `toMany`). On the queue; `isCrowded` is the same, readable off it.
+    var hasCrowd: Bool { subscribers.count > inlineSubscriberLimit }
     private let crowded = Atomic<Bool>(false)
     var isCrowded: Bool { crowded.load(ordering: .relaxed) }
     /// The id-less snapshot last made for a resync after overflow, while the room is at its version: when a burst
@@ -186,7 +187,7 @@ final class RoomRuntime: RoomEndpoint, @unchecked Sendable {
             if let cached = self.resyncSnapshot, cached.epoch == self.room.epoch, cached.version == self.room.version {
                 frame = cached.frame
             } else {
-                frame = Frame.make(self.snapshot(id: nil, resumed: nil), toMany: self.subscribers.count > inlineSubscriberLimit)
+                frame = Frame.make(self.snapshot(id: nil, resumed: nil), toMany: self.hasCrowd)
                 self.resyncSnapshot = (self.room.epoch, self.room.version, frame)
             }
             self.deliver(after: self.room.version) {
@@ -347,7 +348,7 @@ final class RoomRuntime: RoomEndpoint, @unchecked Sendable {
                 deliver(after: patch.version) { self.outboxEntryReady(entry) }
             }
             guard localDelivery else { return carryOutTimers(update) }
-            let frame = Frame.make(patchMessage(patch), toMany: subscribers.count > inlineSubscriberLimit)
+            let frame = Frame.make(patchMessage(patch), toMany: hasCrowd)
             if heldHead == held.count && patch.version <= durable {
                 // Deliverable now (always, with a synchronous store): no copy of the subscriber list.
                 var toWake: [any RoomSubscriber] = []
