@@ -54,18 +54,11 @@ public enum ControlCoding {
     /// What the config set for `control` (its stored state without the keys use changes), to tell whether a stored
     /// control was configured as its template configures it now; nil when its kind is not storable.
     public static func configuration(of control: any Control) -> JSONValue? {
-        guard case let .object(state)? = storedState(of: control) else { return nil }
+        guard storableKinds[kind(of: control)] != nil, let storable = control as? any StorableControl,
+              case let .object(state) = storable.storedState else { return nil }
         let changing = stateKeys[kind(of: control)] ?? []
-        var configured = JSONObject()
+        var configured = storable.settingsInsideState
         for (key, value) in state where !changing.contains(key) { configured[key] = value }
-        if let list = control as? ListStepper {
-            // A list's sections hold its items (use changes those), but their ids and headers only the config sets.
-            configured["sectionLayout"] = .array(list.sections.map { section in
-                var s: JSONObject = ["id": .string(section.id)]
-                s.setIfPresent("header", section.header.map { .string($0) })
-                return .object(s)
-            })
-        }
         return .object(configured)
     }
 }

@@ -24,6 +24,15 @@ extension ListStepper: StorableControl {
         return .object(o)
     }
 
+    /// A list's sections hold its items (use changes those), but their ids and headers only the config sets.
+    public var settingsInsideState: JSONObject {
+        ["sectionLayout": .array(sections.map { section in
+            var s: JSONObject = ["id": .string(section.id)]
+            s.setIfPresent("header", section.header.map { .string($0) })
+            return .object(s)
+        })]
+    }
+
     public init(storedState: JSONValue) throws(StoredStateError) {
         let s = StoredValue(storedState)
         var display: DisplayTemplate? = nil

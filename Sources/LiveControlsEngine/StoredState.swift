@@ -12,6 +12,13 @@ public protocol StorableControl: Control {
     var storedState: JSONValue { get }
     /// Rebuilds the control from `storedState`, or says what is missing or malformed, and where.
     init(storedState: JSONValue) throws(StoredStateError)
+    /// Settings kept inside a key of `storedState` that use changes (`ControlCoding.stateKeys`), for the changed-config
+    /// rule; none for most kinds.
+    var settingsInsideState: JSONObject { get }
+}
+
+extension StorableControl {
+    public var settingsInsideState: JSONObject { [:] }
 }
 
 /// Why a stored state cannot be restored: where inside it (a JSON Pointer) and what is wrong.
