@@ -56,7 +56,7 @@ public enum ControlCoding {
     public static func configuration(of control: any Control) -> JSONValue? {
         guard storableKinds[kind(of: control)] != nil, let storable = control as? any StorableControl,
               case let .object(state) = storable.storedState else { return nil }
-        let changing = stateKeys[kind(of: control)] ?? []
+        let changing = Set(stateKeys[kind(of: control)] ?? []).union(storable.settingsResolvedAtCreation)
         var configured = storable.settingsInsideState
         for (key, value) in state where !changing.contains(key) { configured[key] = value }
         return .object(configured)

@@ -43,5 +43,6 @@ extension Pager {
         }
         self.init(label: try node.string("label", default: id.rawValue), domain: domain, position: start,
                   min: min, max: max, step: step, radius: radius, timing: try node.holdTiming(defaultIntervalMs: 250))
+        currentBounds = ["min", "max"].filter { node[$0]?.value == "current" }
     }
 }

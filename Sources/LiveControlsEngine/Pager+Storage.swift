@@ -1,12 +1,13 @@
 import LiveControlsProtocol
 
 extension Pager: StorableControl {
-    /// `{label, domain, position, min?, max?, step, radius, timing, hold?}`; positions and bounds as ordinals
-    /// (`PagerPosition`), not in the domain's JSON form.
+    /// `{label, domain, position, min?, max?, currentBounds?, step, radius, timing, hold?}`; positions and bounds as
+    /// ordinals (`PagerPosition`), not in the domain's JSON form.
     public var storedState: JSONValue {
         var o: JSONObject = ["label": .string(label), "domain": .string(domain.rawValue), "position": .int(position)]
         o.setIfPresent("min", min.map { .int($0) })
         o.setIfPresent("max", max.map { .int($0) })
+        if !currentBounds.isEmpty { o["currentBounds"] = .array(currentBounds.map { .string($0) }) }
         o["step"] = .int(step)
         o["radius"] = .int(radius)
         if generation > 0 { o["generation"] = .int(generation) }  // absent: 0 (and states written before it read so)
@@ -28,5 +29,12 @@ extension Pager: StorableControl {
                   radius: radius, timing: try HoldTiming(stored: try s.required("timing")))
         hold = try Self.storedHold(s)
         generation = try s.optionalInt("generation") ?? 0
+        if let names = s["currentBounds"] {
+            currentBounds = try names.array().map { (n) throws(StoredStateError) in try n.string() }
+            guard currentBounds.allSatisfy({ $0 == "min" || $0 == "max" }) else { throw names.error("currentBounds names min or max only") }
+        }
     }
+
+    /// A bound given as `"current"` counts as that setting, not as the day it was resolved to.
+    public var settingsResolvedAtCreation: [String] { currentBounds }
 }

@@ -20,6 +20,10 @@ public struct Pager: HoldableControl {
     /// Configured bounds as ordinals; `nil` is unbounded (up to the domain's natural bound).
     public let min: Int?
     public let max: Int?
+    /// The bounds the config gave as `"current"` (`"min"`, `"max"`): resolved to the month or day the config was
+    /// read on. A stored room keeps the positions it was made with; the changed-config rule compares the setting
+    /// (`"current"`), not the day it stood for, so a restart on a later day is no change.
+    public internal(set) var currentBounds: [String] = []
     public let step: Int
     public let radius: Int
     public var timing: HoldTiming

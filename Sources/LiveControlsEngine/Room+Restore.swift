@@ -34,24 +34,49 @@ extension Room {
     /// restored exactly. The stored control is decoded and encoded again first, so a state an earlier release wrote
     /// (a shape since extended, with defaults) compares as today's encoding of it.
     public static func configurationChanges(stored: StoredRoom, template: RoomTemplate) -> [String] {
-        decode(stored, as: template).changed
+        decode(stored, as: template).changed.keys.sorted()
     }
 
-    /// Each stored control decoded as its template's kind, and the ids of those that cannot be restored exactly.
-    private static func decode(_ stored: StoredRoom, as template: RoomTemplate) -> (controls: [ControlID: StoredControl], changed: [String]) {
-        var changed = Set(stored.controls.keys).symmetricDifference(template.controls.map(\.id)).map(\.rawValue)
+    /// What `configurationChanges` found, for the log: each control with what changed (`count (max, label)`, `calendar
+    /// (added)`), or the template when the config moved the room to another one.
+    public static func configurationChangeDetails(stored: StoredRoom, template: RoomTemplate, templateName: String) -> String {
+        guard templateName == stored.template else { return "template \(stored.template) → \(templateName)" }
+        return decode(stored, as: template).changed.sorted { $0.key < $1.key }.map { "\($0.key) (\($0.value))" }.joined(separator: ", ")
+    }
+
+    /// Each stored control decoded as its template's kind, and why each of the others cannot be restored exactly.
+    private static func decode(_ stored: StoredRoom, as template: RoomTemplate) -> (controls: [ControlID: StoredControl], changed: [String: String]) {
+        var changed: [String: String] = [:]
+        let configured = Set(template.controls.map(\.id))
+        for id in stored.controls.keys where !configured.contains(id) { changed[id.rawValue] = "removed" }
         var decoded: [ControlID: StoredControl] = [:]
         for (id, prototype) in template.controls {
-            guard let state = stored.controls[id] else { continue }
-            if let entry = decodeControl(kind: ControlCoding.kind(of: prototype), state: state, as: prototype),
-               ControlCoding.configuration(of: entry.control) == ControlCoding.configuration(of: prototype),
-               entry.permissions == template.permissions[id], entry.claimPolicy == template.claims[id] {
+            guard let state = stored.controls[id] else {
+                changed[id.rawValue] = "added"
+                continue
+            }
+            let kind = ControlCoding.kind(of: prototype)
+            guard let entry = decodeControl(kind: kind, state: state, as: prototype) else {
+                changed[id.rawValue] = "not a stored \(kind)"
+                continue
+            }
+            var settings = differingKeys(ControlCoding.configuration(of: entry.control), ControlCoding.configuration(of: prototype))
+            if entry.permissions != template.permissions[id] { settings.append("permissions") }
+            if entry.claimPolicy != template.claims[id] { settings.append("claims") }
+            if settings.isEmpty {
                 decoded[id] = entry
             } else {
-                changed.append(id.rawValue)
+                changed[id.rawValue] = settings.joined(separator: ", ")
             }
         }
-        return (decoded, changed.sorted())
+        return (decoded, changed)
+    }
+
+    /// The top-level keys whose values differ between two configurations (a whole value when they are no objects).
+    private static func differingKeys(_ a: JSONValue?, _ b: JSONValue?) -> [String] {
+        guard a != b else { return [] }
+        guard let a = a?.objectValue, let b = b?.objectValue else { return ["settings"] }
+        return Set(a.keys).union(b.keys).filter { a[$0] != b[$0] }.sorted()
     }
 
     /// After a restart nobody is connected: each stored member leaves (reason `restart`), which ends

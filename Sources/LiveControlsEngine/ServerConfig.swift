@@ -100,7 +100,7 @@ public struct ServerConfig: Sendable {
         guard (0...3_600_000).contains(webhookChangeIntervalMs) else { throw root.error(at: "webhookChangeIntervalMs", "must be within 0…3600000") }
     }
 
-    /// Parses config text; JSON syntax errors name the byte offset.
+    /// Parses config text; JSON syntax errors name the line and column.
     public init(text: String, file: String, today: CivilDate) throws(ConfigError) {
         let json: JSONValue
         do { json = try JSONParser.parse(text) } catch {

@@ -15,10 +15,14 @@ public protocol StorableControl: Control {
     /// Settings kept inside a key of `storedState` that use changes (`ControlCoding.stateKeys`), for the changed-config
     /// rule; none for most kinds.
     var settingsInsideState: JSONObject { get }
+    /// Keys of `storedState` whose value the config resolved when the control was made (a pager's `"current"`
+    /// bound: that day's month), left out of the changed-config rule: the setting that made them is stored beside.
+    var settingsResolvedAtCreation: [String] { get }
 }
 
 extension StorableControl {
     public var settingsInsideState: JSONObject { [:] }
+    public var settingsResolvedAtCreation: [String] { [] }
 }
 
 /// Why a stored state cannot be restored: where inside it (a JSON Pointer) and what is wrong.

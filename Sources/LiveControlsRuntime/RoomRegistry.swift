@@ -143,16 +143,17 @@ package final class RoomRegistry: RoomDirectory, Sendable {
             return .failure(ProtocolError(.unavailable, "room \(name) could not be loaded; retry in a moment", room: name))
         }
         guard let stored else { return .success(.none) }
-        guard let template = config.templates[stored.template] else {
+        let templateName = config.templateName(forStoredRoom: name, storedWith: stored.template)
+        guard let template = config.templates[templateName] else {
             logger.warning("stored room dropped: its template is gone; it starts anew",
                            metadata: ["room": "\(name)", "template": "\(stored.template)"])
             return .success(.none)
         }
-        guard let runtime = restore(stored, template: template) else {
+        guard templateName == stored.template, let runtime = restore(stored, template: template) else {
             logger.warning("room cannot be restored exactly (its template changed): it starts a new epoch",
                            metadata: ["room": "\(name)", "oldEpoch": "\(stored.epoch)",
-                                      "controls": "\(Room.configurationChanges(stored: stored, template: template).joined(separator: ", "))"])
-            return .success(.changed(template: stored.template, unannounced: stored.unannounced.map { ($0, stored.version) }))
+                                      "changes": "\(Room.configurationChangeDetails(stored: stored, template: template, templateName: templateName))"])
+            return .success(.changed(template: templateName, unannounced: stored.unannounced.map { ($0, stored.version) }))
         }
         return .success(.loaded(runtime, epoch: stored.epoch, version: stored.version))
     }

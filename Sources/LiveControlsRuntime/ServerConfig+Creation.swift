@@ -21,6 +21,13 @@ extension ServerConfig {
     /// Whether `name` is one of the config's rooms (those always may be created, and take no creation share).
     func hasRoom(named name: String) -> Bool { rooms.contains { $0.name == name } }
 
+    /// The template a stored room `name` goes on with: a config room's template as the config has it now (a room the
+    /// config moved to another template starts anew from that one: `RoomRegistry.load`, the cluster's takeover), any
+    /// other room the one it was stored with.
+    func templateName(forStoredRoom name: String, storedWith stored: String) -> String {
+        rooms.first(where: { $0.name == name })?.template ?? stored
+    }
+
     /// The template a new room `name` is made from: the config's for its rooms, else the one asked for or the default.
     func recipe(forRoom name: String, template: String?) throws(ProtocolError) -> RoomTemplate {
         let templateName = rooms.first(where: { $0.name == name })?.template ?? template ?? defaultTemplate

@@ -16,7 +16,7 @@ import time
 
 from livecontrols_client import Client, ProtocolViolation
 from livecontrols_server import BINARY
-from partitions import HOLD_REASONS, REDIS_IP, SUBNET, Net, Process
+from partitions import HOLD_REASONS, HOST_IP, REDIS_IP, SUBNET, Net, Process
 
 NODES = ("n1", "n2", "n3")
 NODE_IP = {name: f"{SUBNET}.{11 + i}" for i, name in enumerate(NODES)}
@@ -103,11 +103,12 @@ class Recorder:
 
 
 def schedule(rng: random.Random, seconds: float) -> list[tuple[float, str, str | None]]:
-    """(at, action, node): cuts of node ↔ Redis (both ways, or one way either way), kills and restarts, heals."""
+    """(at, action, node): cuts of node ↔ Redis (both ways, or one way either way) and of clients ↔ node (both ways),
+    kills and restarts, heals."""
     events, t = [], 1.0
     while t < seconds:
         node = rng.choice(NODES)
-        action = rng.choice(["cut-both", "cut-out", "cut-in", "kill", "heal", "restart"])
+        action = rng.choice(["cut-both", "cut-out", "cut-in", "cut-clients", "kill", "heal", "restart"])
         events.append((round(t, 2), action, node))
         t += rng.uniform(0.5, 2.5)
     return events
@@ -118,8 +119,20 @@ def run_schedule(seed: int, seconds: float = 15, workdir: pathlib.Path | None = 
     plan = schedule(rng, seconds)
     result = Result(seed=seed, events=[f"{at}s {action} {node}" for at, action, node in plan])
     work = pathlib.Path(workdir or tempfile.mkdtemp(prefix="lc-partition-"))
-    members = {"r": REDIS_IP, **NODE_IP}
+    members = {"h": HOST_IP, "r": REDIS_IP, **NODE_IP}
     net = Net(members)
+    try:
+        with net.inside("h"):  # every client socket, the recorders' threads included, is opened in `h`
+            return _run(net, plan, seconds, work, result)
+    finally:
+        if not result.violations:
+            shutil.rmtree(work, ignore_errors=True)
+        else:
+            result.violations.append(f"logs kept in {work}")
+        net.close()
+
+
+def _run(net: Net, plan: list[tuple[float, str, str | None]], seconds: float, work: pathlib.Path, result: Result) -> Result:
     redis = nodes = None
     try:
         redis = Process(net, "r", ["redis-server", "--port", "6379", "--bind", REDIS_IP, "--protected-mode", "no", "--save", "", "--appendonly", "yes",
@@ -127,7 +140,8 @@ def run_schedule(seed: int, seconds: float = 15, workdir: pathlib.Path | None = 
         wait_for_redis()
         nodes = {name: Process(net, name, [BINARY, "--host", NODE_IP[name], "--port", "8080", "--log-level", "info",
                                            "--redis", f"redis://{REDIS_IP}:6379", "--node-id", name, "--lease-ms", "1000",
-                                           "--rate", "1000", "--burst", "1000"], work / f"{name}.log").start(True)
+                                           "--rate", "1000", "--burst", "1000", "--ping-interval", "1", "--idle-timeout", "3"],
+                               work / f"{name}.log").start(True)
                  for name in NODES}
         urls = [f"ws://{NODE_IP[name]}:8080/ws" for name in NODES]
         stop = threading.Event()
@@ -157,11 +171,6 @@ def run_schedule(seed: int, seconds: float = 15, workdir: pathlib.Path | None = 
             node.kill()
         if redis:
             redis.kill()
-        net.close()
-        if not result.violations:
-            shutil.rmtree(work, ignore_errors=True)
-        else:
-            result.violations.append(f"logs kept in {work}")
     return result
 
 
@@ -187,6 +196,10 @@ def apply(action: str, node: str, net: Net, nodes: dict[str, Process]):
         net.cut(node, "r")
     elif action == "cut-in":
         net.cut("r", node)
+    elif action == "cut-clients":
+        # The node keeps the cut clients' sessions (and their holds) until its keepalive drops them.
+        net.cut("h", node)
+        net.cut(node, "h")
     elif action == "heal":
         net.heal()
     elif action == "kill":

@@ -3,11 +3,14 @@ schedule of faults (node ↔ Redis links cut both ways or one way, nodes killed 
 on every node sending intents and recording everything they see, and a checker over the recorded histories.
 
 Only addresses inside the namespaces this module creates are touched (a 10.214.x.0/24 chosen by process id, on a
-bridge in its own namespace, plus one veth into the caller's namespace for the clients), so runs side by side do
-not meet. A cut is a blackhole route: packets to the
-peer are dropped silently, so established connections stall as on a real partition. Needs root (CAP_NET_ADMIN)."""
+bridge in its own namespace; the clients are a member of their own, `h`, which the test's threads enter with
+`Net.inside`), so runs side by side do not meet and the caller's namespace gets no address. A cut is a blackhole
+route: packets to the peer are dropped silently, so established connections stall as on a real partition. Needs
+root (CAP_NET_ADMIN, CAP_SYS_ADMIN for setns)."""
 from __future__ import annotations
 
+import contextlib
+import ctypes
 import os
 import pathlib
 import shutil
@@ -19,7 +22,9 @@ import time
 from livecontrols_server import URL_LINE
 
 SUBNET = f"10.214.{os.getpid() % 250 + 1}"
-HOST_IP = f"{SUBNET}.1"
+HOST_IP = f"{SUBNET}.1"  # the clients' namespace, `h`
+CLONE_NEWNET = 0x40000000
+_libc = ctypes.CDLL(None, use_errno=True)
 REDIS_IP = f"{SUBNET}.10"
 HOLD_REASONS = {"release", "disconnect", "leave", "bound", "lease", "replaced", "restart", "expired", "failover", "reset"}
 
@@ -57,22 +62,38 @@ class Net:
             sh("ip", "netns", "add", ns)
             self._wire(f"{self.tag}{name}", ns, ip)
             sh("ip", "netns", "exec", ns, "ip", "link", "set", "lo", "up")
-        self._wire(f"{self.tag}h", None, HOST_IP)
         self.cuts: set[tuple[str, str]] = set()
 
     def ns(self, name: str) -> str:
         return f"{self.tag}-{name}"
 
-    def _wire(self, link: str, ns: str | None, ip: str):
-        sh("ip", "link", "add", link, "type", "veth", "peer", "name", link + "b")
-        sh("ip", "link", "set", link + "b", "netns", self.switch)
-        sh("ip", "netns", "exec", self.switch, "ip", "link", "set", link + "b", "master", "br0")
-        sh("ip", "netns", "exec", self.switch, "ip", "link", "set", link + "b", "up")
-        prefix = [] if ns is None else ["ip", "netns", "exec", ns]
-        if ns is not None:
-            sh("ip", "link", "set", link, "netns", ns)
-        sh(*prefix, "ip", "addr", "add", f"{ip}/24", "dev", link)
-        sh(*prefix, "ip", "link", "set", link, "up")
+    def _wire(self, link: str, ns: str, ip: str):
+        """A veth pair made inside the switch's namespace: one end on its bridge, the other moved into `ns`."""
+        in_switch = ["ip", "netns", "exec", self.switch]
+        sh(*in_switch, "ip", "link", "add", link, "type", "veth", "peer", "name", link + "b")
+        sh(*in_switch, "ip", "link", "set", link + "b", "master", "br0")
+        sh(*in_switch, "ip", "link", "set", link + "b", "up")
+        sh(*in_switch, "ip", "link", "set", link, "netns", ns)
+        sh("ip", "netns", "exec", ns, "ip", "addr", "add", f"{ip}/24", "dev", link)
+        sh("ip", "netns", "exec", ns, "ip", "link", "set", link, "up")
+
+    @contextlib.contextmanager
+    def inside(self, name: str):
+        """Runs the calling thread (and the threads it starts meanwhile) in member `name`'s namespace: the sockets it
+        opens there stay there. Back in its own namespace afterwards."""
+        own = os.open(f"/proc/thread-self/ns/net", os.O_RDONLY)
+        target = os.open(f"/run/netns/{self.ns(name)}", os.O_RDONLY)
+        try:
+            if _libc.setns(target, CLONE_NEWNET) != 0:
+                raise OSError(ctypes.get_errno(), f"setns into {self.ns(name)}")
+            try:
+                yield
+            finally:
+                if _libc.setns(own, CLONE_NEWNET) != 0:
+                    raise OSError(ctypes.get_errno(), "setns back")
+        finally:
+            os.close(target)
+            os.close(own)
 
     def cut(self, source: str, target: str):
         """Drops every packet `source` sends to `target` (one way)."""
@@ -89,7 +110,6 @@ class Net:
         for name in self.members:
             sh("ip", "netns", "del", self.ns(name), check=False)
         sh("ip", "netns", "del", self.switch, check=False)
-        sh("ip", "link", "del", f"{self.tag}h", check=False)
 
 
 class Process:

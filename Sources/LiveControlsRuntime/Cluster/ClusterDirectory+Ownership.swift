@@ -41,7 +41,8 @@ extension ClusterDirectory {
         }
         let store = RedisRoomStore(room: room, fence: fence, owner: nodeID, link: link, keys: keys, historyLimit: config.historyLimit)
         let runtime: RoomRuntime
-        if let stored, let template = config.templates[stored.room.template],
+        let storedTemplate = stored.map { config.templateName(forStoredRoom: room, storedWith: $0.room.template) }
+        if let stored, let storedTemplate, storedTemplate == stored.room.template, let template = config.templates[storedTemplate],
            let restored = Room(restoring: stored.room, template: template, historyLimit: config.historyLimit) {
             runtime = makeRuntime(restored, store: store)
             webhooks?.enqueue(leftover)
@@ -54,15 +55,15 @@ extension ClusterDirectory {
             logger.info("room taken over", metadata: ["room": "\(room)", "epoch": "\(restored.epoch)", "version": "\(restored.version)", "fence": "\(fence)"])
         } else {
             let templateName: String
-            if let stored {
-                guard config.templates[stored.room.template] != nil else {
+            if let stored, let storedTemplate {
+                guard let template = config.templates[storedTemplate] else {
                     releaseLease(room)
-                    return .refused(ProtocolError(.internalError, "room \(room)'s template \(stored.room.template) is not in this node's config"))
+                    return .refused(ProtocolError(.internalError, "room \(room)'s template \(storedTemplate) is not in this node's config"))
                 }
-                templateName = stored.room.template
+                templateName = storedTemplate
                 logger.warning("room cannot be restored exactly (its template changed): it starts a new epoch", metadata: [
-                    "room": "\(room)",
-                    "controls": "\(Room.configurationChanges(stored: stored.room, template: config.templates[templateName]!).joined(separator: ", "))"])
+                    "room": "\(room)", "oldEpoch": "\(stored.room.epoch)",
+                    "changes": "\(Room.configurationChangeDetails(stored: stored.room, template: template, templateName: templateName))"])
             } else {
                 guard let creation, creation.refusal == nil else {
                     releaseLease(room)
