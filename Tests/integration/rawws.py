@@ -13,6 +13,25 @@ import struct
 from protocol_schema import check_client_message, check_server_message
 
 
+def encode_frame(opcode: int, payload: bytes, *, announced: int | None = None, masked: bool = True, fin: bool = True) -> bytes:
+    """One WebSocket frame as a client sends it (masked unless told otherwise); `announced` puts another length in
+    its header (a lie)."""
+    n = len(payload) if announced is None else announced
+    mask_bit = 0x80 if masked else 0
+    header = bytes([(0x80 if fin else 0) | opcode])
+    if n < 126:
+        header += bytes([mask_bit | n])
+    elif n < 65536:
+        header += bytes([mask_bit | 126]) + struct.pack("!H", n)
+    else:
+        header += bytes([mask_bit | 127]) + struct.pack("!Q", n)
+    if masked:
+        mask = os.urandom(4)
+        header += mask
+        payload = bytes(b ^ mask[i % 4] for i, b in enumerate(payload))
+    return header + payload
+
+
 class RawClient:
     def __init__(self, port: int, recv_buffer: int | None = None, path: str = "/ws", headers: dict | None = None):
         self.sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
@@ -39,37 +58,13 @@ class RawClient:
     def send_text(self, text: str | dict, validate: bool = True) -> None:
         if isinstance(text, dict) and validate:
             check_client_message(text)
-        payload = (json.dumps(text) if isinstance(text, dict) else text).encode()
-        mask = os.urandom(4)
-        header = bytes([0x81])
-        n = len(payload)
-        if n < 126:
-            header += bytes([0x80 | n])
-        elif n < 65536:
-            header += bytes([0x80 | 126]) + struct.pack("!H", n)
-        else:
-            header += bytes([0x80 | 127]) + struct.pack("!Q", n)
-        masked = bytes(b ^ mask[i % 4] for i, b in enumerate(payload))
-        self.sock.sendall(header + mask + masked)
+        self.sock.sendall(encode_frame(0x1, (json.dumps(text) if isinstance(text, dict) else text).encode()))
 
     def send_frame(self, opcode: int, payload: bytes, *, announced: int | None = None, masked: bool = True,
                    fin: bool = True) -> None:
         """One frame (final unless told otherwise), masked unless told otherwise; `announced` puts another length
         in its header (a lie)."""
-        n = len(payload) if announced is None else announced
-        mask_bit = 0x80 if masked else 0
-        header = bytes([(0x80 if fin else 0) | opcode])
-        if n < 126:
-            header += bytes([mask_bit | n])
-        elif n < 65536:
-            header += bytes([mask_bit | 126]) + struct.pack("!H", n)
-        else:
-            header += bytes([mask_bit | 127]) + struct.pack("!Q", n)
-        if masked:
-            mask = os.urandom(4)
-            header += mask
-            payload = bytes(b ^ mask[i % 4] for i, b in enumerate(payload))
-        self.sock.sendall(header + payload)
+        self.sock.sendall(encode_frame(opcode, payload, announced=announced, masked=masked, fin=fin))
 
     def read_close(self) -> int | None:
         """Reads until the server's close frame; its code (None: a close without a code, or none at all)."""

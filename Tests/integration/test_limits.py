@@ -1,12 +1,13 @@
 """Limits: rate, connections, rooms, slow consumers. Each refusal is typed and others keep being served."""
 import json
+import struct
 import time
 
 import pytest
 from websockets.exceptions import ConnectionClosed
 
 from livecontrols_client import Client
-from rawws import RawClient
+from rawws import RawClient, encode_frame
 
 
 def closed_with(client, timeout=10):
@@ -28,9 +29,8 @@ def test_rate_limit_refuses_with_a_typed_error_then_closes_on_abuse(start_server
     other = s.client()
     assert other.join()["type"] == "snapshot"
     # "over" was refusal 1 of the 50 a connection may get, each answered; the message after them closes it.
-    # Flood them in one go (issue 17: the close came on refusal 50, and discarded error replies still queued).
-    # Send exactly the 50 more it takes: a message sent after the close would make the server's kernel reset the
-    # connection and lose the close frame.
+    # Flood them in one go (issue 17: the close came on refusal 50, and discarded error replies still queued); a
+    # client that goes on sending past the close is the next test.
     for i in range(50):
         c.send({"type": "intent", "id": f"x{i}", "room": "demo", "control": "quantity", "intent": "next"})
     refused = []
@@ -42,6 +42,33 @@ def test_rate_limit_refuses_with_a_typed_error_then_closes_on_abuse(start_server
     assert closed.value.rcvd and closed.value.rcvd.code == 1008
     assert refused == [f"x{i}" for i in range(49)], "every refusal before the close is answered, in order"
     assert other.intent("quantity", "next")["type"] == "ack"
+
+
+def test_a_client_that_floods_past_the_close_still_gets_every_refusal_then_1008(start_server):
+    """Issue 17: a client that goes on sending (here 2,000 intents in one write, never reading) still reads, once it
+    does, every refusal in order and then the close frame with 1008 — what it sent after the close is dropped."""
+    s = start_server("--rate", "0.001", "--burst", "5")
+    c = RawClient(s.port)
+    c.send_text({"type": "join", "room": "demo"})
+    while c.read_json()["type"] != "snapshot":
+        pass  # the welcome first
+    blob = b"".join(encode_frame(0x1, json.dumps({"type": "intent", "id": f"x{i}", "room": "demo", "control": "quantity",
+                                                  "intent": "next"}).encode()) for i in range(2_000))
+    try:
+        c.sock.sendall(blob)
+    except OSError:
+        pass  # the server may have closed before it read all of it: what it had answered is still to be read
+    replies = []
+    while True:
+        opcode, payload = c.read_frame()
+        if opcode == 8:
+            assert struct.unpack("!H", payload[:2])[0] == 1008
+            break
+        replies.append(json.loads(payload))
+    assert [m["id"] for m in replies if m["type"] == "ack"] == [f"x{i}" for i in range(4)], "the burst's four tokens"
+    errors = [(m["code"], m["id"]) for m in replies if m["type"] == "error"]
+    assert errors == [("rate_limited", f"x{i}") for i in range(4, 54)], "50 refusals, in order, then the close"
+    assert s.client().join()["type"] == "snapshot", "the server goes on serving"
 
 
 def test_connection_limit_closes_the_extra_connection_with_1013(start_server):
