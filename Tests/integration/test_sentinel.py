@@ -2,12 +2,14 @@
 `--redis-wait-replicas 1` lose no acknowledged change when the master dies; fencing keeps one writer per room."""
 from __future__ import annotations
 
+import copy
 import json
 import signal
 import time
 
 from api_client import API, API_KEY
 
+from partitions import HOLD_REASONS
 from sentinel_setup import MASTER, resp, sentinel_redis, wait_until  # noqa: F401  (fixture)
 
 
@@ -119,26 +121,59 @@ def test_a_master_failover_during_a_stream_of_intents_loses_nothing_acked(start_
 
 
 def test_a_hold_across_a_failover_leaves_no_hold_running_and_the_room_goes_on(start_server, connect, sentinel_redis):
+    """A master's death while a hold runs: no version gets two different patches in anyone's stream, every hold that
+    ends says why (a documented reason), acked versions only grow, and the room goes on with no hold left running."""
     master, replicas, sentinel = sentinel_redis
     a_node, b_node = nodes(start_server, sentinel)
     a, b = connect(a_node), connect(b_node)
     a.join(name="holder")
     b.join(name="watcher")
-    assert a.intent("quantity", "set", {"value": 0})["type"] == "ack"
-    assert a.intent("quantity", "press", {"direction": "next"})["type"] == "ack"
+    seen: dict = {}
+    ended: list[dict] = []
+
+    def keep(client):
+        for p in client.patches.get("demo", []):
+            ended.extend(p["cause"].get("ended", []))
+        harvest(client, seen)
+
+    acked = [a.intent("quantity", "set", {"value": 0}), a.intent("quantity", "press", {"direction": "next"})]
+    assert [r["type"] for r in acked] == ["ack", "ack"], acked
     b.wait_state(lambda s: s["controls"]["quantity"]["holding"] is not None)
+    keep(a)
+    keep(b)
+    before = copy.deepcopy(b.rooms["demo"])  # the room as b saw it while the hold ran
     master.proc.kill()
     wait_until(lambda: sentinel.master_port() in [r.port for r in replicas], 20, "no failover")
     # The room goes on: an intent is acked after the failover, and no hold is left running.
-    send_until_acked(b, "quantity", "set", {"value": 50}, timeout=20)
+    acked.append(send_until_acked(b, "quantity", "set", {"value": 50}, timeout=20))
+    keep(b)
     new_master = sentinel.master_port()
     wait_until(lambda: any("Redis master changed" in line and f"master=127.0.0.1:{new_master} " in line
                            and f"previous=127.0.0.1:{master.port} " in line for line in b_node.stderr().splitlines()),
                10, "the failover is not logged")
     fresh = connect(b_node)
-    state = join_when_available(fresh)["state"]
+    snapshot = join_when_available(fresh)
+    state = snapshot["state"]
     assert state["controls"]["quantity"]["holding"] is None
     assert state["controls"]["quantity"]["value"] == 50
+    # The holder's stream too (it may have had to join again: `send` does, as the protocol says).
+    last = send_until_acked(a, "quantity", "next", {}, timeout=20)
+    acked.append(last)
+    keep(a)
+    keep(b)
+    versions = [r["version"] for r in acked]
+    assert versions == sorted(set(versions)), f"acked versions only grow: {versions}"
+    # Both had to join again (their room stopped on its owner), so neither saw how the hold ended: a resume from the
+    # press's version shows every patch since, the hold's end with its reason among them.
+    # The client checks that each patch applies to the state before it, in order, from b's state of that moment.
+    resumed = connect(a_node)
+    resumed.rooms["demo"], resumed.patches["demo"] = before, []
+    reply = resumed.join(since={"epoch": before["epoch"], "version": before["version"]})
+    assert reply["type"] == "resumed", reply
+    resumed.recv(lambda m: m["type"] == "patch" and m["version"] == last["version"])
+    keep(resumed)
+    reasons = [e.get("reason") for e in ended]
+    assert "failover" in reasons and set(reasons) <= HOLD_REASONS, ended
 
 
 def test_a_deletion_is_announced_once_the_replicas_have_it_and_not_before(start_server, connect, sentinel_redis):
