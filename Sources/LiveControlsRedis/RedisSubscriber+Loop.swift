@@ -12,6 +12,9 @@ struct SubscriberLoop {
     let wakeFD: Int32
     let onMessage: @Sendable (String, [UInt8]) -> Void
     let onConnection: @Sendable (Bool) -> Void
+    /// Redis answered a subscription (or a PING) with an error: its text (a user without the right to a channel gets
+    /// `NOPERM …`). The connection is dropped and tried again.
+    let onRefused: @Sendable (String) -> Void
     let onAttempt: () -> Void
     let isStopped: () -> Bool
 
@@ -21,7 +24,7 @@ struct SubscriberLoop {
     init(
         endpoint: RedisEndpoint, channels: [String], patterns: [String], pingInterval: Duration, wakeFD: Int32,
         onMessage: @escaping @Sendable (String, [UInt8]) -> Void, onConnection: @escaping @Sendable (Bool) -> Void,
-        onAttempt: @escaping () -> Void, isStopped: @escaping () -> Bool
+        onRefused: @escaping @Sendable (String) -> Void = { _ in }, onAttempt: @escaping () -> Void, isStopped: @escaping () -> Bool
     ) {
         self.endpoint = endpoint
         self.channels = channels
@@ -30,6 +33,7 @@ struct SubscriberLoop {
         self.wakeFD = wakeFD
         self.onMessage = onMessage
         self.onConnection = onConnection
+        self.onRefused = onRefused
         self.onAttempt = onAttempt
         self.isStopped = isStopped
     }
@@ -128,7 +132,8 @@ struct SubscriberLoop {
                         session.early = []
                     case .pong:
                         awaitingSince = nil
-                    case .failed:
+                    case .failed(let why):
+                        if let why { onRefused(why) }
                         return session.subscribed
                     }
                 }
@@ -161,8 +166,8 @@ struct Session {
         /// Every subscription is confirmed now.
         case subscribed
         case pong
-        /// A server error, or a reply a subscriber should never get: drop the connection.
-        case failed
+        /// A server error (its text), or a reply a subscriber should never get (nil): drop the connection.
+        case failed(String?)
     }
 
     mutating func handle(_ reply: RedisReply) -> Event {
@@ -183,10 +188,10 @@ struct Session {
             }
         case .status("PONG"):
             return expected == 0 ? confirm(true) : .pong
-        case .error:
-            return .failed
+        case .error(let text):
+            return .failed(text)
         default:
-            return .failed
+            return .failed(nil)
         }
     }
 

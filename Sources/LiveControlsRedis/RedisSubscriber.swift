@@ -23,6 +23,8 @@ import Glibc
 /// - `onConnection(true)` once every subscription is confirmed (after each (re)connect), before the
 ///   messages of that connection; `onConnection(false)` once when that connection is lost (not again while
 ///   reconnecting fails).
+/// - `onRefused(message)`: Redis answered the subscriptions with an error (`NOPERM …` for an ACL user without the
+///   channels); the subscriber reconnects and tries again as after a lost connection.
 ///
 /// Call `RedisProcess.ignoreSIGPIPE()` at startup.
 public final class RedisSubscriber: Sendable {
@@ -32,6 +34,7 @@ public final class RedisSubscriber: Sendable {
     public let pingIntervalMilliseconds: Int
     private let onMessage: @Sendable (_ channel: String, _ payload: [UInt8]) -> Void
     private let onConnection: @Sendable (_ connected: Bool) -> Void
+    private let onRefused: @Sendable (_ message: String) -> Void
 
     /// Started/stopped flags and the wake pipe, all behind the one lock, so stop() never writes to a pipe
     /// that was closed. The pipe is closed in deinit, when no thread can use it any more.
@@ -51,7 +54,8 @@ public final class RedisSubscriber: Sendable {
     public init(
         endpoint: RedisEndpoint, channels: [String], patterns: [String], pingIntervalMilliseconds: Int = 1000,
         onMessage: @escaping @Sendable (_ channel: String, _ payload: [UInt8]) -> Void,
-        onConnection: @escaping @Sendable (_ connected: Bool) -> Void
+        onConnection: @escaping @Sendable (_ connected: Bool) -> Void,
+        onRefused: @escaping @Sendable (_ message: String) -> Void = { _ in }
     ) {
         self.endpoint = endpoint
         self.channels = channels
@@ -59,6 +63,7 @@ public final class RedisSubscriber: Sendable {
         self.pingIntervalMilliseconds = max(1, pingIntervalMilliseconds)
         self.onMessage = onMessage
         self.onConnection = onConnection
+        self.onRefused = onRefused
     }
 
     deinit {
@@ -89,7 +94,7 @@ public final class RedisSubscriber: Sendable {
             var loop = SubscriberLoop(
                 endpoint: endpoint, channels: channels, patterns: patterns,
                 pingInterval: .milliseconds(pingIntervalMilliseconds), wakeFD: wakeRead,
-                onMessage: onMessage, onConnection: onConnection,
+                onMessage: onMessage, onConnection: onConnection, onRefused: onRefused,
                 onAttempt: { [self] in connectAttempts.add(1, ordering: .relaxed) },
                 isStopped: { [self] in lifecycle.withLock { $0.stopped } })
             loop.run()

@@ -339,3 +339,28 @@ def test_nodes_authenticate_to_a_redis_that_requires_a_password(start_server, re
     wrong.wait_for_log("AUTH failed")
     for node in (a_node, b_node, wrong):
         assert "s3 cret" not in node.stderr() and "s3%20cret" not in node.stderr() and "nope" not in node.stderr()
+
+
+def test_nodes_work_as_an_acl_user_limited_to_their_prefix(start_server, redis_server):  # noqa: F811
+    """Redis ACL: a user that may touch only the cluster's keys and channels and run only the command groups
+    docs/DEPLOYMENT.md lists serves rooms across two nodes. `&lc:*` alone is not enough — Redis matches a PSUBSCRIBE
+    pattern literally against the allowed ones —: such a node is not ready and logs Redis's refusal."""
+    from livecontrols_client import Client
+
+    rules = ["on", ">n0de-pass", "~lc:*", "&lc:p:*", "&lc:n:*", "+@read", "+@write", "+@pubsub", "+@scripting", "+@connection", "+role"]
+    assert redis_server.command("ACL", "SETUSER", "lcnode", "reset", *rules) == "OK"
+    url = f"redis://lcnode:n0de-pass@127.0.0.1:{redis_server.port}"
+    a_node = start_server("--redis", url, "--node-id", "a", "--lease-ms", str(LEASE_MS))
+    b_node = start_server("--redis", url, "--node-id", "b", "--lease-ms", str(LEASE_MS))
+    a, b = Client(a_node.ws_url), Client(b_node.ws_url)
+    a.join(name="a")
+    b.join(name="b")
+    ack = intent_until_acked(b, "quantity", "set", {"value": 42})
+    a.wait_version(ack["version"])
+    assert a.state()["controls"]["quantity"]["value"] == 42
+    assert readiness(a_node) == 200 and readiness(b_node) == 200
+    assert redis_server.command("ACL", "SETUSER", "lcnode", "resetchannels", "&lc:*") == "OK"
+    c_node = start_server("--redis", url, "--node-id", "c", "--lease-ms", str(LEASE_MS))
+    c_node.wait_for_log("Redis refused the node's subscriptions")
+    c_node.wait_for_log("NOPERM")
+    assert readiness(c_node) == 503

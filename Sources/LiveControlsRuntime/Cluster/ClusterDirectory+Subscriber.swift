@@ -71,11 +71,22 @@ extension ClusterDirectory {
     func subscriberChanged(up: Bool) {
         let wasUp = subscriberUp.withLock { s in defer { s = up }; return s }
         if up {
+            subscriberRefusal.withLock { $0 = nil }
             logger.info("Redis subscriber connected")
             // Messages published while it was away are lost: every room here resyncs its sessions.
             for room in rooms.withLock({ Array($0.values) }) { room.redisReconnected() }
         } else if wasUp {
             logger.warning("Redis subscriber lost its connection; reconnecting")
+        }
+    }
+
+    /// Subscriber thread: Redis refused the node's subscriptions (an ACL user without `&PREFIX*`, say). Logged once
+    /// per distinct answer until the subscriptions succeed; the node stays not ready meanwhile.
+    func subscriberRefused(_ message: String) {
+        let isNew = subscriberRefusal.withLock { last in defer { last = message }; return last != message }
+        if isNew {
+            logger.error("Redis refused the node's subscriptions; the node is not ready until it accepts them",
+                         metadata: ["error": "\(message)", "channels": "\(keys.inbox(nodeID)), \(keys.patchPattern)"])
         }
     }
 }

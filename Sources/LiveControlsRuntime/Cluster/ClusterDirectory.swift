@@ -69,6 +69,8 @@ package final class ClusterDirectory: RoomDirectory, @unchecked Sendable {
     let adminWaiters = Mutex<[Int: AdminWaiter]>([:])
     private let tokens = Mutex(0)
     let subscriberUp = Mutex(false)
+    /// The subscriptions' last refusal logged (`subscriberRefused`), nil once they succeed.
+    let subscriberRefusal = Mutex<String?>(nil)
     private var subscriber: RedisSubscriber?
     private var ticker: (any RoomTimer)?
     /// Control link queue only: when the ticker fires next (deadlines on a fixed grid, so ticks do not drift).
@@ -129,7 +131,8 @@ package final class ClusterDirectory: RoomDirectory, @unchecked Sendable {
             endpoint: options.redis, channels: [keys.inbox(nodeID)], patterns: [keys.patchPattern],
             pingIntervalMilliseconds: min(1_000, max(100, options.leaseMilliseconds / 3)),
             onMessage: { [unowned self] channel, payload in self.received(channel: channel, payload: payload) },
-            onConnection: { [unowned self] up in self.subscriberChanged(up: up) })
+            onConnection: { [unowned self] up in self.subscriberChanged(up: up) },
+            onRefused: { [unowned self] message in self.subscriberRefused(message) })
         self.subscriber = subscriber
         subscriber.start()
         // Every third of the lease, on the control link's queue, through the scheduler (a manual clock in tests).
