@@ -227,3 +227,53 @@ def test_a_config_room_moved_to_another_template_starts_anew_from_it(start_serve
     assert snap["state"]["controls"]["quantity"]["value"] == 0
     s.wait_for_log("changes=template t → u")
     s.stop()
+
+
+def _mount_small_disk(path) -> str | None:
+    """A 2 MiB tmpfs at `path` (a disk that fills up), or why not (needs root)."""
+    import os
+    import subprocess
+    if os.geteuid() != 0:
+        return "mounting a small disk needs root"
+    path.mkdir()
+    result = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=2m", "tmpfs", str(path)], capture_output=True, text=True)
+    return None if result.returncode == 0 else f"cannot mount a tmpfs: {result.stderr.strip()}"
+
+
+def test_a_full_disk_is_never_acked_the_room_stops_and_comes_back_as_last_stored(start_server, tmp_path):
+    """From outside, as PROTOCOL.md says: on a data dir whose disk is full, an intent gets no ack and no patch, every
+    member gets `unavailable` with the room and no id, later requests the same with their id; once there is room
+    again, a join loads the room at its last stored version in the same epoch."""
+    import subprocess
+    import pytest
+    disk = tmp_path / "disk"
+    why_not = _mount_small_disk(disk)
+    if why_not:
+        pytest.skip(why_not)
+    try:
+        s = start_server("--data-dir", str(disk / "data"))
+        a, b = s.client(), s.client()
+        epoch = a.join()["epoch"]
+        b.join()
+        stored = a.intent("quantity", "set", {"value": 7})
+        assert stored["type"] == "ack"
+        b.wait_version(stored["version"])
+        filler = disk / "filler"
+        subprocess.run(["dd", "if=/dev/zero", f"of={filler}", "bs=64k"], capture_output=True)  # until the disk is full
+        a.send({"type": "intent", "id": "lost", "room": "demo", "control": "quantity", "intent": "set", "args": {"value": 8}})
+        for client in (a, b):
+            stop = client.recv(lambda m: m["type"] == "error" and "id" not in m)
+            assert stop["code"] == "unavailable" and stop["room"] == "demo", stop
+        assert not [m for m in a.inbox if m.get("id") == "lost"], "the intent that was not stored gets no reply"
+        assert all(p["version"] <= stored["version"] for p in a.patches["demo"] + b.patches["demo"]), "no patch of it"
+        again = b.intent("quantity", "next")
+        assert again["type"] == "error" and again["code"] == "unavailable" and again["room"] == "demo"
+        s.wait_for_log("room stopped: a store write failed")
+        filler.unlink()
+        snapshot = b.join()
+        assert snapshot["type"] == "snapshot" and snapshot["epoch"] == epoch
+        assert snapshot["version"] >= stored["version"] and snapshot["state"]["controls"]["quantity"]["value"] == 7
+        assert b.intent("quantity", "set", {"value": 9})["type"] == "ack", "and it serves again"
+        s.stop()
+    finally:
+        subprocess.run(["umount", "-l", str(disk)], capture_output=True)
