@@ -28,6 +28,11 @@ def error_for(client, raw):
         ('{"type": "intent", "room": "demo", "control": "quantity", "intent": "next"}', "invalid_message"),
         ('{"type": "intent", "id": "x", "room": "demo", "control": "quantity", "intent": "next", "args": [1]}', "invalid_message"),
         ('{"type": "intent", "id": {}, "room": "demo", "control": "quantity", "intent": "next"}', "invalid_message"),
+        # PROTOCOL.md: required fields may not be null, integers are written as integers.
+        ('{"type": "join", "room": null}', "invalid_message"),
+        ('{"type": "intent", "id": null, "room": "demo", "control": "quantity", "intent": "next"}', "invalid_message"),
+        ('{"type": "intent", "id": "x", "room": "demo", "control": null, "intent": "next"}', "invalid_message"),
+        ('{"type": "join", "room": "demo", "since": {"epoch": "e", "version": 4.0}}', "invalid_message"),
     ],
 )
 def test_malformed_messages_get_typed_errors(clients, raw, code):
@@ -37,6 +42,16 @@ def test_malformed_messages_get_typed_errors(clients, raw, code):
     assert err["message"]
     # The connection stays usable.
     assert c.join()["type"] == "snapshot"
+
+
+def test_null_optional_fields_count_as_absent(clients):
+    """PROTOCOL.md: `null` for an optional field is the field missing — `args`, a join's `template`, `name`, `token`,
+    `since`, a leave's `id`."""
+    c = clients()
+    c.send(json.dumps({"type": "join", "room": "demo", "template": None, "name": None, "token": None, "since": None, "id": None}))
+    assert c.recv(lambda m: m["type"] in ("snapshot", "error"))["type"] == "snapshot"
+    c.send(json.dumps({"type": "intent", "id": "n", "room": "demo", "control": "quantity", "intent": "next", "args": None}))
+    assert c.recv(lambda m: m.get("id") == "n")["type"] == "ack"
 
 
 def test_errors_echo_the_request_id(clients):
