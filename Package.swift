@@ -49,6 +49,9 @@ let package = Package(
             exclude: ["hiredis/dict.c", "hiredis/COPYING", "hiredis/VENDORED.md"],
             linkerSettings: [.linkedLibrary("ssl"), .linkedLibrary("crypto")]
         ),
+        // Two Linux calls Swift cannot make (variadic in C): short scheduling slices and no timer slack for the thread
+        // that fires hold ticks (LiveControlsRuntime/TimerThreadScheduler.swift).
+        .target(name: "CThreadTiming"),
         .target(name: "LiveControlsProtocol"),
         .target(name: "LiveControlsEngine", dependencies: ["LiveControlsProtocol"]),
         .target(name: "LiveControlsSQLite", dependencies: ["LiveControlsEngine", "CSQLite"]),
@@ -71,6 +74,7 @@ let package = Package(
             dependencies: [
                 "LiveControlsEngine",
                 "LiveControlsRedis",
+                "CThreadTiming",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Prometheus", package: "swift-prometheus"),
             ]

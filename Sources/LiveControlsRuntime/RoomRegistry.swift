@@ -31,7 +31,7 @@ package final class RoomRegistry: RoomDirectory, Sendable {
     let roomQueueIntents: Int
 
     package init(config: ServerConfig, maxRooms: Int, store: any RoomStore, waker: any SubscriberWaker,
-         scheduler: any RoomScheduler = DispatchRoomScheduler(), logger: Logger, webhookTransport: (any WebhookTransport)? = nil,
+         scheduler: any RoomScheduler = TimerThreadScheduler.shared, logger: Logger, webhookTransport: (any WebhookTransport)? = nil,
          roomQueueIntents: Int = Limits().roomQueueIntents) {
         self.roomQueueIntents = roomQueueIntents
         self.config = config

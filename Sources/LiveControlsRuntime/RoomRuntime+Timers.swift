@@ -10,7 +10,11 @@ extension RoomRuntime {
             timer = existing
         } else {
             guard deadline != nil else { return }
-            timer = scheduler.makeTimer(on: queue) { [weak self] in self?.fire(control) }
+            // Run on the timer's own thread when nothing waits on the queue (as the service thread runs a small room's
+            // intent): one wake-up from the deadline to the tick.
+            timer = scheduler.makeTimer(on: queue, runInline: { [weak self] in self?.queuedBlocks.load(ordering: .relaxed) == 0 }) { [weak self] in
+                self?.fire(control)
+            }
             timers[control] = timer
         }
         armedDeadlines[control] = deadline

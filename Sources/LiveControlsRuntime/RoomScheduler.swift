@@ -9,6 +9,10 @@ package protocol RoomScheduler: Sendable {
     func now() -> Instant
     /// A parked timer whose `handler` runs on `queue` once the time reaches the deadline it is armed for.
     func makeTimer(on queue: DispatchQueue, _ handler: @escaping @Sendable () -> Void) -> any RoomTimer
+    /// The same, for a timer whose owner can tell whether `queue` is idle (`runInline`, asked from the firing thread):
+    /// a scheduler may then run the handler right there, on the queue through `queue.sync`, instead of waking another
+    /// thread for it (`TimerThreadScheduler`). Others ignore it.
+    func makeTimer(on queue: DispatchQueue, runInline: (@Sendable () -> Bool)?, _ handler: @escaping @Sendable () -> Void) -> any RoomTimer
 }
 
 /// One timer of a room. Armed and re-armed only on the queue it runs its handler on; cancelled from there or
@@ -21,6 +25,11 @@ package protocol RoomTimer: AnyObject, Sendable {
 }
 
 extension RoomScheduler {
+    package func makeTimer(on queue: DispatchQueue, runInline: (@Sendable () -> Bool)?,
+                           _ handler: @escaping @Sendable () -> Void) -> any RoomTimer {
+        makeTimer(on: queue, handler)
+    }
+
     /// Runs `body` once on `queue` at `deadline` (a retry's delay), through a timer of this scheduler, which is
     /// cancelled once it has fired.
     package func once(at deadline: Instant, on queue: DispatchQueue, _ body: @escaping @Sendable () -> Void) {
@@ -39,36 +48,4 @@ private final class OneShotTimer: Sendable {
     private let timer = Mutex<(any RoomTimer)?>(nil)
     func set(_ t: any RoomTimer) { timer.withLock { $0 = t } }
     func cancel() { timer.withLock { $0?.cancel(); $0 = nil } }
-}
-
-/// `DispatchTime` uptime and strict, zero-leeway `DispatchSourceTimer`s: deadlines come from the press
-/// instant, so ticks do not drift, and a stale or early firing is harmless because the engine only applies
-/// what is due at `now`.
-package struct DispatchRoomScheduler: RoomScheduler {
-    package init() {}
-
-    package func now() -> Instant { Instant(nanoseconds: DispatchTime.now().uptimeNanoseconds) }
-
-    package func makeTimer(on queue: DispatchQueue, _ handler: @escaping @Sendable () -> Void) -> any RoomTimer {
-        DispatchRoomTimer(queue: queue, handler: handler)
-    }
-}
-
-/// `@unchecked Sendable`: a `DispatchSource` is thread-safe (Dispatch's own rule); the class adds no state.
-private final class DispatchRoomTimer: RoomTimer, @unchecked Sendable {
-    private let source: any DispatchSourceTimer
-
-    init(queue: DispatchQueue, handler: @escaping @Sendable () -> Void) {
-        source = DispatchSource.makeTimerSource(flags: .strict, queue: queue)
-        source.setEventHandler(handler: handler)
-        source.schedule(deadline: .distantFuture, leeway: .nanoseconds(0))
-        source.resume()
-    }
-
-    func schedule(at deadline: Instant?) {
-        let when = deadline.map { DispatchTime(uptimeNanoseconds: $0.nanoseconds) } ?? .distantFuture
-        source.schedule(deadline: when, leeway: .nanoseconds(0))
-    }
-
-    func cancel() { source.cancel() }
 }

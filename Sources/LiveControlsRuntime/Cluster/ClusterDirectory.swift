@@ -83,7 +83,7 @@ package final class ClusterDirectory: RoomDirectory, @unchecked Sendable {
     var lastMaster: String?
 
     package init(options: ClusterOptions, config: ServerConfig, maxRooms: Int, waker: any SubscriberWaker,
-         scheduler: any RoomScheduler = DispatchRoomScheduler(), logger: Logger, webhookTransport: (any WebhookTransport)? = nil,
+         scheduler: any RoomScheduler = TimerThreadScheduler.shared, logger: Logger, webhookTransport: (any WebhookTransport)? = nil,
          roomQueueIntents: Int = Limits().roomQueueIntents) {
         self.roomQueueIntents = roomQueueIntents
         self.options = options

@@ -1,0 +1,24 @@
+#ifndef LIVECONTROLS_THREAD_TIMING_H
+#define LIVECONTROLS_THREAD_TIMING_H
+
+/// Asks the kernel to schedule the calling thread in slices of `nanoseconds` (sched_setattr's sched_runtime for
+/// SCHED_OTHER, Linux 6.12 and later, 100 µs to 100 ms): under EEVDF a waking thread with a shorter slice than the
+/// running one preempts it instead of waiting for that one's slice (~3 ms) to end. Needs no privilege. Returns 0, or the
+/// errno of the refusal (older kernels accept and ignore the value: no way to tell).
+int lc_request_slice(unsigned long long nanoseconds);
+
+/// Sets the calling thread's timer slack (prctl PR_SET_TIMERSLACK; the default lets a sleep end up to 50 µs late).
+/// Returns 0, or the errno.
+int lc_set_timer_slack(unsigned long nanoseconds);
+
+/// An eventfd for `lc_wait` / `lc_wake` (close-on-exec, non-blocking), or -1 with errno set.
+int lc_wake_fd(void);
+
+/// Sleeps until `fd` is woken (`lc_wake`, then reset) or `nanoseconds` have passed (negative: no time limit), with
+/// nanosecond precision (ppoll). Returns 1 when woken, 0 when the time ran out, -1 on an error (EINTR included).
+int lc_wait(int fd, long long nanoseconds);
+
+/// Wakes a thread in `lc_wait` on `fd` (or makes its next wait return at once).
+void lc_wake(int fd);
+
+#endif

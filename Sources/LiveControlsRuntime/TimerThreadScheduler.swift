@@ -1,0 +1,223 @@
+import CThreadTiming
+import Dispatch
+import Foundation
+import Synchronization
+import LiveControlsEngine
+
+/// The server's timers (`RoomScheduler`) on one thread of their own, so a hold's ticks fire on time on a busy machine.
+///
+/// A Dispatch timer reaches its handler through two threads — Dispatch's timer thread, then a worker of the pool —
+/// and when every core is busy (a hold ticking to 10,000 clients keeps the service thread sending), each waits for
+/// the running thread's scheduling slice to end: ~3 ms under Linux's EEVDF (docs/BENCHMARKS.md). This thread asks
+/// the kernel for 100 µs slices (`lc_request_slice`, Linux 6.12 and later, no privilege needed), so it preempts
+/// whatever runs when it wakes, sleeps with no timer slack, and runs a handler itself — on the timer's queue, through
+/// `queue.sync`, which executes on the calling thread — when the timer's owner says that queue is idle (`runInline`):
+/// one wake-up between a deadline and the tick's patch. Otherwise (the queue has work waiting, or no `runInline`) it
+/// hands the handler to the queue with `async`, as Dispatch's timers do.
+///
+/// Thread rules: `schedule` and `cancel` from any thread; the heap is behind one lock, never held while a handler
+/// runs (a handler re-arms its own timer). The thread lives as long as the process.
+package final class TimerThreadScheduler: RoomScheduler, Sendable {
+    /// The process's timer thread, started on first use.
+    package static let shared = TimerThreadScheduler()
+
+    /// The slice the timer thread asks for: the kernel's shortest.
+    static let slice: UInt64 = 100_000
+
+    private struct Entry {
+        var deadline: UInt64
+        var order: UInt64
+        var timer: ThreadTimer
+
+        func precedes(_ other: Entry) -> Bool { (deadline, order) < (other.deadline, other.order) }
+    }
+
+    /// A timer's deadline and the one it waits in the heap under. A re-arm to a later deadline pushes nothing: when
+    /// the entry comes up the timer goes back in at its deadline; only an earlier one pushes an entry, and the one it
+    /// replaces is skipped when it comes up. So the heap holds at most a few entries per timer, however often
+    /// timers are re-armed (a claim's lease renewed every few seconds, say).
+    private struct Pending {
+        var armed: UInt64?
+        var queuedAt: UInt64?
+    }
+
+    private struct State {
+        var heap: [Entry] = []
+        var order: UInt64 = 0
+        var pending: [ObjectIdentifier: Pending] = [:]
+        /// The deadline the thread sleeps until (`.max`: none): an earlier one wakes it.
+        var sleepingUntil: UInt64 = .max
+        var started = false
+
+        mutating func push(_ timer: ThreadTimer, at deadline: UInt64) {
+            order &+= 1
+            heap.append(Entry(deadline: deadline, order: order, timer: timer))
+            var child = heap.count - 1
+            while child > 0 {
+                let parent = (child - 1) / 2
+                guard heap[child].precedes(heap[parent]) else { break }
+                heap.swapAt(child, parent)
+                child = parent
+            }
+        }
+
+        mutating func pop() -> Entry {
+            let top = heap[0]
+            let last = heap.removeLast()
+            guard !heap.isEmpty else { return top }
+            heap[0] = last
+            var parent = 0
+            while true {
+                let left = 2 * parent + 1, right = left + 1
+                var first = parent
+                if left < heap.count, heap[left].precedes(heap[first]) { first = left }
+                if right < heap.count, heap[right].precedes(heap[first]) { first = right }
+                guard first != parent else { return top }
+                heap.swapAt(parent, first)
+                parent = first
+            }
+        }
+
+        /// The timers due at `now`, taken out (each once); timers re-armed later go back in at their deadline.
+        mutating func takeDue(now: UInt64, into due: inout [ThreadTimer]) {
+            while let top = heap.first, top.deadline <= now {
+                let entry = pop()
+                let id = ObjectIdentifier(entry.timer)
+                guard var p = pending[id], p.queuedAt == entry.deadline else { continue }  // replaced by an earlier entry
+                p.queuedAt = nil
+                if let armed = p.armed, armed > now {
+                    push(entry.timer, at: armed)
+                    p.queuedAt = armed
+                    pending[id] = p
+                } else {
+                    pending[id] = nil
+                    if p.armed != nil { due.append(entry.timer) }
+                }
+            }
+        }
+    }
+
+    private let state = Mutex(State())
+    /// An eventfd the thread sleeps on beside its deadline: written when an earlier deadline arrives.
+    private let wakeFD: Int32
+
+    private init() {
+        wakeFD = lc_wake_fd()
+        precondition(wakeFD >= 0, "TimerThreadScheduler: eventfd failed, errno \(errno)")
+    }
+
+    package func now() -> Instant { Instant(nanoseconds: DispatchTime.now().uptimeNanoseconds) }
+
+    package func makeTimer(on queue: DispatchQueue, _ handler: @escaping @Sendable () -> Void) -> any RoomTimer {
+        makeTimer(on: queue, runInline: nil, handler)
+    }
+
+    package func makeTimer(on queue: DispatchQueue, runInline: (@Sendable () -> Bool)?,
+                           _ handler: @escaping @Sendable () -> Void) -> any RoomTimer {
+        startIfNeeded()
+        return ThreadTimer(scheduler: self, queue: queue, runInline: runInline, handler: handler)
+    }
+
+    /// Entries in the heap (tests: it stays bounded however often timers are re-armed).
+    var heapCount: Int { state.withLock { $0.heap.count } }
+
+    /// Arms `timer` at `deadline` (nil parks it).
+    fileprivate func arm(_ timer: ThreadTimer, at deadline: UInt64?) {
+        let wake = state.withLock { s -> Bool in
+            let id = ObjectIdentifier(timer)
+            var p = s.pending[id] ?? Pending()
+            p.armed = deadline
+            var wake = false
+            if let deadline, p.queuedAt.map({ deadline < $0 }) ?? true {
+                s.push(timer, at: deadline)
+                p.queuedAt = deadline
+                if deadline < s.sleepingUntil {
+                    s.sleepingUntil = deadline
+                    wake = true
+                }
+            }
+            s.pending[id] = p.armed == nil && p.queuedAt == nil ? nil : p
+            return wake
+        }
+        if wake { lc_wake(wakeFD) }
+    }
+
+    private func startIfNeeded() {
+        let start = state.withLock { s -> Bool in
+            defer { s.started = true }
+            return !s.started
+        }
+        guard start else { return }
+        Thread { [self] in
+            Thread.current.name = "lc-timers"  // set from the thread itself, so the kernel has it (top, perf, ps -L)
+            run()
+        }.start()
+    }
+
+    private func run() {
+        _ = lc_request_slice(Self.slice)  // refused or ignored (kernels before 6.12): ordinary slices, as Dispatch's threads
+        _ = lc_set_timer_slack(1)
+        var due: [ThreadTimer] = []
+        while true {
+            let next = state.withLock { s -> UInt64 in
+                s.takeDue(now: DispatchTime.now().uptimeNanoseconds, into: &due)
+                s.sleepingUntil = due.isEmpty ? (s.heap.first?.deadline ?? .max) : 0
+                return s.sleepingUntil
+            }
+            if !due.isEmpty {
+                for timer in due { timer.fire() }
+                due.removeAll(keepingCapacity: true)
+                continue  // the handlers took time: look again before sleeping
+            }
+            sleep(until: next)
+        }
+    }
+
+    /// Sleeps until `deadline` (uptime nanoseconds; `.max`: no deadline) or a wake.
+    private func sleep(until deadline: UInt64) {
+        guard deadline != .max else {
+            _ = lc_wait(wakeFD, -1)
+            return
+        }
+        let now = DispatchTime.now().uptimeNanoseconds
+        guard deadline > now else { return }
+        _ = lc_wait(wakeFD, Int64(clamping: deadline - now))
+    }
+}
+
+/// One timer of the timer thread; its deadline lives in the scheduler's state. A firing that races a re-arm is harmless,
+/// as with Dispatch's timers (the engine acts only on what is due at `now`).
+private final class ThreadTimer: RoomTimer, Sendable {
+    let scheduler: TimerThreadScheduler
+    let queue: DispatchQueue
+    let runInline: (@Sendable () -> Bool)?
+    let handler: @Sendable () -> Void
+    let cancelled = Atomic<Bool>(false)
+
+    init(scheduler: TimerThreadScheduler, queue: DispatchQueue, runInline: (@Sendable () -> Bool)?, handler: @escaping @Sendable () -> Void) {
+        self.scheduler = scheduler
+        self.queue = queue
+        self.runInline = runInline
+        self.handler = handler
+    }
+
+    func schedule(at deadline: Instant?) {
+        guard !cancelled.load(ordering: .acquiring) else { return }
+        scheduler.arm(self, at: deadline?.nanoseconds)
+    }
+
+    func cancel() {
+        cancelled.store(true, ordering: .releasing)
+        scheduler.arm(self, at: nil)
+    }
+
+    /// On the timer thread, once the deadline has come.
+    func fire() {
+        guard !cancelled.load(ordering: .acquiring) else { return }
+        if let runInline, runInline() {
+            queue.sync(execute: handler)
+        } else {
+            queue.async(execute: handler)
+        }
+    }
+}
