@@ -25,13 +25,20 @@ struct lc_sched_attr {
 };
 
 int lc_request_slice(unsigned long long nanoseconds) {
-#ifdef SYS_sched_setattr
+#if defined(SYS_sched_setattr) && defined(SYS_sched_getattr)
+    // Only the slice changes: the thread's policy, nice value and flags stay what they are (a process started with
+    // `nice` keeps its nice value; raising it back to 0 would need a privilege).
     struct lc_sched_attr attr;
     memset(&attr, 0, sizeof attr);
+    if (syscall(SYS_sched_getattr, 0, &attr, sizeof attr, 0) != 0) return errno;
     attr.size = sizeof attr;
-    attr.sched_policy = 0;  // SCHED_OTHER, nice 0
+    attr.sched_flags = 0;
     attr.sched_runtime = nanoseconds;
-    return syscall(SYS_sched_setattr, 0, &attr, 0) == 0 ? 0 : errno;
+    if (syscall(SYS_sched_setattr, 0, &attr, 0) != 0) return errno;
+    // Kernels before 6.12 accept the value for these policies and ignore it; from 6.12 on it reads back.
+    memset(&attr, 0, sizeof attr);
+    if (syscall(SYS_sched_getattr, 0, &attr, sizeof attr, 0) != 0) return errno;
+    return attr.sched_runtime == nanoseconds ? 0 : -1;
 #else
     (void)nanoseconds;
     return ENOSYS;

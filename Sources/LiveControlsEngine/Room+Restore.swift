@@ -182,6 +182,13 @@ extension Room {
         if kind == ListStepper.kind, object["selectionPolicy"] == nil, let configured = prototype as? ListStepper {
             object["selectionPolicy"] = .string(configured.selectionPolicy.rawValue)
         }
+        // A pager stored before `currentBounds` was kept: its `"current"` bounds count as such when they still stand for
+        // what the config's do today (a restart the same day restores it; a later day's starts anew, as it did then).
+        if kind == Pager.kind, object["currentBounds"] == nil, let configured = prototype as? Pager, !configured.currentBounds.isEmpty,
+           case .object(let now) = configured.storedState,
+           configured.currentBounds.allSatisfy({ object[$0] == now[$0] }) {
+            object["currentBounds"] = .array(configured.currentBounds.map { .string($0) })
+        }
         for key in [StoredControl.permissionsKey, StoredControl.claimPolicyKey, StoredControl.claimsKey, StoredControl.formatKey] { object[key] = nil }
         guard let control = try? ControlCoding.restore(kind: kind, storedState: .object(object)) else { return nil }
         return StoredControl(control: control, permissions: permissions, claimPolicy: policy, claims: claims, format: format)

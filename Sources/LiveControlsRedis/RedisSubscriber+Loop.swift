@@ -133,7 +133,7 @@ struct SubscriberLoop {
                     case .pong:
                         awaitingSince = nil
                     case .failed(let why):
-                        if let why { onRefused(why) }
+                        if let why, !session.subscribed { onRefused(why) }  // after that, a lost connection like any other
                         return session.subscribed
                     }
                 }

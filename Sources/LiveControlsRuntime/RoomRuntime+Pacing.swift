@@ -19,7 +19,8 @@ extension RoomRuntime {
     func paceIfTransportBehind() {
         assertOnQueue(queue)
         guard hasCrowd, waker.isBehind, !pacing.load(ordering: .relaxed),
-              !shuttingDown.load(ordering: .relaxed) else { return }
+              !shuttingDown.load(ordering: .relaxed),
+              inlineTimers.load(ordering: .sequentiallyConsistent) == 0 else { return }  // a tick about to `sync` in: next time
         pacing.store(true, ordering: .relaxed)
         queuedBlocks.add(1, ordering: .relaxed)  // counted as queued work: the service thread never `queue.sync`s into it
         queue.suspend()  // takes effect once this block returns
@@ -32,8 +33,8 @@ extension RoomRuntime {
             if self.waker.isBehind && waited < Self.pacingMaxMilliseconds { return self.resumeWhenCaughtUp(waited: waited) }
             self.metrics.paced(milliseconds: waited)
             self.pacing.store(false, ordering: .relaxed)
+            self.queue.resume()  // before the count falls: nobody `sync`s into a queue still suspended
             self.queuedBlocks.subtract(1, ordering: .relaxed)
-            self.queue.resume()
         }
     }
 }

@@ -10,15 +10,27 @@ extension RoomRuntime {
             timer = existing
         } else {
             guard deadline != nil else { return }
-            // Run on the timer's own thread when nothing waits on the queue (as the service thread runs a small room's
-            // intent): one wake-up from the deadline to the tick.
-            timer = scheduler.makeTimer(on: queue, runInline: { [weak self] in self?.queuedBlocks.load(ordering: .relaxed) == 0 }) { [weak self] in
+            timer = scheduler.makeTimer(on: queue, inline: { [weak self] work in self?.runInline(work) ?? false }) { [weak self] in
                 self?.fire(control)
             }
             timers[control] = timer
         }
         armedDeadlines[control] = deadline
         timer.schedule(at: deadline)
+    }
+
+    /// The timer thread's offer to run a firing right there (one wake-up from the deadline to the tick): taken when
+    /// nothing waits on the queue, as the service thread runs a small room's intent. `inlineTimers` keeps a pause
+    /// (`paceIfTransportBehind`) from suspending the queue between the look at `queuedBlocks` and the `sync`: with both
+    /// sides sequentially consistent, either the pause sees the timer and does not suspend, or the timer sees the
+    /// pausing block's count and hands its firing over with `async`.
+    func runInline(_ work: () -> Void) -> Bool {
+        assertNotOnQueue(queue)
+        inlineTimers.add(1, ordering: .sequentiallyConsistent)
+        defer { inlineTimers.subtract(1, ordering: .sequentiallyConsistent) }
+        guard queuedBlocks.load(ordering: .sequentiallyConsistent) == 0 else { return false }
+        queue.sync(execute: work)
+        return true
     }
 
     /// A timer fired. A stale firing is harmless: the engine only acts on what is due at `now`.

@@ -55,6 +55,8 @@ final class RoomRuntime: RoomEndpoint, @unchecked Sendable {
     /// as the CPUs, and waiting there behind queued work (a store's `markDurable`, a join, or a block that then pauses
     /// the queue) would stall every connection.
     let queuedBlocks = Atomic<Int>(0)
+    /// The timer thread is about to run a firing inline (`runInline`): no pause may suspend the queue meanwhile.
+    let inlineTimers = Atomic<Int>(0)
     /// Senders waiting for the intent queue to drain to half (`whenQueueDrains`), and whether there are any (read
     /// first, so the common intent takes no lock).
     let drainWaiters = Mutex<[@Sendable () -> Void]>([])
@@ -135,7 +137,7 @@ final class RoomRuntime: RoomEndpoint, @unchecked Sendable {
 
     /// Queues `work` on the room's queue, counted in `queuedBlocks` until it starts.
     func submit(_ work: @escaping @Sendable () -> Void) {
-        queuedBlocks.add(1, ordering: .relaxed)
+        queuedBlocks.add(1, ordering: .sequentiallyConsistent)  // seen by the timer thread's `runInline` (x86: the same lock add)
         queue.async {
             work()
             self.paceIfTransportBehind()

@@ -2,17 +2,18 @@ import Dispatch
 import Synchronization
 import LiveControlsEngine
 
-/// Where rooms get the time and their timers: the machine's monotonic clock and Dispatch timers
-/// (`DispatchRoomScheduler`), or in tests a manual clock that fires timers at exact instants.
+/// Where rooms get the time and their timers: the machine's monotonic clock and the server's timer thread
+/// (`TimerThreadScheduler`), or in tests a manual clock that fires timers at exact instants.
 package protocol RoomScheduler: Sendable {
     /// The monotonic time rooms, timers and idle times use.
     func now() -> Instant
     /// A parked timer whose `handler` runs on `queue` once the time reaches the deadline it is armed for.
     func makeTimer(on queue: DispatchQueue, _ handler: @escaping @Sendable () -> Void) -> any RoomTimer
-    /// The same, for a timer whose owner can tell whether `queue` is idle (`runInline`, asked from the firing thread):
-    /// a scheduler may then run the handler right there, on the queue through `queue.sync`, instead of waking another
-    /// thread for it (`TimerThreadScheduler`). Others ignore it.
-    func makeTimer(on queue: DispatchQueue, runInline: (@Sendable () -> Bool)?, _ handler: @escaping @Sendable () -> Void) -> any RoomTimer
+    /// The same, for a timer whose owner may run a firing right on the firing thread (`inline`: given the work, it runs
+    /// it on `queue` through `queue.sync` and returns true, or returns false when the queue may be busy), instead of
+    /// the scheduler waking another thread for it (`TimerThreadScheduler`). Others ignore it.
+    func makeTimer(on queue: DispatchQueue, inline: (@Sendable (_ work: () -> Void) -> Bool)?,
+                   _ handler: @escaping @Sendable () -> Void) -> any RoomTimer
 }
 
 /// One timer of a room. Armed and re-armed only on the queue it runs its handler on; cancelled from there or
@@ -25,7 +26,7 @@ package protocol RoomTimer: AnyObject, Sendable {
 }
 
 extension RoomScheduler {
-    package func makeTimer(on queue: DispatchQueue, runInline: (@Sendable () -> Bool)?,
+    package func makeTimer(on queue: DispatchQueue, inline: (@Sendable (_ work: () -> Void) -> Bool)?,
                            _ handler: @escaping @Sendable () -> Void) -> any RoomTimer {
         makeTimer(on: queue, handler)
     }
@@ -43,7 +44,7 @@ extension RoomScheduler {
     }
 }
 
-/// Keeps a one-shot timer until it has fired, then cancels it (so a Dispatch source does not outlive its use).
+/// Keeps a one-shot timer until it has fired, then cancels it (so the timer does not outlive its use).
 private final class OneShotTimer: Sendable {
     private let timer = Mutex<(any RoomTimer)?>(nil)
     func set(_ t: any RoomTimer) { timer.withLock { $0 = t } }

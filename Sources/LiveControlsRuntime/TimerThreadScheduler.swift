@@ -10,19 +10,26 @@ import LiveControlsEngine
 /// and when every core is busy (a hold ticking to 10,000 clients keeps the service thread sending), each waits for
 /// the running thread's scheduling slice to end: ~3 ms under Linux's EEVDF (docs/BENCHMARKS.md). This thread asks
 /// the kernel for 100 µs slices (`lc_request_slice`, Linux 6.12 and later, no privilege needed), so it preempts
-/// whatever runs when it wakes, sleeps with no timer slack, and runs a handler itself — on the timer's queue, through
-/// `queue.sync`, which executes on the calling thread — when the timer's owner says that queue is idle (`runInline`):
-/// one wake-up between a deadline and the tick's patch. Otherwise (the queue has work waiting, or no `runInline`) it
-/// hands the handler to the queue with `async`, as Dispatch's timers do.
+/// whatever runs when it wakes, and sleeps with no timer slack. A timer whose owner offers it (`inline`) may run its
+/// firing right here, on its queue through `queue.sync` (the owner decides: `RoomRuntime.runInline`): one wake-up
+/// between a deadline and the tick's patch. Otherwise the firing goes to the timer's queue with `async`, as
+/// Dispatch's timers do — also every firing but the last of several due at once, so one room's long tick delays no
+/// other room's due at the same moment (a firing that comes due while an inline one runs waits for it: at most one
+/// handler's time).
 ///
 /// Thread rules: `schedule` and `cancel` from any thread; the heap is behind one lock, never held while a handler
-/// runs (a handler re-arms its own timer). The thread lives as long as the process.
+/// runs (a handler re-arms its own timer). A cancelled timer's firing does nothing, even one already handed to its
+/// queue. The thread lives as long as the process.
 package final class TimerThreadScheduler: RoomScheduler, Sendable {
     /// The process's timer thread, started on first use.
     package static let shared = TimerThreadScheduler()
 
     /// The slice the timer thread asks for: the kernel's shortest.
     static let slice: UInt64 = 100_000
+
+    /// What became of the slice request (`lc_request_slice`: 0 in effect, -1 taken but unused by this kernel, else the
+    /// errno), once the thread has started (`start()` waits for it).
+    package enum SliceRequest: Equatable, Sendable { case inEffect, unsupported, refused(errno: Int32) }
 
     private struct Entry {
         var deadline: UInt64
@@ -48,6 +55,8 @@ package final class TimerThreadScheduler: RoomScheduler, Sendable {
         /// The deadline the thread sleeps until (`.max`: none): an earlier one wakes it.
         var sleepingUntil: UInt64 = .max
         var started = false
+        let startedSignal = DispatchSemaphore(value: 0)
+        var slice = SliceRequest.unsupported
 
         mutating func push(_ timer: ThreadTimer, at deadline: UInt64) {
             order &+= 1
@@ -109,13 +118,13 @@ package final class TimerThreadScheduler: RoomScheduler, Sendable {
     package func now() -> Instant { Instant(nanoseconds: DispatchTime.now().uptimeNanoseconds) }
 
     package func makeTimer(on queue: DispatchQueue, _ handler: @escaping @Sendable () -> Void) -> any RoomTimer {
-        makeTimer(on: queue, runInline: nil, handler)
+        makeTimer(on: queue, inline: nil, handler)
     }
 
-    package func makeTimer(on queue: DispatchQueue, runInline: (@Sendable () -> Bool)?,
+    package func makeTimer(on queue: DispatchQueue, inline: (@Sendable (_ work: () -> Void) -> Bool)?,
                            _ handler: @escaping @Sendable () -> Void) -> any RoomTimer {
-        startIfNeeded()
-        return ThreadTimer(scheduler: self, queue: queue, runInline: runInline, handler: handler)
+        _ = start()
+        return ThreadTimer(scheduler: self, queue: queue, inline: inline, handler: handler)
     }
 
     /// Entries in the heap (tests: it stays bounded however often timers are re-armed).
@@ -142,21 +151,32 @@ package final class TimerThreadScheduler: RoomScheduler, Sendable {
         if wake { lc_wake(wakeFD) }
     }
 
-    private func startIfNeeded() {
-        let start = state.withLock { s -> Bool in
+    /// Starts the thread (once) and says what became of its slice request (the server logs it).
+    @discardableResult
+    package func start() -> SliceRequest {
+        let (start, started) = state.withLock { s -> (Bool, DispatchSemaphore) in
             defer { s.started = true }
-            return !s.started
+            return (!s.started, s.startedSignal)
         }
-        guard start else { return }
-        Thread { [self] in
-            Thread.current.name = "lc-timers"  // set from the thread itself, so the kernel has it (top, perf, ps -L)
-            run()
-        }.start()
+        if start {
+            Thread { [self] in
+                Thread.current.name = "lc-timers"  // set from the thread itself, so the kernel has it (top, perf, ps -L)
+                let answer = lc_request_slice(Self.slice)
+                _ = lc_set_timer_slack(1)
+                state.withLock { $0.slice = answer == 0 ? .inEffect : answer == -1 ? .unsupported : .refused(errno: answer) }
+                started.signal()
+                run()
+            }.start()
+            started.wait()
+            started.signal()  // for every later caller
+        } else {
+            started.wait()
+            started.signal()
+        }
+        return state.withLock { $0.slice }
     }
 
     private func run() {
-        _ = lc_request_slice(Self.slice)  // refused or ignored (kernels before 6.12): ordinary slices, as Dispatch's threads
-        _ = lc_set_timer_slack(1)
         var due: [ThreadTimer] = []
         while true {
             let next = state.withLock { s -> UInt64 in
@@ -165,7 +185,7 @@ package final class TimerThreadScheduler: RoomScheduler, Sendable {
                 return s.sleepingUntil
             }
             if !due.isEmpty {
-                for timer in due { timer.fire() }
+                for (i, timer) in due.enumerated() { timer.fire(mayRunInline: i == due.count - 1) }
                 due.removeAll(keepingCapacity: true)
                 continue  // the handlers took time: look again before sleeping
             }
@@ -190,14 +210,15 @@ package final class TimerThreadScheduler: RoomScheduler, Sendable {
 private final class ThreadTimer: RoomTimer, Sendable {
     let scheduler: TimerThreadScheduler
     let queue: DispatchQueue
-    let runInline: (@Sendable () -> Bool)?
+    let inline: (@Sendable (_ work: () -> Void) -> Bool)?
     let handler: @Sendable () -> Void
     let cancelled = Atomic<Bool>(false)
 
-    init(scheduler: TimerThreadScheduler, queue: DispatchQueue, runInline: (@Sendable () -> Bool)?, handler: @escaping @Sendable () -> Void) {
+    init(scheduler: TimerThreadScheduler, queue: DispatchQueue, inline: (@Sendable (_ work: () -> Void) -> Bool)?,
+         handler: @escaping @Sendable () -> Void) {
         self.scheduler = scheduler
         self.queue = queue
-        self.runInline = runInline
+        self.inline = inline
         self.handler = handler
     }
 
@@ -211,13 +232,14 @@ private final class ThreadTimer: RoomTimer, Sendable {
         scheduler.arm(self, at: nil)
     }
 
-    /// On the timer thread, once the deadline has come.
-    func fire() {
-        guard !cancelled.load(ordering: .acquiring) else { return }
-        if let runInline, runInline() {
-            queue.sync(execute: handler)
-        } else {
-            queue.async(execute: handler)
+    /// On the timer thread, once the deadline has come. The cancel check runs on the queue, right before the handler:
+    /// a `cancel()` the queue has seen (`stop()` cancels there, or syncs with the queue after it) wins.
+    func fire(mayRunInline: Bool) {
+        let run: @Sendable () -> Void = { [self] in
+            guard !cancelled.load(ordering: .acquiring) else { return }
+            handler()
         }
+        if mayRunInline, let inline, inline(run) { return }
+        queue.async(execute: run)
     }
 }

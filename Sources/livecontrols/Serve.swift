@@ -117,6 +117,14 @@ struct Serve: ParsableCommand {
         print("LiveControls listening on \(http)://\(shownHost):\(boundPort)/ (WebSocket \(ws)://\(shownHost):\(boundPort)/ws)")
         fflush(nil)
         logger.info("started", metadata: ["port": "\(boundPort)", "config": "\(config ?? "<built-in>")"])
+        switch TimerThreadScheduler.shared.start() {
+        case .inEffect:
+            logger.debug("timer thread: 100 µs scheduling slices in effect")
+        case .unsupported:
+            logger.notice("timer thread: this kernel does not take custom scheduling slices (Linux 6.12+ does); hold ticks may fire some ms late while every core is busy")
+        case .refused(let errno):
+            logger.notice("timer thread: the kernel refused a short scheduling slice; hold ticks may fire some ms late while every core is busy", metadata: ["errno": "\(errno)"])
+        }
 
         server.waitUntilStopped()
     }

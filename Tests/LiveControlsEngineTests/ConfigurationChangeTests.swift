@@ -197,6 +197,19 @@ final class EverySettingChangeTests: XCTestCase {
         XCTAssertEqual(Room.configurationChangeDetails(stored: room, template: fixed, templateName: "t"), "c (currentBounds, min)")
     }
 
+    /// A pager stored before `currentBounds` was kept restores the same day (its bound still is today's); on a later
+    /// day it starts anew, as it did then.
+    func testAPagerStoredBeforeCurrentBoundsWereKept() throws {
+        let pager: JSONObject = ["kind": "pager", "domain": "day", "min": "current", "radius": 1]
+        var room = try stored(try template(pager), using: [("next", [:])])
+        let state = try XCTUnwrap(room.controls[ControlID("c")])
+        XCTAssertTrue(state.contains("currentBounds"))
+        room.controls[ControlID("c")] = state.replacingOccurrences(of: #","currentBounds":["min"]"#, with: "")
+        XCTAssertFalse(room.controls[ControlID("c")]!.contains("currentBounds"))
+        XCTAssertEqual(Room.configurationChanges(stored: room, template: try template(pager)), [])
+        XCTAssertEqual(Room.configurationChanges(stored: room, template: try template(pager, today: CivilDate(year: 2026, month: 11, day: 25))), ["c"])
+    }
+
     func testTheLogNamesWhatChanged() throws {
         let base: JSONObject = ["kind": "stepper", "label": "S", "max": 10]
         let room = try stored(try template(base), using: [])

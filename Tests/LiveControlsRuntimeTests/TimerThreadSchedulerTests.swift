@@ -32,8 +32,12 @@ final class TimerThreadSchedulerTests: XCTestCase {
 
     func timer(_ firings: Firings, inline: Bool?) -> any RoomTimer {
         let scheduler = self.scheduler, queue = self.queue
-        let runInline: (@Sendable () -> Bool)? = inline.map { value in { @Sendable in value } }
-        return scheduler.makeTimer(on: queue, runInline: runInline) { firings.record(scheduler, queue) }
+        let offer: (@Sendable (_ work: () -> Void) -> Bool)? = inline.map { take in { @Sendable work in
+            guard take else { return false }
+            queue.sync(execute: work)
+            return true
+        } }
+        return scheduler.makeTimer(on: queue, inline: offer) { firings.record(scheduler, queue) }
     }
 
     func testAHandlerRunsOnItsQueueAtItsDeadlineNotBefore() throws {
@@ -93,7 +97,7 @@ final class TimerThreadSchedulerTests: XCTestCase {
         let order = Mutex<[Int]>([])
         let deadline = Instant(nanoseconds: scheduler.now().nanoseconds + 20_000_000)
         let timers = (0..<5).map { i in
-            scheduler.makeTimer(on: queue, runInline: { true }) {
+            scheduler.makeTimer(on: queue, inline: nil) {
                 order.withLock { $0.append(i) }
                 firings.fired.signal()
             }
@@ -117,6 +121,47 @@ final class TimerThreadSchedulerTests: XCTestCase {
         t.schedule(at: Instant(nanoseconds: deadline))
         XCTAssertEqual(firings.fired.wait(timeout: .now() + 5), .success)
         XCTAssertGreaterThanOrEqual(firings.list.withLock { $0[0].at.nanoseconds }, deadline)
+        t.cancel()
+    }
+
+    /// A firing already handed to its queue (busy, so it waits there) does nothing once the timer is cancelled: the
+    /// cancel is checked on the queue, right before the handler (cluster shutdown cancels its ticker, then syncs).
+    func testACancelWinsOverAFiringWaitingOnItsQueue() {
+        let firings = Firings()
+        let busy = DispatchSemaphore(value: 0), holding = DispatchSemaphore(value: 0)
+        queue.async { holding.signal(); busy.wait() }
+        holding.wait()
+        let t = timer(firings, inline: false)
+        t.schedule(at: Instant(nanoseconds: scheduler.now().nanoseconds + 5_000_000))
+        // A probe on another queue, due after t: when it has fired, the timer thread has handed t's firing to t's queue.
+        let probed = DispatchSemaphore(value: 0)
+        let probe = scheduler.makeTimer(on: DispatchQueue(label: "test.probe"), inline: nil) { probed.signal() }
+        probe.schedule(at: Instant(nanoseconds: scheduler.now().nanoseconds + 10_000_000))
+        XCTAssertEqual(probed.wait(timeout: .now() + 5), .success)
+        t.cancel()
+        busy.signal()
+        queue.sync {}
+        XCTAssertEqual(firings.list.withLock { $0.count }, 0, "the cancelled timer's queued firing did nothing")
+        probe.cancel()
+    }
+
+    /// An owner that declines (its queue may be busy) gets its firing on the queue after what waits there.
+    func testADeclinedInlineFiringRunsOnTheQueueAfterItsWork() {
+        let firings = Firings()
+        let busy = DispatchSemaphore(value: 0), holding = DispatchSemaphore(value: 0)
+        let order = Mutex<[String]>([])
+        queue.async { holding.signal(); busy.wait(); order.withLock { $0.append("work") } }
+        holding.wait()
+        let scheduler = self.scheduler, queue = self.queue
+        let t = scheduler.makeTimer(on: queue, inline: { _ in false }) {
+            order.withLock { $0.append("tick") }
+            firings.record(scheduler, queue)
+        }
+        t.schedule(at: Instant(nanoseconds: scheduler.now().nanoseconds + 5_000_000))
+        busy.signal()
+        XCTAssertEqual(firings.fired.wait(timeout: .now() + 5), .success)
+        XCTAssertEqual(order.withLock { $0 }, ["work", "tick"])
+        XCTAssertEqual(firings.list.withLock { $0[0].thread } == "lc-timers", false, "not on the timer thread")
         t.cancel()
     }
 }

@@ -16,6 +16,7 @@ import pathlib
 import shutil
 import signal
 import subprocess
+import sys
 import threading
 import time
 
@@ -86,11 +87,16 @@ class Net:
         try:
             if _libc.setns(target, CLONE_NEWNET) != 0:
                 raise OSError(ctypes.get_errno(), f"setns into {self.ns(name)}")
+            failed = True
             try:
                 yield
+                failed = False
             finally:
                 if _libc.setns(own, CLONE_NEWNET) != 0:
-                    raise OSError(ctypes.get_errno(), "setns back")
+                    error = OSError(ctypes.get_errno(), "setns back into the caller's namespace")
+                    if not failed:
+                        raise error
+                    print(f"partitions: {error} (after the failure above)", file=sys.stderr)
         finally:
             os.close(target)
             os.close(own)

@@ -1,10 +1,11 @@
 #ifndef LIVECONTROLS_THREAD_TIMING_H
 #define LIVECONTROLS_THREAD_TIMING_H
 
-/// Asks the kernel to schedule the calling thread in slices of `nanoseconds` (sched_setattr's sched_runtime for
-/// SCHED_OTHER, Linux 6.12 and later, 100 µs to 100 ms): under EEVDF a waking thread with a shorter slice than the
-/// running one preempts it instead of waiting for that one's slice (~3 ms) to end. Needs no privilege. Returns 0, or the
-/// errno of the refusal (older kernels accept and ignore the value: no way to tell).
+/// Asks the kernel to schedule the calling thread in slices of `nanoseconds` (sched_setattr's sched_runtime for the
+/// fair policies, Linux 6.12 and later, 100 µs to 100 ms), keeping its policy and nice value: under EEVDF a waking
+/// thread with a shorter slice than the running one preempts it instead of waiting for that one's slice (~3 ms) to
+/// end. Needs no privilege. Returns 0 when the slice is in effect, -1 when the kernel took the request but does not
+/// use it (before 6.12), or the errno of a refusal.
 int lc_request_slice(unsigned long long nanoseconds);
 
 /// Sets the calling thread's timer slack (prctl PR_SET_TIMERSLACK; the default lets a sleep end up to 50 µs late).
