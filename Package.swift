@@ -49,8 +49,8 @@ let package = Package(
             exclude: ["hiredis/dict.c", "hiredis/COPYING", "hiredis/VENDORED.md"],
             linkerSettings: [.linkedLibrary("ssl"), .linkedLibrary("crypto")]
         ),
-        // Two Linux calls Swift cannot make (variadic in C): short scheduling slices and no timer slack for the thread
-        // that fires hold ticks (LiveControlsRuntime/TimerThreadScheduler.swift).
+        // Linux calls Swift cannot make (sched_setattr is a variadic syscall; eventfd and timerfd are not in Glibc's
+        // module) for the thread that fires hold ticks (LiveControlsRuntime/TimerThreadScheduler.swift).
         .target(name: "CThreadTiming"),
         .target(name: "LiveControlsProtocol"),
         .target(name: "LiveControlsEngine", dependencies: ["LiveControlsProtocol"]),

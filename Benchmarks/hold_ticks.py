@@ -4,6 +4,7 @@ fire (its /metrics histogram), how late the ticks reach the clients, and whether
 Builds given with --binary (and --baseline) run interleaved, `--repetitions` times each, in one run.
 
     python3 Benchmarks/hold_ticks.py [--subscribers 10000] [--repetitions 3] [--binary PATH] [--baseline PATH]
+                                     [--also NAME=PATH …]
 
 Needs release builds of `livecontrols` and of the tool (`swift build -c release --package-path Benchmarks`).
 Prints a Markdown table for docs/BENCHMARKS.md."""
@@ -22,8 +23,11 @@ def main():
     ap.add_argument("--seconds", type=int, default=10)
     ap.add_argument("--binary", default=str(SERVER))
     ap.add_argument("--baseline", help="another build of livecontrols, run interleaved with --binary")
+    ap.add_argument("--also", action="append", default=[], metavar="NAME=PATH",
+                    help="more builds (or a wrapper that runs one another way) to interleave, each named")
     args = ap.parse_args()
     builds = [("this build", args.binary)] + ([("baseline", args.baseline)] if args.baseline else [])
+    builds += [tuple(item.split("=", 1)) for item in args.also]
     sources = ",".join(f"127.0.0.{2 + i}" for i in range(max(1, -(-args.subscribers // 5_000))))
     results = {name: [] for name, _ in builds}
     for rep in range(args.repetitions):

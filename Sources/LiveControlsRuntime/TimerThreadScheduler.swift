@@ -8,14 +8,16 @@ import LiveControlsEngine
 ///
 /// A Dispatch timer reaches its handler through two threads — Dispatch's timer thread, then a worker of the pool —
 /// and when every core is busy (a hold ticking to 10,000 clients keeps the service thread sending), each waits for
-/// the running thread's scheduling slice to end: ~3 ms under Linux's EEVDF (docs/BENCHMARKS.md). This thread asks
-/// the kernel for 100 µs slices (`lc_request_slice`, Linux 6.12 and later, no privilege needed), so it preempts
-/// whatever runs when it wakes, and sleeps with no timer slack. A timer whose owner offers it (`inline`) may run its
-/// firing right here, on its queue through `queue.sync` (the owner decides: `RoomRuntime.runInline`): one wake-up
-/// between a deadline and the tick's patch. Otherwise the firing goes to the timer's queue with `async`, as
-/// Dispatch's timers do — also every firing but the last of several due at once, so one room's long tick delays no
-/// other room's due at the same moment (a firing that comes due while an inline one runs waits for it: at most one
-/// handler's time).
+/// a running thread's scheduling slice to end: milliseconds (docs/BENCHMARKS.md). This thread runs at real-time
+/// priority (SCHED_FIFO 1) where the process may have it (CAP_SYS_NICE, or an RLIMIT_RTPRIO of 1: systemd's
+/// `LimitRTPRIO=1`, compose's `ulimits: rtprio`), so it runs as soon as it wakes; otherwise it asks for 100 µs slices
+/// (`lc_request_slice`, Linux 6.12 and later, no privilege needed: under EEVDF a waking thread with a shorter slice
+/// usually preempts the running one). It sleeps on a timerfd (no slack). A timer whose owner offers it (`inline`) may
+/// run its firing right here, on its queue through `queue.sync` (the owner decides: `RoomRuntime.runInline`): one
+/// wake-up between a deadline and the tick's patch, and the tick's fan-out at that priority too. Otherwise the firing
+/// goes to the timer's queue with `async`, as Dispatch's timers do — also every firing but the last of several due at
+/// once, so one room's long tick delays no other room's due at the same moment (a firing that comes due while an
+/// inline one runs waits for it: at most one handler's time).
 ///
 /// Thread rules: `schedule` and `cancel` from any thread; the heap is behind one lock, never held while a handler
 /// runs (a handler re-arms its own timer). A cancelled timer's firing does nothing, even one already handed to its
@@ -27,9 +29,15 @@ package final class TimerThreadScheduler: RoomScheduler, Sendable {
     /// The slice the timer thread asks for: the kernel's shortest.
     static let slice: UInt64 = 100_000
 
-    /// What became of the slice request (`lc_request_slice`: 0 in effect, -1 taken but unused by this kernel, else the
-    /// errno), once the thread has started (`start()` waits for it).
-    package enum SliceRequest: Equatable, Sendable { case inEffect, unsupported, refused(errno: Int32) }
+    /// How the thread is scheduled, once it has started (`start()` waits for it; the server logs it).
+    package enum Priority: Equatable, Sendable {
+        /// SCHED_FIFO 1.
+        case realtime
+        /// 100 µs EEVDF slices (`fifoRefused`: the errno of the real-time request).
+        case shortSlices(fifoRefused: Int32)
+        /// Neither: this kernel takes no custom slices (before 6.12), or refused them (`sliceAnswer`: -1 or an errno).
+        case ordinary(fifoRefused: Int32, sliceAnswer: Int32)
+    }
 
     private struct Entry {
         var deadline: UInt64
@@ -56,7 +64,7 @@ package final class TimerThreadScheduler: RoomScheduler, Sendable {
         var sleepingUntil: UInt64 = .max
         var started = false
         let startedSignal = DispatchSemaphore(value: 0)
-        var slice = SliceRequest.unsupported
+        var priority = Priority.ordinary(fifoRefused: 0, sliceAnswer: 0)
 
         mutating func push(_ timer: ThreadTimer, at deadline: UInt64) {
             order &+= 1
@@ -109,10 +117,13 @@ package final class TimerThreadScheduler: RoomScheduler, Sendable {
     private let state = Mutex(State())
     /// An eventfd the thread sleeps on beside its deadline: written when an earlier deadline arrives.
     private let wakeFD: Int32
+    /// The timerfd that times its sleep (no slack, unlike poll's own timeout).
+    private let timerFD: Int32
 
     private init() {
         wakeFD = lc_wake_fd()
-        precondition(wakeFD >= 0, "TimerThreadScheduler: eventfd failed, errno \(errno)")
+        timerFD = lc_timer_fd()
+        precondition(wakeFD >= 0 && timerFD >= 0, "TimerThreadScheduler: eventfd or timerfd failed, errno \(errno)")
     }
 
     package func now() -> Instant { Instant(nanoseconds: DispatchTime.now().uptimeNanoseconds) }
@@ -151,9 +162,9 @@ package final class TimerThreadScheduler: RoomScheduler, Sendable {
         if wake { lc_wake(wakeFD) }
     }
 
-    /// Starts the thread (once) and says what became of its slice request (the server logs it).
+    /// Starts the thread (once) and says how it is scheduled.
     @discardableResult
-    package func start() -> SliceRequest {
+    package func start() -> Priority {
         let (start, started) = state.withLock { s -> (Bool, DispatchSemaphore) in
             defer { s.started = true }
             return (!s.started, s.startedSignal)
@@ -161,19 +172,23 @@ package final class TimerThreadScheduler: RoomScheduler, Sendable {
         if start {
             Thread { [self] in
                 Thread.current.name = "lc-timers"  // set from the thread itself, so the kernel has it (top, perf, ps -L)
-                let answer = lc_request_slice(Self.slice)
-                _ = lc_set_timer_slack(1)
-                state.withLock { $0.slice = answer == 0 ? .inEffect : answer == -1 ? .unsupported : .refused(errno: answer) }
+                let priority = Self.raisePriority()
+                state.withLock { $0.priority = priority }
                 started.signal()
                 run()
             }.start()
-            started.wait()
-            started.signal()  // for every later caller
-        } else {
-            started.wait()
-            started.signal()
         }
-        return state.withLock { $0.slice }
+        started.wait()
+        started.signal()  // a latch: every later caller passes too
+        return state.withLock { $0.priority }
+    }
+
+    /// On the timer thread: real-time priority where allowed, else short slices.
+    private static func raisePriority() -> Priority {
+        let fifo = lc_request_fifo(1)
+        guard fifo != 0 else { return .realtime }
+        let slice = lc_request_slice(Self.slice)
+        return slice == 0 ? .shortSlices(fifoRefused: fifo) : .ordinary(fifoRefused: fifo, sliceAnswer: slice)
     }
 
     private func run() {
@@ -196,12 +211,12 @@ package final class TimerThreadScheduler: RoomScheduler, Sendable {
     /// Sleeps until `deadline` (uptime nanoseconds; `.max`: no deadline) or a wake.
     private func sleep(until deadline: UInt64) {
         guard deadline != .max else {
-            _ = lc_wait(wakeFD, -1)
+            _ = lc_wait(wakeFD, timerFD, -1)
             return
         }
         let now = DispatchTime.now().uptimeNanoseconds
         guard deadline > now else { return }
-        _ = lc_wait(wakeFD, Int64(clamping: deadline - now))
+        _ = lc_wait(wakeFD, timerFD, Int64(clamping: deadline - now))
     }
 }
 

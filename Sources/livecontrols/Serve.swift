@@ -118,12 +118,13 @@ struct Serve: ParsableCommand {
         fflush(nil)
         logger.info("started", metadata: ["port": "\(boundPort)", "config": "\(config ?? "<built-in>")"])
         switch TimerThreadScheduler.shared.start() {
-        case .inEffect:
-            logger.debug("timer thread: 100 µs scheduling slices in effect")
-        case .unsupported:
-            logger.notice("timer thread: this kernel does not take custom scheduling slices (Linux 6.12+ does); hold ticks may fire some ms late while every core is busy")
-        case .refused(let errno):
-            logger.notice("timer thread: the kernel refused a short scheduling slice; hold ticks may fire some ms late while every core is busy", metadata: ["errno": "\(errno)"])
+        case .realtime:
+            logger.debug("timer thread: real-time priority (SCHED_FIFO 1)")
+        case .shortSlices:
+            logger.info("timer thread: 100 µs scheduling slices; with CAP_SYS_NICE or an rtprio limit of 1 (systemd LimitRTPRIO=1) it would run at real-time priority, for ticks on time while every core is busy")
+        case .ordinary(_, let slice):
+            logger.notice("timer thread: ordinary scheduling (no real-time priority, and this kernel takes no short slices: Linux 6.12+ does); hold ticks may fire some ms late while every core is busy",
+                          metadata: ["slice": "\(slice)"])
         }
 
         server.waitUntilStopped()

@@ -8,16 +8,20 @@
 /// use it (before 6.12), or the errno of a refusal.
 int lc_request_slice(unsigned long long nanoseconds);
 
-/// Sets the calling thread's timer slack (prctl PR_SET_TIMERSLACK; the default lets a sleep end up to 50 µs late).
-/// Returns 0, or the errno.
-int lc_set_timer_slack(unsigned long nanoseconds);
+/// Puts the calling thread in SCHED_FIFO at `priority` (needs CAP_SYS_NICE, or an RLIMIT_RTPRIO of at least
+/// `priority`): it then runs as soon as it wakes, before every ordinary thread. Returns 0, or the errno of a refusal.
+int lc_request_fifo(int priority);
 
 /// An eventfd for `lc_wait` / `lc_wake` (close-on-exec, non-blocking), or -1 with errno set.
 int lc_wake_fd(void);
 
-/// Sleeps until `fd` is woken (`lc_wake`, then reset) or `nanoseconds` have passed (negative: no time limit), with
-/// nanosecond precision (ppoll). Returns 1 when woken, 0 when the time ran out, -1 on an error (EINTR included).
-int lc_wait(int fd, long long nanoseconds);
+/// A timerfd on CLOCK_MONOTONIC for `lc_wait` (close-on-exec, non-blocking), or -1 with errno set.
+int lc_timer_fd(void);
+
+/// Sleeps until `fd` is woken (`lc_wake`, then reset) or `nanoseconds` have passed (negative: no time limit), timed by
+/// `timer` (from `lc_timer_fd`), with no slack. Returns 1 when woken, 0 when the time ran out, -1 on an error (EINTR
+/// included).
+int lc_wait(int fd, int timer, long long nanoseconds);
 
 /// Wakes a thread in `lc_wait` on `fd` (or makes its next wait return at once).
 void lc_wake(int fd);
