@@ -116,7 +116,9 @@ final class TimerThreadSchedulerTests: XCTestCase {
         let before = scheduler.heapCount
         let now = scheduler.now().nanoseconds
         for i in 0..<10_000 { t.schedule(at: Instant(nanoseconds: now + 60_000_000_000 + UInt64(i))) }
-        XCTAssertLessThanOrEqual(scheduler.heapCount, before + 1)
+        // One entry for this timer (the process's other timers, of servers other tests started, may come and go: a
+        // margin for them, far below the 10,000 re-arms).
+        XCTAssertLessThanOrEqual(scheduler.heapCount, before + 20)
         let deadline = now + 20_000_000
         t.schedule(at: Instant(nanoseconds: deadline))
         XCTAssertEqual(firings.fired.wait(timeout: .now() + 5), .success)
