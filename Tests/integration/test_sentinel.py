@@ -225,11 +225,15 @@ def test_a_sentinel_that_cannot_answer_is_asked_once_not_on_every_reconnect(star
         return int(next(line.split(":")[1] for line in resp(useless.port, "INFO", "stats").splitlines()
                         if line.startswith("total_connections_received:")))
     before = connections()
-    # Every connection of the node to the master drops; each reconnects and asks where the master is.
-    for kind in ("normal", "pubsub"):
-        resp(master.port, "CLIENT", "KILL", "TYPE", kind)
-    send_until_acked(client, "quantity", "set", {"value": 3}, timeout=10)
-    assert connections() == before + 1
+    # Three times, every connection of the node to the master drops; each reconnects and asks where the master is:
+    # six or more reconnects. Asking the useless sentinel first would cost one connection to it each (and the count
+    # below makes one more). A loaded machine (CI) may let the good sentinel's answer time out now and then, which
+    # sends one ask on to the useless one: a few, never one per reconnect.
+    for round in range(3):
+        for kind in ("normal", "pubsub"):
+            resp(master.port, "CLIENT", "KILL", "TYPE", kind)
+        send_until_acked(client, "quantity", "set", {"value": 3 + round}, timeout=10)
+    assert connections() - before <= 3, f"{connections() - before - 1} asks of the useless sentinel in 6+ reconnects"
 
 
 def test_sentinels_with_a_password_of_their_own(start_server, connect, monkeypatch):
