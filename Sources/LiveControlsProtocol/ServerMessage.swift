@@ -100,8 +100,34 @@ public enum ServerMessage: Sendable, Equatable {
             }
             w.writeRaw("}")
             return w.bytes
+        case let .snapshot(room, epoch, version, state, id, resumed):
+            return Self.encodedSnapshot(room: room, epoch: epoch, version: version, encodedState: JSONWriter.encode(state),
+                                        id: id, resumed: resumed)
         default:
             return JSONWriter.encode(json)
         }
+    }
+
+    /// A `snapshot` whose state is already encoded (`JSONWriter.encode` of it): the bytes `encoded()` gives the
+    /// message, so a room can encode its state once per version for every joiner.
+    public static func encodedSnapshot(room: String, epoch: String, version: Int, encodedState: [UInt8], id: RequestID?,
+                                       resumed: Bool?) -> [UInt8] {
+        var w = JSONWriter(reservingCapacity: 96 + room.utf8.count + epoch.utf8.count + encodedState.count)
+        w.writeRaw(#"{"type":"snapshot""#)
+        if let id {
+            w.writeRaw(#","id":"#)
+            w.write(id)
+        }
+        w.writeRaw(#","room":"#)
+        w.writeString(room)
+        w.writeRaw(#","epoch":"#)
+        w.writeString(epoch)
+        w.writeRaw(#","version":"#)
+        w.writeInt(version)
+        if let resumed { w.writeRaw(resumed ? #","resumed":true"# : #","resumed":false"#) }
+        w.writeRaw(#","state":"#)
+        w.writeRaw(encodedState)
+        w.writeRaw("}")
+        return w.bytes
     }
 }

@@ -83,6 +83,8 @@ final class RoomRuntime: RoomEndpoint, @unchecked Sendable {
     /// The id-less snapshot last made for a resync after overflow, while the room is at its version: when a burst
     /// overflows many subscribers at once, each gets the same frame, encoded once (not once per subscriber).
     private var resyncSnapshot: (epoch: String, version: Int, frame: Frame)?
+    /// The room's state at a version, encoded once for every snapshot made at it (`snapshot`).
+    private var encodedState: (epoch: String, version: Int, bytes: [UInt8])?
     /// Cluster mode: every member, each with the `node` its connection is on.
     var remoteMembers: [SessionID: any RoomSubscriber] = [:]
     /// Cluster mode: how many members each node has (a copy readable off the queue).
@@ -189,7 +191,7 @@ final class RoomRuntime: RoomEndpoint, @unchecked Sendable {
             if let cached = self.resyncSnapshot, cached.epoch == self.room.epoch, cached.version == self.room.version {
                 frame = cached.frame
             } else {
-                frame = Frame.make(self.snapshot(id: nil, resumed: nil), toMany: self.hasCrowd)
+                frame = self.snapshot(id: nil, resumed: nil, toMany: self.hasCrowd)
                 self.resyncSnapshot = (self.room.epoch, self.room.version, frame)
             }
             self.deliver(after: self.room.version) {
@@ -313,8 +315,19 @@ final class RoomRuntime: RoomEndpoint, @unchecked Sendable {
         return true
     }
 
-    private func snapshot(id: RequestID?, resumed: Bool?) -> ServerMessage {
-        .snapshot(room: name, epoch: room.epoch, version: room.version, state: room.render(), id: id, resumed: resumed)
+    /// A snapshot of the room as it is now, its state rendered and encoded once per version (joins at one version — a
+    /// crowd connecting to a room without presence, where a join changes nothing — share the work).
+    private func snapshot(id: RequestID?, resumed: Bool?, toMany: Bool = false) -> Frame {
+        let state: [UInt8]
+        if let cached = encodedState, cached.epoch == room.epoch, cached.version == room.version {
+            state = cached.bytes
+        } else {
+            state = JSONWriter.encode(room.render())
+            encodedState = (room.epoch, room.version, state)
+        }
+        return Frame.make(bytes: ServerMessage.encodedSnapshot(room: name, epoch: room.epoch, version: room.version, encodedState: state,
+                                                               id: id, resumed: resumed),
+                          stateOfRoom: name, stateVersion: (room.epoch, room.version), toMany: toMany)
     }
 
     private func patchMessage(_ patch: Patch) -> ServerMessage {
@@ -327,6 +340,7 @@ final class RoomRuntime: RoomEndpoint, @unchecked Sendable {
         assertOnQueue(queue)
         if let patch = update.patch {
             resyncSnapshot = nil
+            encodedState = nil
             metrics.patch()
             let events = webhooks.map { webhookEvents(for: patch, $0) } ?? []
             let entry = events.isEmpty ? nil : openOutboxEntry(events, droppedOnStop: true)
@@ -376,7 +390,10 @@ final class RoomRuntime: RoomEndpoint, @unchecked Sendable {
 
     /// Sends a reply once the room's current version is durable (and after everything held before it).
     func send(_ message: ServerMessage, to subscriber: any RoomSubscriber) {
-        let frame = Frame.make(message)
+        send(Frame.make(message), to: subscriber)
+    }
+
+    func send(_ frame: Frame, to subscriber: any RoomSubscriber) {
         let version = room.version
         deliver(after: version) {
             if subscriber.deliver(frame, showing: version) { self.waker.wake(subscriber) }

@@ -111,6 +111,12 @@ final class ClientMessageTests: XCTestCase {
             .ack(id: .string("a\"b\\c\n"), room: "room.x", version: 0),
             .patch(room: "r-1", epoch: "e1", version: 3, ops: ops, cause: ["kind": "intent", "id": .int(42)]),
             .patch(room: "r-1", epoch: "e1", version: 4, ops: [], cause: nil),
+            // Snapshots splice a state encoded once per version (`encodedSnapshot`): the same bytes, with or without
+            // an id and `resumed`.
+            .snapshot(room: "r\"1", epoch: "e1", version: 9, state: ["controls": ["q": ["value": 1.5]], "presence": [:]],
+                      id: .string("j\n1"), resumed: false),
+            .snapshot(room: "r-1", epoch: "e1", version: 0, state: [:], id: .int(7), resumed: true),
+            .snapshot(room: "r-1", epoch: "e1", version: 3, state: ["a": .array([.null, true])], id: nil, resumed: nil),
         ]
         for message in messages {
             XCTAssertEqual(String(decoding: message.encoded(), as: UTF8.self), JSONWriter.string(message.json))

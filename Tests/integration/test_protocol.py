@@ -1,4 +1,5 @@
 """Protocol v1 through the real server: join, snapshot, patches, acks, resume, leave."""
+import json
 import jsonpatch
 import pytest
 
@@ -70,6 +71,23 @@ def test_snapshot_plus_patches_equals_a_fresh_snapshot(clients):
     snap = fresh.join()
     a.wait_version(snap["version"])
     assert a.state() == snap["state"]
+
+
+def test_joins_at_one_version_share_a_snapshot_and_a_change_makes_a_new_one(start_server, tmp_path):
+    """In a room without presence a join changes nothing, so joins at one version get one encoded state (made once);
+    after a change the next join's snapshot shows it — and always equals the state the other clients hold."""
+    config = tmp_path / "rooms.json"
+    config.write_text(json.dumps({"templates": {"quiet": {"presence": False, "controls": {
+        "quantity": {"kind": "stepper", "max": 9}}}}, "defaultTemplate": "quiet"}))
+    s = start_server("--config", str(config))
+    a, b, c = s.client(), s.client(), s.client()
+    first = a.join("q")
+    assert b.join("q")["version"] == first["version"] and b.state("q") == first["state"]
+    ack = a.intent("quantity", "next", room="q")
+    snap = c.join("q")
+    assert snap["version"] == ack["version"] and snap["state"]["controls"]["quantity"]["value"] == 1
+    a.wait_version(ack["version"], room="q")
+    assert a.state("q") == snap["state"]
 
 
 def test_patch_ops_apply_with_any_rfc6902_library(clients):
