@@ -315,15 +315,16 @@ final class RoomRuntime: RoomEndpoint, @unchecked Sendable {
         return true
     }
 
-    /// A snapshot of the room as it is now, its state rendered and encoded once per version (joins at one version — a
-    /// crowd connecting to a room without presence, where a join changes nothing — share the work).
+    /// A snapshot of the room as it is now. In a room without presence, where a join changes nothing, its state is
+    /// rendered and encoded once per version and the joiners at that version share it (kept until the next patch: at
+    /// most one copy of the state); with presence every join is a new version, so nothing is kept.
     private func snapshot(id: RequestID?, resumed: Bool?, toMany: Bool = false) -> Frame {
         let state: [UInt8]
         if let cached = encodedState, cached.epoch == room.epoch, cached.version == room.version {
             state = cached.bytes
         } else {
             state = JSONWriter.encode(room.render())
-            encodedState = (room.epoch, room.version, state)
+            if !room.tracksPresence { encodedState = (room.epoch, room.version, state) }
         }
         return Frame.make(bytes: ServerMessage.encodedSnapshot(room: name, epoch: room.epoch, version: room.version, encodedState: state,
                                                                id: id, resumed: resumed),
