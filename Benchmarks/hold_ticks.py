@@ -10,10 +10,9 @@ Needs release builds of `livecontrols` and of the tool (`swift build -c release 
 Prints a Markdown table for docs/BENCHMARKS.md."""
 import argparse
 import statistics
-import urllib.request
 
-from compare import SERVER, server_lateness, settle
-from scale import start_server, tool
+from compare import SERVER
+from scale import run_hold, source_addresses
 
 
 def main():
@@ -28,20 +27,11 @@ def main():
     args = ap.parse_args()
     builds = [("this build", args.binary)] + ([("baseline", args.baseline)] if args.baseline else [])
     builds += [tuple(item.split("=", 1)) for item in args.also]
-    sources = ",".join(f"127.0.0.{2 + i}" for i in range(max(1, -(-args.subscribers // 5_000))))
+    sources = source_addresses(args.subscribers)
     results = {name: [] for name, _ in builds}
     for rep in range(args.repetitions):
         for name, binary in builds:
-            proc, port = start_server(binary, args.subscribers + 100)
-            try:
-                hold = tool(["hold", "--port", str(port), "--template", "bench", "--subscribers", str(args.subscribers),
-                             "--seconds", str(args.seconds), "--source-addresses", sources])
-                settle(proc.pid)
-                text = urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics", timeout=5).read().decode()
-                hold["serverLatenessMicros"] = server_lateness(text)
-            finally:
-                proc.terminate()
-                proc.wait(30)
+            hold = run_hold(binary, args.subscribers, args.seconds, sources)
             results[name].append(hold)
             s = hold["serverLatenessMicros"]
             print(f"rep {rep + 1} {name}: {hold['ticks']} ticks, identical {hold['identical']}, server p50 {s['0.5']:.0f} µs "

@@ -25,6 +25,27 @@ def start_server(binary, max_connections):
     return start_livecontrols(binary, "--max-rooms", "5000", max_connections=max_connections)
 
 
+def source_addresses(connections):
+    """Local addresses 127.0.0.2… for the tool's sockets, one per 5,000 connections."""
+    return ",".join(f"127.0.0.{2 + i}" for i in range(max(1, -(-connections // 5_000))))
+
+
+def run_hold(binary, subscribers, seconds, sources):
+    """One hold in a room of `subscribers` for `seconds` (the tool's result), with the server's own record of how late
+    its timers fired (`serverLatenessMicros`, from /metrics)."""
+    proc, port = start_server(binary, subscribers + 100)
+    try:
+        hold = tool(["hold", "--port", str(port), "--template", "bench", "--subscribers", str(subscribers),
+                     "--seconds", str(seconds), "--source-addresses", sources])
+        settle(proc.pid)
+        text = urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics", timeout=5).read().decode()
+        hold["serverLatenessMicros"] = server_lateness(text)
+        return hold
+    finally:
+        proc.terminate()
+        proc.wait(30)
+
+
 def tool(args, timeout=900):
     out = subprocess.run([str(TOOL), *args], capture_output=True, text=True, timeout=timeout)
     lines = out.stdout.strip().splitlines()
@@ -47,7 +68,7 @@ def main():
     if count < args.connections:
         print(f"note: the hard open-file limit here is {hard}: {count:,} connections, not {args.connections:,} "
               f"(raise it with ulimit -Hn, which needs CAP_SYS_RESOURCE)", file=sys.stderr)
-    sources = ",".join(f"127.0.0.{2 + i}" for i in range(max(1, -(-count // 5_000))))
+    sources = source_addresses(count)
     rows = []
     uws, uws_port = start_uws(17693)
     try:
@@ -71,16 +92,7 @@ def main():
         rows.append(r)
         print(f"scale {rooms} room(s): {r}", file=sys.stderr)
 
-    proc, port = start_server(args.binary, args.hold_subscribers + 100)
-    try:
-        hold = tool(["hold", "--port", str(port), "--template", "bench", "--subscribers", str(args.hold_subscribers),
-                     "--seconds", "10", "--source-addresses", sources])
-        settle(proc.pid)
-        text = urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics", timeout=5).read().decode()
-        hold["serverLatenessMicros"] = server_lateness(text)
-    finally:
-        proc.terminate()
-        proc.wait(30)
+    hold = run_hold(args.binary, args.hold_subscribers, 10, sources)
 
     print(f"| server | connections | rooms | connected and joined in | RSS per connection | one change per room: p50 | p99 | max | "
           f"all reached in (median of {args.rounds}) | lost | server CPU µs/delivery |")

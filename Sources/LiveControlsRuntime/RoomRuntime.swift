@@ -80,11 +80,8 @@ final class RoomRuntime: RoomEndpoint, @unchecked Sendable {
     var hasCrowd: Bool { subscribers.count > inlineSubscriberLimit }
     private let crowded = Atomic<Bool>(false)
     var isCrowded: Bool { crowded.load(ordering: .relaxed) }
-    /// The id-less snapshot last made for a resync after overflow, while the room is at its version: when a burst
-    /// overflows many subscribers at once, each gets the same frame, encoded once (not once per subscriber).
-    private var resyncSnapshot: (epoch: String, version: Int, frame: Frame)?
-    /// The room's state at a version, encoded once for every snapshot made at it (`snapshot`).
-    private var encodedState: (epoch: String, version: Int, bytes: [UInt8])?
+    /// What snapshots at the current version share (`RoomRuntime+Snapshots.swift`); dropped with each patch.
+    var snapshots: SnapshotCache?
     /// Cluster mode: every member, each with the `node` its connection is on.
     var remoteMembers: [SessionID: any RoomSubscriber] = [:]
     /// Cluster mode: how many members each node has (a copy readable off the queue).
@@ -170,34 +167,6 @@ final class RoomRuntime: RoomEndpoint, @unchecked Sendable {
 
     func join(_ subscriber: any RoomSubscriber, _ request: JoinRequest) {
         submit { self.handleJoin(subscriber, request) }
-    }
-
-    /// A second `join` of a joined room: a fresh snapshot (how a client resyncs after a gap).
-    func resync(_ subscriber: any RoomSubscriber, id: RequestID?) {
-        submit {
-            guard !self.refusedAsAbandoned(subscriber, id: id) else { return }
-            self.send(self.snapshot(id: id, resumed: nil), to: subscriber)
-        }
-    }
-
-    /// The subscriber overflowed and has caught up: queue a fresh snapshot, ending its resync.
-    func resyncAfterOverflow(_ subscriber: any RoomSubscriber) {
-        submit {
-            guard self.subscribers[subscriber.session] === subscriber, !subscriber.isGone else {
-                subscriber.cancelResync(room: self.name)
-                return
-            }
-            let frame: Frame
-            if let cached = self.resyncSnapshot, cached.epoch == self.room.epoch, cached.version == self.room.version {
-                frame = cached.frame
-            } else {
-                frame = self.snapshot(id: nil, resumed: nil, toMany: self.hasCrowd)
-                self.resyncSnapshot = (self.room.epoch, self.room.version, frame)
-            }
-            self.deliver(after: self.room.version) {
-                if subscriber.deliverResync(frame, room: self.name) { self.waker.wake(subscriber) }
-            }
-        }
     }
 
     func leave(_ subscriber: any RoomSubscriber, id: RequestID?, reason: HoldEndReason) {
@@ -315,22 +284,6 @@ final class RoomRuntime: RoomEndpoint, @unchecked Sendable {
         return true
     }
 
-    /// A snapshot of the room as it is now. In a room without presence, where a join changes nothing, its state is
-    /// rendered and encoded once per version and the joiners at that version share it (kept until the next patch: at
-    /// most one copy of the state); with presence every join is a new version, so nothing is kept.
-    private func snapshot(id: RequestID?, resumed: Bool?, toMany: Bool = false) -> Frame {
-        let state: [UInt8]
-        if let cached = encodedState, cached.epoch == room.epoch, cached.version == room.version {
-            state = cached.bytes
-        } else {
-            state = JSONWriter.encode(room.render())
-            if !room.tracksPresence { encodedState = (room.epoch, room.version, state) }
-        }
-        return Frame.make(bytes: ServerMessage.encodedSnapshot(room: name, epoch: room.epoch, version: room.version, encodedState: state,
-                                                               id: id, resumed: resumed),
-                          stateOfRoom: name, stateVersion: (room.epoch, room.version), toMany: toMany)
-    }
-
     private func patchMessage(_ patch: Patch) -> ServerMessage {
         .patch(room: name, epoch: room.epoch, version: patch.version, ops: patch.ops, cause: patch.cause)
     }
@@ -340,8 +293,7 @@ final class RoomRuntime: RoomEndpoint, @unchecked Sendable {
     func carryOut(_ update: RoomUpdate) {
         assertOnQueue(queue)
         if let patch = update.patch {
-            resyncSnapshot = nil
-            encodedState = nil
+            snapshots = nil
             metrics.patch()
             let events = webhooks.map { webhookEvents(for: patch, $0) } ?? []
             let entry = events.isEmpty ? nil : openOutboxEntry(events, droppedOnStop: true)

@@ -134,7 +134,7 @@ package final class TimerThreadScheduler: RoomScheduler, Sendable {
 
     package func makeTimer(on queue: DispatchQueue, inline: (@Sendable (_ work: () -> Void) -> Bool)?,
                            _ handler: @escaping @Sendable () -> Void) -> any RoomTimer {
-        _ = start()
+        _ = launch()
         return ThreadTimer(scheduler: self, queue: queue, inline: inline, handler: handler)
     }
 
@@ -162,14 +162,22 @@ package final class TimerThreadScheduler: RoomScheduler, Sendable {
         if wake { lc_wake(wakeFD) }
     }
 
-    /// Starts the thread (once) and says how it is scheduled.
+    /// Starts the thread (once) and says how it is scheduled (waits for the thread to have asked).
     @discardableResult
     package func start() -> Priority {
-        let (start, started) = state.withLock { s -> (Bool, DispatchSemaphore) in
+        let started = launch()
+        started.wait()
+        started.signal()  // a latch: every later caller passes too
+        return state.withLock { $0.priority }
+    }
+
+    /// Starts the thread unless it runs; the semaphore it signals once it has its priority.
+    private func launch() -> DispatchSemaphore {
+        let (first, started) = state.withLock { s -> (Bool, DispatchSemaphore) in
             defer { s.started = true }
             return (!s.started, s.startedSignal)
         }
-        if start {
+        if first {
             Thread { [self] in
                 Thread.current.name = "lc-timers"  // set from the thread itself, so the kernel has it (top, perf, ps -L)
                 let priority = Self.raisePriority()
@@ -178,9 +186,7 @@ package final class TimerThreadScheduler: RoomScheduler, Sendable {
                 run()
             }.start()
         }
-        started.wait()
-        started.signal()  // a latch: every later caller passes too
-        return state.withLock { $0.priority }
+        return started
     }
 
     /// On the timer thread: real-time priority where allowed, else short slices.

@@ -315,17 +315,10 @@ def test_requests_on_their_way_to_an_owner_that_stops_are_answered_at_once(start
         b_node.stop()
 
 
-def test_nodes_authenticate_to_a_redis_that_requires_a_password(start_server, redis_server, monkeypatch):  # noqa: F811
-    """Redis AUTH: the password in the URL or in LIVECONTROLS_REDIS_PASSWORD; a wrong one leaves the node not
-    ready (and never in a log line)."""
+def assert_two_nodes_serve_one_room(a_node, b_node):
+    """A change made through one node reaches a client of the other, and both are ready."""
     from livecontrols_client import Client
 
-    assert redis_server.command("CONFIG", "SET", "requirepass", "s3 cret@x") == "OK"
-    host = f"127.0.0.1:{redis_server.port}"
-    a_node = start_server("--redis", f"redis://:s3%20cret%40x@{host}", "--node-id", "a", "--lease-ms", str(LEASE_MS))
-    monkeypatch.setenv("LIVECONTROLS_REDIS_PASSWORD", "s3 cret@x")
-    b_node = start_server("--redis", f"redis://{host}", "--node-id", "b", "--lease-ms", str(LEASE_MS))
-    monkeypatch.delenv("LIVECONTROLS_REDIS_PASSWORD")
     a, b = Client(a_node.ws_url), Client(b_node.ws_url)
     a.join(name="a")
     b.join(name="b")
@@ -333,6 +326,18 @@ def test_nodes_authenticate_to_a_redis_that_requires_a_password(start_server, re
     a.wait_version(ack["version"])
     assert a.state()["controls"]["quantity"]["value"] == 42
     assert readiness(a_node) == 200 and readiness(b_node) == 200
+
+
+def test_nodes_authenticate_to_a_redis_that_requires_a_password(start_server, redis_server, monkeypatch):  # noqa: F811
+    """Redis AUTH: the password in the URL or in LIVECONTROLS_REDIS_PASSWORD; a wrong one leaves the node not
+    ready (and never in a log line)."""
+    assert redis_server.command("CONFIG", "SET", "requirepass", "s3 cret@x") == "OK"
+    host = f"127.0.0.1:{redis_server.port}"
+    a_node = start_server("--redis", f"redis://:s3%20cret%40x@{host}", "--node-id", "a", "--lease-ms", str(LEASE_MS))
+    monkeypatch.setenv("LIVECONTROLS_REDIS_PASSWORD", "s3 cret@x")
+    b_node = start_server("--redis", f"redis://{host}", "--node-id", "b", "--lease-ms", str(LEASE_MS))
+    monkeypatch.delenv("LIVECONTROLS_REDIS_PASSWORD")
+    assert_two_nodes_serve_one_room(a_node, b_node)
 
     wrong = start_server("--redis", f"redis://:nope@{host}", "--node-id", "w", "--lease-ms", str(LEASE_MS))
     wait_for(lambda: readiness(wrong) == 503, 10, "the node with a wrong password reports not ready")
@@ -345,20 +350,12 @@ def test_nodes_work_as_an_acl_user_limited_to_their_prefix(start_server, redis_s
     """Redis ACL: a user that may touch only the cluster's keys and channels and run only the command groups
     docs/DEPLOYMENT.md lists serves rooms across two nodes. `&lc:*` alone is not enough — Redis matches a PSUBSCRIBE
     pattern literally against the allowed ones —: such a node is not ready and logs Redis's refusal."""
-    from livecontrols_client import Client
-
     rules = ["on", ">n0de-pass", "~lc:*", "&lc:p:*", "&lc:n:*", "+@read", "+@write", "+@pubsub", "+@scripting", "+@connection", "+role"]
     assert redis_server.command("ACL", "SETUSER", "lcnode", "reset", *rules) == "OK"
     url = f"redis://lcnode:n0de-pass@127.0.0.1:{redis_server.port}"
     a_node = start_server("--redis", url, "--node-id", "a", "--lease-ms", str(LEASE_MS))
     b_node = start_server("--redis", url, "--node-id", "b", "--lease-ms", str(LEASE_MS))
-    a, b = Client(a_node.ws_url), Client(b_node.ws_url)
-    a.join(name="a")
-    b.join(name="b")
-    ack = intent_until_acked(b, "quantity", "set", {"value": 42})
-    a.wait_version(ack["version"])
-    assert a.state()["controls"]["quantity"]["value"] == 42
-    assert readiness(a_node) == 200 and readiness(b_node) == 200
+    assert_two_nodes_serve_one_room(a_node, b_node)
     assert redis_server.command("ACL", "SETUSER", "lcnode", "resetchannels", "&lc:*") == "OK"
     c_node = start_server("--redis", url, "--node-id", "c", "--lease-ms", str(LEASE_MS))
     c_node.wait_for_log("Redis refused the node's subscriptions")
