@@ -30,16 +30,20 @@ def source_addresses(connections):
     return ",".join(f"127.0.0.{2 + i}" for i in range(max(1, -(-connections // 5_000))))
 
 
-def run_hold(binary, subscribers, seconds, sources):
+def run_hold(binary, subscribers, seconds, sources, intents_per_second=0):
     """One hold in a room of `subscribers` for `seconds` (the tool's result), with the server's own record of how late
-    its timers fired (`serverLatenessMicros`, from /metrics)."""
+    its timers fired (`serverLatenessMicros`, from /metrics) and how often the room paused (`pauses`); with
+    `intents_per_second`, another client sends that many `next` intents a second to the room meanwhile."""
     proc, port = start_server(binary, subscribers + 100)
     try:
         hold = tool(["hold", "--port", str(port), "--template", "bench", "--subscribers", str(subscribers),
-                     "--seconds", str(seconds), "--source-addresses", sources])
+                     "--seconds", str(seconds), "--source-addresses", sources,
+                     "--intents-per-second", str(intents_per_second)])
         settle(proc.pid)
         text = urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics", timeout=5).read().decode()
         hold["serverLatenessMicros"] = server_lateness(text)
+        hold["pauses"] = next((int(float(line.split()[-1])) for line in text.splitlines()
+                               if line.startswith("livecontrols_room_pauses_total ")), 0)
         return hold
     finally:
         proc.terminate()

@@ -17,8 +17,11 @@ func intField(_ bytes: UnsafeBufferPointer<UInt8>, _ key: String) -> Int? {
 }
 
 /// hold: one press held for `seconds`; every subscriber must see the same ticks; lateness of each tick
-/// against its scheduled instant (press arrival + delay + (k − 1) × interval, per subscriber).
-func runHold(loop: Loop, room: String, template: String?, subscribers: Int, seconds: Double, delayMs: Int, intervalMs: Int) -> String {
+/// against its scheduled instant (press arrival + delay + (k − 1) × interval, per subscriber). With
+/// `intentsPerSecond`, another client of the room sends that many `next` intents a second meanwhile (a busy room:
+/// its fan-out can leave the server's writing behind, and the room pausing for it).
+func runHold(loop: Loop, room: String, template: String?, subscribers: Int, seconds: Double, delayMs: Int, intervalMs: Int,
+             intentsPerSecond: Int = 0) -> String {
     var pressArrival: [Int: UInt64] = [:]
     var sequences: [Int: [Int]] = [:]
     var lateness = Histogram()
@@ -37,7 +40,18 @@ func runHold(loop: Loop, room: String, template: String?, subscribers: Int, seco
     }
     driver.sendText(#"{"type":"intent","id":1,"room":"\#(room)","control":"quantity","intent":"press","args":{"direction":"next"}}"#)
     let end = nowNanos() + UInt64(seconds * 1e9)
-    loop.run(until: { false }, deadline: end)
+    if intentsPerSecond > 0, let sender = connectAll(loop, target: .livecontrols(room: room, template: template), count: 1,
+                                                     onMessage: { _, _ in }).first {
+        var due = nowNanos(), id = 10
+        while due < end {
+            sender.sendText(#"{"type":"intent","id":\#(id),"room":"\#(room)","control":"quantity","intent":"next"}"#)
+            id += 1
+            due += 1_000_000_000 / UInt64(intentsPerSecond)
+            loop.run(until: { false }, deadline: min(due, end))
+        }
+    } else {
+        loop.run(until: { false }, deadline: end)
+    }
     driver.sendText(#"{"type":"intent","id":2,"room":"\#(room)","control":"quantity","intent":"release"}"#)
     loop.run(until: { false }, deadline: nowNanos() + 300_000_000)
     let all = subs.map { sequences[$0.tag] ?? [] }

@@ -7,7 +7,7 @@ import Glibc
 ///
 ///   livecontrols-bench fanout  --port P [--mirror] [--subscribers N] [--window W] [--seconds S] [--server-pid PID]
 ///   livecontrols-bench latency --port P [--mirror] [--subscribers 100] [--seconds S] [--server-pid PID]
-///   livecontrols-bench hold    --port P --template bench [--subscribers 1000] [--seconds 10] [--delay-ms 500] [--interval-ms 100]
+///   livecontrols-bench hold    --port P --template bench [--subscribers 1000] [--seconds 10] [--delay-ms 500] [--interval-ms 100] [--intents-per-second 0]
 ///   livecontrols-bench idle    --port P [--mirror] [--connections 10000] [--in-flight 512] [--server-pid PID]
 ///   livecontrols-bench churn   --port P --template bench [--cycles 2000] [--server-pid PID]
 ///   livecontrols-bench overload --port P [--clients 5000] [--rate 10] [--seconds 20] [--server-pid PID]
@@ -81,7 +81,8 @@ case "hold":
     guard case let .livecontrols(room, template) = target else { print("hold needs LiveControls"); exit(2) }
     let json = runHold(loop: loop, room: room, template: template, subscribers: Int(option("subscribers") ?? "1000")!,
                        seconds: Double(option("seconds") ?? "10")!, delayMs: Int(option("delay-ms") ?? "500")!,
-                       intervalMs: Int(option("interval-ms") ?? "100")!)
+                       intervalMs: Int(option("interval-ms") ?? "100")!,
+                       intentsPerSecond: Int(option("intents-per-second") ?? "0")!)
     print(json)
 case "idle":
     print(runIdle(loop: loop, target: target, count: Int(option("connections") ?? "10000")!,
