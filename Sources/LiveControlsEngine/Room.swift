@@ -202,7 +202,8 @@ public struct Room: Sendable {
         let before = watched.map { controls[$0]!.render(in: RoomView(controls: controls)) }
         let claimsBefore = claims
         let deadlinesBefore = touching.map { wakeDeadline(of: $0) }
-        let holdingsBefore = holdingsBySession(), editingBefore = editingBySession()
+        // Who holds and edits what, for presence only (a room without presence skips both walks).
+        let holdingsBefore = tracksPresence ? holdingsBySession() : [:], editingBefore = tracksPresence ? editingBySession() : [:]
         claimsEnded = []
         var ops: [PatchOp] = []
         var ended: [(ControlID, HoldEnd)] = []
@@ -227,8 +228,8 @@ public struct Room: Sendable {
         // Presence: whoever gained or lost a hold gets its new `holding` list.
         // Both maps list only sessions that hold or claim something: comparing them is cheap, and only when they
         // differ are the members walked (in join order), so an intent in a room of 10,000 costs no walk of them.
-        let holdingsAfter = holdingsBySession(), editingAfter = editingBySession()
-        if tracksPresence && (holdingsBefore != holdingsAfter || editingBefore != editingAfter) {
+        let holdingsAfter = tracksPresence ? holdingsBySession() : [:], editingAfter = tracksPresence ? editingBySession() : [:]
+        if holdingsBefore != holdingsAfter || editingBefore != editingAfter {
             for session in memberOrder where session != leaving {
                 if holdingsBefore[session] != holdingsAfter[session] {
                     ops.append(.replace(path: JSONPointer(["presence", session.rawValue, "holding"]),

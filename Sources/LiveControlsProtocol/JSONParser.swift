@@ -91,8 +91,7 @@ public struct JSONParser {
             index += 1
             skipWhitespace()
             let value = try parseValue(depth: depth)
-            if object[key] != nil { throw error("duplicate key \"\(key)\"") }
-            object[key] = value
+            guard object.appendNew(key, value) else { throw error("duplicate key \"\(key)\"") }
             skipWhitespace()
             switch current {
             case UInt8(ascii: ","): index += 1

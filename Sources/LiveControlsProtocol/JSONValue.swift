@@ -111,6 +111,15 @@ public struct JSONObject: Sendable, Equatable, Sequence {
         for (k, v) in pairs { self[k] = v }
     }
 
+    /// Members whose keys are known to differ (a literal written in code): appended without looking for each key
+    /// (a control's rendering is one per intent, and the look is a string comparison per pair of keys).
+    init(distinctKeys pairs: [(String, JSONValue)]) {
+        assert(Set(pairs.map(\.0)).count == pairs.count, "duplicate keys in \(pairs.map(\.0))")
+        entries.reserveCapacity(pairs.count)
+        for (k, v) in pairs { entries.append(Member(key: k, value: v)) }
+        if entries.count > Self.indexedCount { reindex() }
+    }
+
     public var count: Int { entries.count }
     public var isEmpty: Bool { entries.isEmpty }
     /// The keys in order.
@@ -150,6 +159,19 @@ public struct JSONObject: Sendable, Equatable, Sequence {
                 }
             }
         }
+    }
+
+    /// Appends a member unless `key` is present (then returns false): the parser's duplicate check and insert in one
+    /// look for the key.
+    mutating func appendNew(_ key: String, _ value: JSONValue) -> Bool {
+        guard position(of: key) == nil else { return false }
+        entries.append(Member(key: key, value: value))
+        if index != nil {
+            index![key] = entries.count - 1
+        } else if entries.count > Self.indexedCount {
+            reindex()
+        }
+        return true
     }
 
     private mutating func reindex() {
@@ -200,13 +222,15 @@ extension JSONValue: ExpressibleByNilLiteral, ExpressibleByBooleanLiteral, Expre
     public init(floatLiteral value: Double) { self = .double(value) }
     public init(stringLiteral value: String) { self = .string(value) }
     public init(arrayLiteral elements: JSONValue...) { self = .array(elements) }
+    /// A literal's keys must differ (checked in debug builds only).
     public init(dictionaryLiteral elements: (String, JSONValue)...) {
-        self = .object(JSONObject(pairs: elements))
+        self = .object(JSONObject(distinctKeys: elements))
     }
 }
 
 extension JSONObject: ExpressibleByDictionaryLiteral {
+    /// A literal's keys must differ (checked in debug builds only).
     public init(dictionaryLiteral elements: (String, JSONValue)...) {
-        self.init(pairs: elements)
+        self.init(distinctKeys: elements)
     }
 }

@@ -52,6 +52,25 @@ final class JSONObjectTests: XCTestCase {
         XCTAssertEqual(large["k29"], .int(29))
     }
 
+    func testObjectsOfDistinctKeysAndParsedObjectsAreFoundAtEverySize() throws {
+        for size in [3, JSONObject.indexedCount, JSONObject.indexedCount + 1, 40] {
+            let keys = (0..<size).map { "k\($0)" }
+            var literal = JSONObject(distinctKeys: keys.enumerated().map { ($1, .int($0)) })
+            let text = "{" + keys.enumerated().map { "\"\($1)\":\($0)" }.joined(separator: ",") + "}"
+            guard case var .object(parsed) = try JSONParser.parse(Array(text.utf8)) else { return XCTFail("not an object") }
+            for (name, object) in [("literal", literal), ("parsed", parsed)] {
+                XCTAssertEqual(object.keys, keys, "\(name), size \(size)")
+                for (i, key) in keys.enumerated() { XCTAssertEqual(object[key], .int(i), "\(name), size \(size), \(key)") }
+                XCTAssertNil(object["missing"])
+            }
+            literal["new"] = .int(-1)  // grows on as any object does
+            parsed["new"] = .int(-1)
+            XCTAssertEqual(literal, parsed)
+            XCTAssertEqual(literal["new"], .int(-1))
+        }
+        XCTAssertThrowsError(try JSONParser.parse(Array(#"{"a":1,"b":2,"a":3}"#.utf8)), "a repeated key is refused")
+    }
+
     func testALargeObjectStaysFindableThroughRemovalsAtBothEndsShrinkingAndGrowingAgain() {
         var object = JSONObject(pairs: (0..<30).map { ("k\($0)", .int($0)) })
         object["k0"] = nil
