@@ -74,6 +74,8 @@ final class ClientMessageTests: XCTestCase {
     func testEveryBadInputHasItsCode() {
         let cases: [(String, ErrorCode)] = [
             ("{", .invalidJSON), ("", .invalidJSON), ("[]", .invalidMessage), (#"{"room":"demo"}"#, .invalidMessage),
+            (#"{"type":"join","room":"a","room":"b"}"#, .invalidJSON),
+            (#"{"type":"intent","id":1,"room":"demo","control":"q","intent":"set","args":{"value":1,"value":2}}"#, .invalidJSON),
             (#"{"type":1}"#, .invalidMessage), (#"{"type":"nope"}"#, .unknownType), (#"{"type":"join"}"#, .invalidMessage),
             (#"{"type":"join","room":"a b"}"#, .invalidMessage), (#"{"type":"join","room":"demo","since":{"epoch":"e","version":-1}}"#, .invalidMessage),
             (#"{"type":"intent","room":"demo","control":"q","intent":"next"}"#, .invalidMessage),
