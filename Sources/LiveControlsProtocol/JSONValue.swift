@@ -151,12 +151,7 @@ public struct JSONObject: Sendable, Equatable, Sequence {
                     }
                 }
             } else if let newValue {
-                entries.append(Member(key: key, value: newValue))
-                if index != nil {
-                    index![key] = entries.count - 1
-                } else if entries.count > Self.indexedCount {
-                    reindex()  // the object just grew past the size searched
-                }
+                append(key, newValue)
             }
         }
     }
@@ -165,13 +160,18 @@ public struct JSONObject: Sendable, Equatable, Sequence {
     /// look for the key.
     mutating func appendNew(_ key: String, _ value: JSONValue) -> Bool {
         guard position(of: key) == nil else { return false }
+        append(key, value)
+        return true
+    }
+
+    /// Appends a member whose key is not present, keeping the index.
+    private mutating func append(_ key: String, _ value: JSONValue) {
         entries.append(Member(key: key, value: value))
         if index != nil {
             index![key] = entries.count - 1
         } else if entries.count > Self.indexedCount {
-            reindex()
+            reindex()  // the object just grew past the size searched
         }
-        return true
     }
 
     private mutating func reindex() {
