@@ -33,4 +33,19 @@ extension LiveControlsServer {
             return String(decoding: UnsafeRawBufferPointer(start: value, count: length), as: UTF8.self)
         }
     }
+
+    /// The request URL's query arguments (`?a=1&b=2`) in order, each percent-decoded by lws; an argument without `=`
+    /// has an empty value. At most 64 are read.
+    func urlArguments(_ wsi: OpaquePointer) -> [(name: String, value: String)] {
+        var arguments: [(name: String, value: String)] = []
+        var buffer = [CChar](repeating: 0, count: 4096)
+        for index in 0..<64 {
+            let length = lws_hdr_copy_fragment(wsi, &buffer, Int32(buffer.count), WSI_TOKEN_HTTP_URI_ARGS, Int32(index))
+            guard length >= 0 else { break }
+            let text = String(decoding: buffer.prefix(Int(length)).map { UInt8(bitPattern: $0) }, as: UTF8.self)
+            let parts = text.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
+            arguments.append((name: String(parts[0]), value: parts.count > 1 ? String(parts[1]) : ""))
+        }
+        return arguments
+    }
 }

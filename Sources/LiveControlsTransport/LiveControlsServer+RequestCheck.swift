@@ -1,5 +1,6 @@
 import CLibWebSockets
 import Foundation
+import LiveControlsProtocol
 
 /// Why an HTTP request is refused before any route sees it.
 struct RequestRefusal: Equatable {
@@ -10,7 +11,7 @@ struct RequestRefusal: Equatable {
 /// What libwebsockets 4.1 lets through and RFC 9112 does not: each is answered with a status and the connection
 /// closed (its framing is in doubt, so nothing more is read from it).
 enum RequestCheck {
-    /// `version`: the request line's protocol (`HTTP/1.1`); `host`: the Host header's value; `contentLength`: every
+    /// `version`: the request line's protocol (`HTTP/1.1`; empty when lws found none); `host`: the Host header's value; `contentLength`: every
     /// Content-Length value (lws joins repeated headers with commas); `spacedNames`: whether a Content-Length or
     /// Transfer-Encoding name came with whitespace before its colon (RFC 9112 §5.1: must be refused with 400, it is
     /// how requests are smuggled past proxies that read it differently).
@@ -18,8 +19,11 @@ enum RequestCheck {
                         spacedNames: Bool) -> RequestRefusal? {
         // (HTTP/2 streams, over TLS, have no version token and carry the host as `:authority`: the caller passes
         // their version as nil and their host as that.)
-        // lws leaves the version empty when the request line's URI decodes to control characters (`%0A`); it reads
-        // such a request as HTTP/1.0, and the routes answer it (404, 400).
+        // No version: an HTTP/0.9 request line, or (as lws decodes) a URI with a percent-encoded line break (`%0D`,
+        // `%0A`), which ends the line there (`/api/v1/rooms/demo%0Ax` would be read as `/api/v1/rooms/demo`), so such a URL is refused.
+        if version == "" {
+            return RequestRefusal(status: 400, reason: "the request line has no HTTP version (a percent-encoded line break, %0D or %0A, in the URL ends the line)")
+        }
         if let version, version != "HTTP/1.1" && version != "HTTP/1.0" {
             return RequestRefusal(status: 505, reason: "HTTP version not supported: send HTTP/1.1")
         }
@@ -84,15 +88,20 @@ extension LiveControlsServer {
         }
         let isStream = lws_get_network_wsi(wsi) != wsi  // an HTTP/2 stream
         let host = isStream ? header(wsi, WSI_TOKEN_HTTP_COLON_AUTHORITY) ?? header(wsi, WSI_TOKEN_HOST) : header(wsi, WSI_TOKEN_HOST)
-        if let refusal = RequestCheck.refusal(version: isStream ? nil : header(wsi, WSI_TOKEN_HTTP), host: host,
+        let path = uri.map { String(decoding: UnsafeRawBufferPointer(start: $0, count: max(length, 0)), as: UTF8.self) } ?? ""
+        if let refusal = RequestCheck.refusal(version: isStream ? nil : header(wsi, WSI_TOKEN_HTTP) ?? "", host: host,
                                               contentLength: contentLength,
                                               transferEncoding: header(wsi, WSI_TOKEN_HTTP_TRANSFER_ENCODING) != nil,
                                               spacedNames: spaced) {
             logger.info("HTTP request refused", metadata: ["status": "\(refusal.status)", "reason": "\(refusal.reason)"])
+            if path == APIRoute.prefix || path.hasPrefix(APIRoute.prefix + "/") {  // the API's errors are JSON
+                _ = respondAndClose(wsi, PendingHTTPResponse(APIResponse.failure(
+                    APIError(status: refusal.status, ProtocolError(.invalidMessage, refusal.reason)))))
+                return 1
+            }
             return refuseAndClose(wsi, refusal.status, refusal.reason)
         }
-        if let root = resolvedWebRoot, let uri, length > 0 {
-            let path = String(decoding: UnsafeRawBufferPointer(start: uri, count: length), as: UTF8.self)
+        if let root = resolvedWebRoot, !path.isEmpty {
             if !isCallbackMount(path), !RequestCheck.staysInside(root: root, path: path) {
                 logger.warning("static file refused: it resolves outside the web root", metadata: ["path": "\(path)"])
                 return refuseAndClose(wsi, 404, "not found")

@@ -223,6 +223,21 @@ def test_patches_after_a_version_are_what_members_received(api, api_server, conn
     assert api.get("/rooms/demo/patches", params={"after": 0, "epoch": "other"}).status_code == 409
 
 
+@pytest.mark.parametrize("query", ["after=0&after=0", "after=0&epoch=a&epoch=a", "after=%2B0", "after=00", "after=0.0", "after"])
+def test_a_query_argument_given_twice_or_not_in_plain_decimal_is_refused(api, query):
+    # Before: the first of two `after`s was taken (200), and `+0`, `00` read as 0.
+    reply = api.get("/rooms/demo/patches?" + query)
+    assert reply.status_code == 400 and error(reply)["code"] == "invalid_message", reply.text
+    assert api.get("/rooms/demo/patches?after=0&other=1&other=2").status_code == 200  # arguments no route reads
+
+
+@pytest.mark.parametrize("query", ["limit=5&limit=6", "limit=%2B5", "limit=05", "limit=0", "limit=1001"])
+def test_a_failed_webhooks_limit_given_twice_or_not_in_plain_decimal_is_refused(api, query):
+    reply = api.get("/webhooks/failed?" + query)
+    assert reply.status_code == 400 and error(reply)["code"] == "invalid_message", reply.text
+    assert api.get("/webhooks/failed?limit=1000").status_code == 200
+
+
 def test_patches_no_longer_kept_are_a_conflict(start_server, tmp_path):
     config = {"historyLimit": 2, "templates": {"t": {"controls": {"q": {"kind": "stepper"}}}}}
     path = tmp_path / "config.json"
@@ -253,6 +268,9 @@ def test_disconnecting_a_member_closes_its_connection_with_4001(api, api_server,
     bob.wait_state(lambda s: ann.session not in s["presence"])
     assert api.delete(f"/rooms/demo/members/{ann.session}").status_code == 404
     assert api.delete("/rooms/demo/members/s000").status_code == 404
+    for bad in ["s%20x", "s%C3%A9", "s" * 65, "s.x"]:  # no session id looks so
+        refused = api.delete(f"/rooms/demo/members/{bad}")
+        assert refused.status_code == 400 and error(refused)["code"] == "invalid_message", bad
 
 
 # -- HTTP ------------------------------------------------------------------------------------------

@@ -120,7 +120,10 @@ def test_a_request_pipelined_behind_an_unanswered_api_request_closes_the_connect
     (b"POST /api/v1/rooms HTTP/1.1\r\nHost: x\r\nContent-Length: 2\r\nContent-Length: 3\r\n\r\n{}", 400),
     (b"POST /api/v1/rooms HTTP/1.1\r\nHost: x\r\nContent-Length: -2\r\n\r\n{}", 400),
     (b"POST /api/v1/rooms HTTP/1.1\r\nHost: x\r\nContent-Length: 2\r\nTransfer-Encoding: chunked\r\n\r\n{}", 400),
-], ids=["unknown-version", "no-host", "space-before-colon", "conflicting-lengths", "negative-length", "length-and-chunked"])
+    (b"GET /healthz\r\n\r\n", 400),
+    (b"GET /healthz%0Ax HTTP/1.1\r\nHost: x\r\n\r\n", 400),
+], ids=["unknown-version", "no-host", "space-before-colon", "conflicting-lengths", "negative-length", "length-and-chunked",
+        "no-version", "encoded-line-break"])
 def test_requests_with_doubtful_framing_are_refused_and_others_carry_on(server, clients, raw, status):
     other = clients()
     other.join()
@@ -128,6 +131,17 @@ def test_requests_with_doubtful_framing_are_refused_and_others_carry_on(server, 
     assert got == status
     assert headers.get("connection") == "close"
     assert other.intent("quantity", "next")["type"] == "ack"
+
+
+@pytest.mark.parametrize("path", [b"/api/v1/rooms/demo%0Ax", b"/api/v1/rooms/demo%0D%0AX-Injected:%201"])
+def test_an_api_url_with_an_encoded_line_break_is_refused_not_cut_short(start_server, path):
+    # libwebsockets ends the request line at a decoded CR or LF: without the refusal, /rooms/demo%0Ax was read as
+    # /rooms/demo and answered 200 for a room name no route takes.
+    s = start_server("--api-key", "k" * 32)
+    [(status, headers, body)] = exchange(s.port, b"GET " + path + b" HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer " + b"k" * 32 + b"\r\n\r\n")
+    assert status == 400 and headers.get("connection") == "close"
+    assert headers["content-type"].startswith("application/json")
+    assert json.loads(body)["error"]["code"] == "invalid_message"
 
 
 def test_http_1_0_without_host_is_still_served(server):

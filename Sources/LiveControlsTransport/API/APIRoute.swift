@@ -37,8 +37,8 @@ enum APIRoute: Equatable {
     static let prefix = "/api/v1"
 
     /// The route for `method` and `path` (the path without its query), or the HTTP error: 404 `not_found` for a
-    /// path the API does not have, 405 `method_not_allowed` (with the methods it does take), 400 for a room name
-    /// that cannot exist.
+    /// path the API does not have, 405 `method_not_allowed` (with the methods it does take), 400 for a room name,
+    /// session id or event id that cannot exist.
     static func match(method: String, path: String) -> Result<APIRoute, APIError> {
         guard path == prefix || path.hasPrefix(prefix + "/") else { return .failure(.notFound(path)) }
         let parts = path.dropFirst(prefix.count).split(separator: "/", omittingEmptySubsequences: false).dropFirst().map(String.init)
@@ -76,6 +76,10 @@ enum APIRoute: Equatable {
             }
         case 4 where parts[0] == "rooms" && parts[2] == "members":
             if let error = room(parts[1]) { return .failure(error) }
+            guard !parts[3].isEmpty, parts[3].utf8.count <= 64,
+                  parts[3].allSatisfy({ $0.isASCII && ($0.isLetter || $0.isNumber || $0 == "_" || $0 == "-") }) else {
+                return .failure(APIError(status: 400, ProtocolError(.invalidMessage, "a session id is 1–64 characters of A–Z a–z 0–9 _ -")))
+            }
             return pick([("DELETE", .disconnect(room: parts[1], session: parts[3]))])
         default:
             return .failure(.notFound(path))

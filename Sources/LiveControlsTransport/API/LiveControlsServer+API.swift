@@ -10,7 +10,7 @@ final class APIExchange {
     let id: Int
     let route: APIRoute
     let grant: AuthPolicy.APIGrant
-    /// Query arguments the route reads (`after`, `epoch`).
+    /// Query arguments the route reads (`APIQuery.parameters(of:)`), each given at most once.
     var query: [String: String] = [:]
     var body: [UInt8] = []
     /// Whether the request waits for its body (`HTTP_BODY` … `HTTP_BODY_COMPLETION`).
@@ -53,9 +53,14 @@ extension LiveControlsServer {
         if let room = route.room, !grant.allows(room: room) {
             return refuse(wsi, APIError(status: 403, ProtocolError(.forbidden, "the token does not grant room \(room)", room: room)), closeAfter: unread)
         }
+        let query: [String: String]
+        switch APIQuery.read(urlArguments(wsi), for: route) {
+        case let .success(q): query = q
+        case let .failure(error): return refuse(wsi, error, closeAfter: unread)
+        }
         nextExchange += 1
         let exchange = APIExchange(id: nextExchange, route: route, grant: grant)
-        for name in ["after", "epoch", "limit"] { if let value = urlArgument(wsi, name) { exchange.query[name] = value } }
+        exchange.query = query
         apiExchanges[wsi] = exchange
         guard route.takesBody else {
             handle(exchange, wsi)
@@ -154,7 +159,7 @@ extension LiveControlsServer {
         case .resetRoom:
             administration.resetRoom(room) { result in reply(result.map { APIResponse.ok($0.json) }.mapError(APIError.init).orFailure) }
         case .patches:
-            guard let text = exchange.query["after"], let after = Int(text), after >= 0 else {
+            guard let text = exchange.query["after"], let after = APIQuery.integer(text) else {
                 return reply(.failure(.badBody("the query needs after=VERSION, an integer ≥ 0")))
             }
             let epoch = exchange.query["epoch"].flatMap { $0.isEmpty ? nil : $0 }

@@ -8,7 +8,7 @@ extension LiveControlsServer {
         let grant = exchange.grant
         var limit = 100
         if exchange.route == .failedWebhooks, let text = exchange.query["limit"] {
-            guard let value = Int(text), (1...1_000).contains(value) else { return reply(.failure(.badBody("limit must be an integer within 1…1000"))) }
+            guard let value = APIQuery.integer(text), (1...1_000).contains(value) else { return reply(.failure(.badBody("limit must be an integer within 1…1000"))) }
             limit = value
         }
         guard let webhooks = registry.webhooks else {
