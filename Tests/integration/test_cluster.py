@@ -361,3 +361,26 @@ def test_nodes_work_as_an_acl_user_limited_to_their_prefix(start_server, redis_s
     c_node.wait_for_log("Redis refused the node's subscriptions")
     c_node.wait_for_log("NOPERM")
     assert readiness(c_node) == 503
+
+def test_a_client_that_saw_the_failover_reaches_the_new_owner_at_once(start_server, redis_server):  # noqa: F811
+    """A node learns a room's new owner from its first patch, not only at its next maintenance pass (a third of the
+    lease later): before, an intent sent through the other surviving node right after the failover patch went to the
+    dead owner and was refused `unavailable` (a click lost in the browser test of the cluster page)."""
+    lease = ["--lease-ms", "3000"]  # maintenance passes 1 s apart: the window before this fix is wide
+    owner, n1, n2 = (start_server("--redis", redis_server.url, "--node-id", f"f{i}", *lease) for i in range(3))
+    first = Client(owner.ws_url)
+    first.join(name="first")  # the first node to need the room owns it
+    c1, c2 = Client(n1.ws_url), Client(n2.ws_url)
+    c1.join(name="one")
+    c2.join(name="two")
+    assert c1.intent("quantity", "press", {"direction": "next"})["type"] == "ack"
+    c2.wait_state(lambda s: s["controls"]["quantity"]["value"] >= 3)
+    owner.proc.kill()
+    for c in (c1, c2):
+        c.wait_state(lambda s: s["controls"]["quantity"]["holding"] is None, timeout=10)
+        assert c.patches["demo"][-1]["cause"]["kind"] == "failover"
+    new_owner = wait_for(lambda: next((n for n in (n1, n2) if json.load(n.get("/healthz"))["cluster"]["ownedRooms"] == 1), None),
+                         timeout=5, what="a surviving node owns the room")
+    other = c2 if new_owner is n1 else c1
+    reply = other.intent("quantity", "prev")
+    assert reply["type"] == "ack", reply
