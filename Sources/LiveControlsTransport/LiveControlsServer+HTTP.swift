@@ -20,7 +20,7 @@ extension LiveControlsServer {
     /// file matched (404).
     func serveHTTP(_ wsi: OpaquePointer, _ input: UnsafeMutableRawPointer?, _ length: Int) -> Int32 {
         let (method, path) = requestMethodAndPath(wsi)
-        if path == "/api" || path.hasPrefix("/api/") {  // the /api mount; the router answers 404 for what it lacks
+        if APIRoute.isAPIPath(path) {  // the /api mount; the router answers 404 for what it lacks
             return serveAPI(wsi, method: method, path: path)
         }
         switch path {

@@ -24,27 +24,26 @@ extension LiveControlsServer {
         return String(decoding: buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
     }
 
-    /// A query argument of the request URL (`?token=…`), percent-decoded by lws.
+    /// A query argument of the request URL (`?token=…`), percent-decoded by lws: the first one named so that has a
+    /// value (`name=`).
     func urlArgument(_ wsi: OpaquePointer, _ name: String) -> String? {
-        var buffer = [CChar](repeating: 0, count: 4096)
-        return buffer.withUnsafeMutableBufferPointer { b -> String? in
-            guard let value = lws_get_urlarg_by_name(wsi, name + "=", b.baseAddress, Int32(b.count)) else { return nil }
-            let length = strnlen(value, b.count)
-            return String(decoding: UnsafeRawBufferPointer(start: value, count: length), as: UTF8.self)
-        }
+        urlArguments(wsi).first { $0.name == name && $0.value != nil }?.value ?? nil
     }
 
-    /// The request URL's query arguments (`?a=1&b=2`) in order, each percent-decoded by lws; an argument without `=`
-    /// has an empty value. At most 64 are read.
-    func urlArguments(_ wsi: OpaquePointer) -> [(name: String, value: String)] {
-        var arguments: [(name: String, value: String)] = []
-        var buffer = [CChar](repeating: 0, count: 4096)
-        for index in 0..<64 {
-            let length = lws_hdr_copy_fragment(wsi, &buffer, Int32(buffer.count), WSI_TOKEN_HTTP_URI_ARGS, Int32(index))
+    /// The request URL's query arguments (`?a=1&b=2`; lws also splits at `;`) in order, each percent-decoded by lws
+    /// (an unencoded `+` becomes a space); the value is nil for an argument without `=`. lws bounds how many there are.
+    func urlArguments(_ wsi: OpaquePointer) -> [(name: String, value: String?)] {
+        var arguments: [(name: String, value: String?)] = []
+        var index: Int32 = 0
+        while true {
+            // Sized from the fragment itself: `lws_hdr_copy_fragment` fails alike for a fragment too long and for none.
+            var buffer = [CChar](repeating: 0, count: Int(lws_hdr_fragment_length(wsi, WSI_TOKEN_HTTP_URI_ARGS, index)) + 1)
+            let length = lws_hdr_copy_fragment(wsi, &buffer, Int32(buffer.count), WSI_TOKEN_HTTP_URI_ARGS, index)
             guard length >= 0 else { break }
             let text = String(decoding: buffer.prefix(Int(length)).map { UInt8(bitPattern: $0) }, as: UTF8.self)
             let parts = text.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
-            arguments.append((name: String(parts[0]), value: parts.count > 1 ? String(parts[1]) : ""))
+            arguments.append((name: String(parts[0]), value: parts.count > 1 ? String(parts[1]) : nil))
+            index += 1
         }
         return arguments
     }

@@ -94,7 +94,7 @@ extension LiveControlsServer {
                                               transferEncoding: header(wsi, WSI_TOKEN_HTTP_TRANSFER_ENCODING) != nil,
                                               spacedNames: spaced) {
             logger.info("HTTP request refused", metadata: ["status": "\(refusal.status)", "reason": "\(refusal.reason)"])
-            if path == APIRoute.prefix || path.hasPrefix(APIRoute.prefix + "/") {  // the API's errors are JSON
+            if refusal.status == 400, APIRoute.isAPIPath(path) {  // the API's errors are JSON (its codes have no 505)
                 _ = respondAndClose(wsi, PendingHTTPResponse(APIResponse.failure(
                     APIError(status: refusal.status, ProtocolError(.invalidMessage, refusal.reason)))))
                 return 1
@@ -111,7 +111,7 @@ extension LiveControlsServer {
     }
 
     private func isCallbackMount(_ path: String) -> Bool {
-        ["/healthz", "/readyz", "/metrics", "/api"].contains { path == $0 || path.hasPrefix($0 + "/") }
+        APIRoute.isAPIPath(path) || ["/healthz", "/readyz", "/metrics"].contains { path == $0 || path.hasPrefix($0 + "/") }
     }
 
     private func refuseAndClose(_ wsi: OpaquePointer, _ status: Int, _ reason: String) -> Int32 {

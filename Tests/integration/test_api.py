@@ -223,7 +223,8 @@ def test_patches_after_a_version_are_what_members_received(api, api_server, conn
     assert api.get("/rooms/demo/patches", params={"after": 0, "epoch": "other"}).status_code == 409
 
 
-@pytest.mark.parametrize("query", ["after=0&after=0", "after=0&epoch=a&epoch=a", "after=%2B0", "after=00", "after=0.0", "after"])
+@pytest.mark.parametrize("query", ["after=0&after=0", "after=0;after=0", "after=0&epoch=a&epoch=a", "after=%2B0", "after=00",
+                                   "after=0.0", "after"])
 def test_a_query_argument_given_twice_or_not_in_plain_decimal_is_refused(api, query):
     # Before: the first of two `after`s was taken (200), and `+0`, `00` read as 0.
     reply = api.get("/rooms/demo/patches?" + query)

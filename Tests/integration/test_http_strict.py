@@ -133,7 +133,7 @@ def test_requests_with_doubtful_framing_are_refused_and_others_carry_on(server, 
     assert other.intent("quantity", "next")["type"] == "ack"
 
 
-@pytest.mark.parametrize("path", [b"/api/v1/rooms/demo%0Ax", b"/api/v1/rooms/demo%0D%0AX-Injected:%201"])
+@pytest.mark.parametrize("path", [b"/api/v1/rooms/demo%0Ax", b"/api/v1/rooms/demo%0D%0AX-Injected:%201", b"/api/nothing%0A"])
 def test_an_api_url_with_an_encoded_line_break_is_refused_not_cut_short(start_server, path):
     # libwebsockets ends the request line at a decoded CR or LF: without the refusal, /rooms/demo%0Ax was read as
     # /rooms/demo and answered 200 for a room name no route takes.

@@ -18,7 +18,9 @@ extension ClusterDirectory {
                 rooms.withLock { $0[room] }?.deleted(message: message)
                 return
             }
-            guard let local = rooms.withLock({ $0[room] }), let publication = ClusterEnvelope.decodePublication(payload) else { return }
+            // (Every room's channel reaches every node: decoded only for the rooms with a view here.)
+            guard rooms.withLock({ $0[room] }) != nil, let publication = ClusterEnvelope.decodePublication(payload),
+                  let local = learnOwner(room, publication.owner) else { return }
             local.published(epoch: publication.epoch, version: publication.version, owner: publication.owner, message: publication.message)
             return
         }
@@ -40,6 +42,20 @@ extension ClusterDirectory {
             if !handled { refuseNotOwner(request) }
         case nil:
             logger.warning("malformed cluster message ignored", metadata: ["channel": "\(channel)"])
+        }
+    }
+
+    /// Subscriber thread: the room's view here, if there is one; and `owner`, which published on its channel, is
+    /// where its requests go from now on — not the owner it replaced, which a failover would otherwise leave cached
+    /// until the next maintenance pass (a request sent to a dead owner is refused `unavailable`). Only the holder
+    /// of the room's current fencing token publishes (`ClusterScripts`), and this runs in Redis's order with the
+    /// releases and deletions that forget an owner, so a publication never brings back an owner already forgotten.
+    /// Not while this node believes it owns the room itself (its takeover, or its own patches).
+    private func learnOwner(_ room: String, _ owner: String) -> ClusterRoom? {
+        rooms.withLock { rooms -> ClusterRoom? in
+            guard let local = rooms[room] else { return nil }  // a view dropped (idle) caches nothing
+            if owner != nodeID { owners.withLock { if $0[room] != nodeID && $0[room] != owner { $0[room] = owner } } }
+            return local
         }
     }
 

@@ -330,14 +330,6 @@ package final class ClusterDirectory: RoomDirectory, @unchecked Sendable {
         }
     }
 
-    /// Room queue: `owner` published on the room's channel, which only the holder of its lease does: requests
-    /// go there from now on, not to the owner it replaced (which a failover leaves cached until the next
-    /// maintenance pass, a third of a lease later; a request sent to a dead owner is refused `unavailable`).
-    func ownerPublished(_ room: String, _ owner: String) {
-        guard owner != nodeID else { return }
-        owners.withLock { $0[room] = owner }
-    }
-
     /// Forgets that `owner` owns `room` (if that is still what is remembered).
     func forgetOwner(_ room: String, _ owner: String? = nil) {
         owners.withLock { if owner == nil || $0[room] == owner { $0[room] = nil } }

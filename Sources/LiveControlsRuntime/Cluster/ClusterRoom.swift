@@ -171,7 +171,6 @@ final class ClusterRoom: @unchecked Sendable {
             self.lastHeard = self.directory.scheduler.now()
             if owner != self.publisher {
                 self.publisher = owner
-                self.directory.ownerPublished(self.name, owner)
                 self.failRequests(sentToOtherThan: owner)
             }
             let newEpoch = self.epoch != nil && self.epoch != epoch

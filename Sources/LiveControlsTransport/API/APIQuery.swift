@@ -11,14 +11,14 @@ enum APIQuery {
         }
     }
 
-    /// The arguments `route` reads, by name, from the request's `arguments` (in order, percent-decoded); 400
-    /// `invalid_message` when one of them is given more than once.
-    static func read(_ arguments: [(name: String, value: String)], for route: APIRoute) -> Result<[String: String], APIError> {
+    /// The arguments `route` reads, by name, from the request's `arguments` (in order, percent-decoded; an argument
+    /// without `=` has the empty value); 400 `invalid_message` when one of them is given more than once.
+    static func read(_ arguments: [(name: String, value: String?)], for route: APIRoute) -> Result<[String: String], APIError> {
         var query: [String: String] = [:]
         for name in parameters(of: route) {
             let values = arguments.filter { $0.name == name }
             guard values.count <= 1 else { return .failure(.badBody("the query gives \(name) \(values.count) times; give it once")) }
-            query[name] = values.first?.value
+            if let value = values.first?.value { query[name] = value ?? "" }
         }
         return .success(query)
     }

@@ -36,6 +36,16 @@ enum APIRoute: Equatable {
 
     static let prefix = "/api/v1"
 
+    /// Whether `path` is under the `/api` mount (the API answers it, in JSON, even where it has no route).
+    static func isAPIPath(_ path: String) -> Bool {
+        path == "/api" || path.hasPrefix("/api/")
+    }
+
+    /// 1–64 ASCII letters and digits, or characters of `extra`: an event or session id.
+    private static func isIdentifier(_ text: String, alsoAllowing extra: String) -> Bool {
+        !text.isEmpty && text.utf8.count <= 64 && text.allSatisfy { $0.isASCII && ($0.isLetter || $0.isNumber || extra.contains($0)) }
+    }
+
     /// The route for `method` and `path` (the path without its query), or the HTTP error: 404 `not_found` for a
     /// path the API does not have, 405 `method_not_allowed` (with the methods it does take), 400 for a room name,
     /// session id or event id that cannot exist.
@@ -56,7 +66,7 @@ enum APIRoute: Equatable {
         case 2 where parts[0] == "webhooks" && parts[1] == "failed":
             return pick([("GET", .failedWebhooks)])
         case 4 where parts[0] == "webhooks" && parts[1] == "failed" && parts[3] == "retry":
-            guard !parts[2].isEmpty, parts[2].count <= 64, parts[2].allSatisfy({ $0.isASCII && ($0.isLetter || $0.isNumber || $0 == "_") }) else {
+            guard isIdentifier(parts[2], alsoAllowing: "_") else {
                 return .failure(APIError(status: 400, ProtocolError(.invalidMessage, "an event id is 1–64 characters of A–Z a–z 0–9 _")))
             }
             return pick([("POST", .retryWebhook(parts[2]))])
@@ -76,8 +86,7 @@ enum APIRoute: Equatable {
             }
         case 4 where parts[0] == "rooms" && parts[2] == "members":
             if let error = room(parts[1]) { return .failure(error) }
-            guard !parts[3].isEmpty, parts[3].utf8.count <= 64,
-                  parts[3].allSatisfy({ $0.isASCII && ($0.isLetter || $0.isNumber || $0 == "_" || $0 == "-") }) else {
+            guard isIdentifier(parts[3], alsoAllowing: "_-") else {
                 return .failure(APIError(status: 400, ProtocolError(.invalidMessage, "a session id is 1–64 characters of A–Z a–z 0–9 _ -")))
             }
             return pick([("DELETE", .disconnect(room: parts[1], session: parts[3]))])
