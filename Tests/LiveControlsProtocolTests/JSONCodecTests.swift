@@ -65,6 +65,16 @@ final class JSONCodecTests: XCTestCase {
         }
     }
 
+    func testIntegersPastIntAreReadAsDoublesAndTheEdgesAsInts() throws {
+        assertIdentical(try parse("9223372036854775808"), .double(9223372036854775808.0))
+        assertIdentical(try parse("-9223372036854775809"), .double(-9223372036854775809.0))
+        assertIdentical(try parse("123456789012345678901234567890"), .double(123456789012345678901234567890.0))
+        assertIdentical(try parse("-0"), .int(0))
+        assertIdentical(try parse("9223372036854775807"), .int(.max))
+        assertIdentical(try parse("-9223372036854775808"), .int(.min))
+        assertIdentical(try parse("[10,-10,0]"), .array([.int(10), .int(-10), .int(0)]))
+    }
+
     func testEveryFiniteDoubleReadsBackAsTheSameDouble() throws {
         var rng = JSONPatchTests.LCG(state: 11)
         var checked = 0
