@@ -390,3 +390,40 @@ def test_a_client_that_saw_the_failover_reaches_the_new_owner_at_once(start_serv
     other = c2 if new_owner is n1 else c1
     reply = other.intent("quantity", "prev")
     assert reply["type"] == "ack", reply
+
+
+def kill_subscriber_of(node, redis_server):  # noqa: F811
+    """Closes the node's subscriber connection from the Redis side (`CLIENT KILL`), found by its local port."""
+    import subprocess
+    ports = set()
+    for line in subprocess.run(["ss", "-tnpH"], capture_output=True, text=True, check=True).stdout.splitlines():
+        fields = line.split()
+        if f"pid={node.proc.pid}," in line and fields[4].endswith(f":{redis_server.port}"):
+            ports.add(fields[3].rsplit(":", 1)[1])
+    killed = 0
+    for line in redis_server.command("CLIENT", "LIST", "TYPE", "pubsub").splitlines():
+        client = dict(f.split("=", 1) for f in line.split() if "=" in f)
+        if client.get("addr", ":").rsplit(":", 1)[1] in ports:
+            killed += redis_server.command("CLIENT", "KILL", "ID", client["id"])
+    assert killed == 1, (ports, killed)
+
+
+def test_every_request_is_answered_once_across_reconnects_of_the_subscriber(cluster, connect, redis_server):  # noqa: F811
+    """A reply published while a node's subscriber connection is away is lost. The request used to wait for its owner
+    to fall silent (the lease + 1 s), which never happens while a hold keeps the room ticking: it waited as long as
+    the hold. Now every request still waiting when the subscriber comes back is answered `unavailable` at once, and a
+    reply that comes after such an answer is dropped: one answer per request, within the reply timeout."""
+    a_node, b_node = cluster(2)
+    a = connect(a_node)
+    a.join(name="owner")
+    b = connect(b_node)
+    b.join(name="other")
+    assert a.intent("month", "press", {"direction": "next"})["type"] == "ack"  # ticks until released: the owner never falls silent
+    for i in range(30):
+        kill_subscriber_of(b_node, redis_server)  # the owner's stays: it gets the request, its reply may be lost
+        b.send({"type": "intent", "id": f"k{i}", "room": "demo", "control": "quantity", "intent": "set", "args": {"value": i}})
+        reply = b.recv(lambda m: m.get("id") == f"k{i}", timeout=LEASE_MS / 1000 + 3)
+        assert reply["type"] == "ack" or reply["code"] == "unavailable", reply
+    b.expect_silence(lambda m: str(m.get("id", "")).startswith("k"), timeout=LEASE_MS / 1000 + 1)  # no second answer
+    assert a.intent("month", "release", {})["type"] == "ack"
+    assert b.intent("quantity", "set", {"value": 77})["type"] == "ack"  # and the room works on

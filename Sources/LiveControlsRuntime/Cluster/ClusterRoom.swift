@@ -47,6 +47,10 @@ final class ClusterRoom: @unchecked Sendable {
     private var slowPathInFlight = 0
     /// Forwarded requests waiting for their reply, by token.
     private var pending: [Int: Pending] = [:]
+    /// Requests answered here before their reply came (`unavailable`: timed out, the owner changed or stopped, the
+    /// subscriber reconnected), by token, with when: a reply that still comes is dropped, so no request is answered
+    /// twice. Forgotten after `abandonedMemoryMilliseconds` (a reply lost for good never comes).
+    private var abandoned: [Int: Instant] = [:]
     /// When the owner was last heard from (a patch or a reply): while it keeps answering, a backlog of
     /// requests is progress, not a lost owner, and nothing times out.
     private var lastHeard: Instant
@@ -205,6 +209,7 @@ final class ClusterRoom: @unchecked Sendable {
     func replied(_ reply: ClusterEnvelope.Reply) {
         queue.async {
             self.lastHeard = self.directory.scheduler.now()
+            if self.abandoned.removeValue(forKey: reply.token) != nil { return }  // already answered `unavailable`
             let request = self.pending.removeValue(forKey: reply.token)
             let session = reply.session
             guard let connection = self.members[session] ?? self.joining[session] ?? self.leaving[session] ?? request?.connection else { return }
@@ -263,8 +268,7 @@ final class ClusterRoom: @unchecked Sendable {
     private func failRequests(sentToOtherThan owner: String) {
         assertOnQueue(queue)
         for (token, request) in pending where request.owner != nil && request.owner != owner && !request.isJoin {
-            pending[token] = nil
-            answer(request, ProtocolError(.unavailable, "the room changed owner before answering; the request may or may not have taken effect"))
+            abandon(token, request, ProtocolError(.unavailable, "the room changed owner before answering; the request may or may not have taken effect"))
         }
     }
 
@@ -274,8 +278,7 @@ final class ClusterRoom: @unchecked Sendable {
         queue.async {
             if self.publisher == owner { self.publisher = nil }
             for (token, request) in self.pending where request.owner == owner {
-                self.pending[token] = nil
-                self.answer(request, ProtocolError(.unavailable, "the room's owner stopped before answering; the request may or may not have taken effect"))
+                self.abandon(token, request, ProtocolError(.unavailable, "the room's owner stopped before answering; the request may or may not have taken effect"))
             }
         }
     }
@@ -293,9 +296,20 @@ final class ClusterRoom: @unchecked Sendable {
     /// The request could not be forwarded, or its answer did not come in time.
     func failed(token: Int, _ error: ProtocolError) {
         queue.async {
-            guard let request = self.pending.removeValue(forKey: token) else { return }
-            self.answer(request, error)
+            guard let request = self.pending[token] else { return }
+            self.abandon(token, request, error)
         }
+    }
+
+    /// How long a request answered early is remembered, so that its late reply is dropped.
+    static let abandonedMemoryMilliseconds = 60_000
+
+    /// Answers a pending request here, before (or instead of) its reply; a reply that still comes is dropped.
+    private func abandon(_ token: Int, _ request: Pending, _ error: ProtocolError) {
+        assertOnQueue(queue)
+        pending[token] = nil
+        abandoned[token] = directory.scheduler.now()
+        answer(request, error)
     }
 
     private func answer(_ request: Pending, _ error: ProtocolError) {
@@ -334,10 +348,11 @@ final class ClusterRoom: @unchecked Sendable {
             let silentSince = now.nanoseconds - min(now.nanoseconds, self.lastHeard.nanoseconds)
             let timeout = UInt64(self.directory.replyTimeoutMilliseconds) * 1_000_000
             for (token, request) in self.pending where request.deadline < now && silentSince > timeout {
-                self.pending[token] = nil
                 self.directory.clusterMetrics.timedOut()
-                self.answer(request, ProtocolError(.unavailable, "the room's owner did not answer in time; the request may or may not have taken effect"))
+                self.abandon(token, request, ProtocolError(.unavailable, "the room's owner did not answer in time; the request may or may not have taken effect"))
             }
+            let forgetBefore = now.nanoseconds - min(now.nanoseconds, UInt64(Self.abandonedMemoryMilliseconds) * 1_000_000)
+            self.abandoned = self.abandoned.filter { $0.value.nanoseconds >= forgetBefore }
             let used = !self.members.isEmpty || !self.joining.isEmpty || !self.pending.isEmpty
             self.inUseFlag.withLock { $0 = used }
             if self.isUnused {
@@ -374,8 +389,16 @@ final class ClusterRoom: @unchecked Sendable {
     }
 
     /// The subscriber reconnected: whatever was published meanwhile is lost, so everyone here resyncs.
+    /// The subscriber connection came back: what was published while it was away is lost — patches (every member
+    /// resyncs) and replies, so every request still waiting is answered `unavailable` now: in a busy room the owner
+    /// is never silent, and a request whose reply was lost would otherwise wait for as long as the room stays busy.
     func redisReconnected() {
-        queue.async { self.resyncAll() }
+        queue.async {
+            self.resyncAll()
+            for (token, request) in self.pending {
+                self.abandon(token, request, ProtocolError(.unavailable, "the connection to Redis was lost before the answer came; the request may or may not have taken effect"))
+            }
+        }
     }
 
     private func resyncAll() {
