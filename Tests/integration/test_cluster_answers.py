@@ -1,0 +1,73 @@
+"""Cluster mode: where a node sends a room's requests when its owner changes, and that each request gets one answer
+when a node's Redis subscriber connection drops (real nodes on loopback, a real redis-server)."""
+from __future__ import annotations
+
+import json
+import subprocess
+
+from redis_server import CLUSTER_LEASE_MS as LEASE_MS, cluster, redis_server  # noqa: F401  (fixtures)
+from livecontrols_client import Client
+from test_cluster import wait_for
+
+
+def test_a_client_that_saw_the_failover_reaches_the_new_owner_at_once(start_server, redis_server):  # noqa: F811
+    """A node learns a room's new owner from its first patch, not only at its next maintenance pass (a third of the
+    lease later): before, an intent sent through the other surviving node right after the failover patch went to the
+    dead owner and was refused `unavailable` (a click lost in the browser test of the cluster page)."""
+    lease = ["--lease-ms", "3000"]  # maintenance passes 1 s apart: the window before this fix is wide
+    owner, n1, n2 = (start_server("--redis", redis_server.url, "--node-id", f"f{i}", *lease) for i in range(3))
+    first = Client(owner.ws_url)
+    first.join(name="first")  # the first node to need the room owns it
+    c1, c2 = Client(n1.ws_url), Client(n2.ws_url)
+    c1.join(name="one")
+    c2.join(name="two")
+    assert c1.intent("quantity", "press", {"direction": "next"})["type"] == "ack"
+    c2.wait_state(lambda s: s["controls"]["quantity"]["value"] >= 3)
+    owner.proc.kill()
+    for c in (c1, c2):
+        c.wait_state(lambda s: s["controls"]["quantity"]["holding"] is None, timeout=10)
+        assert c.patches["demo"][-1]["cause"]["kind"] == "failover"
+    new_owner = wait_for(lambda: next((n for n in (n1, n2) if json.load(n.get("/healthz"))["cluster"]["ownedRooms"] == 1), None),
+                         timeout=5, what="a surviving node owns the room")
+    other = c2 if new_owner is n1 else c1
+    reply = other.intent("quantity", "prev")
+    assert reply["type"] == "ack", reply
+
+
+def kill_subscriber_of(node, redis_server):  # noqa: F811
+    """Closes the node's subscriber connection from the Redis side (`CLIENT KILL`), found by its local port."""
+    ports = set()
+    for line in subprocess.run(["ss", "-tnpH"], capture_output=True, text=True, check=True).stdout.splitlines():
+        fields = line.split()
+        if f"pid={node.proc.pid}," in line and fields[4].endswith(f":{redis_server.port}"):
+            ports.add(fields[3].rsplit(":", 1)[1])
+    killed = 0
+    for line in redis_server.command("CLIENT", "LIST", "TYPE", "pubsub").splitlines():
+        client = dict(f.split("=", 1) for f in line.split() if "=" in f)
+        if client.get("addr", ":").rsplit(":", 1)[1] in ports:
+            killed += redis_server.command("CLIENT", "KILL", "ID", client["id"])
+    assert killed == 1, (ports, killed)
+
+
+def test_every_request_is_answered_once_across_reconnects_of_the_subscriber(cluster, connect, redis_server):  # noqa: F811
+    """A reply published while a node's subscriber connection is away is lost. The request used to wait for its owner
+    to fall silent (the lease + 1 s), which never happens while a hold keeps the room ticking: it waited as long as
+    the hold. Now every request still waiting when the subscriber comes back is answered `unavailable` at once, and a
+    reply that comes after such an answer is dropped: one answer per request, within the reply timeout."""
+    a_node, b_node = cluster(2)
+    a = connect(a_node)
+    a.join(name="owner")
+    b = connect(b_node)
+    b.join(name="other")
+    for i in range(20):
+        # A hold ticks until released (each press renews it, within `maxHoldMs`): the owner never falls silent.
+        assert a.intent("month", "press", {"direction": "next"})["type"] == "ack"
+        kill_subscriber_of(b_node, redis_server)  # the owner's stays: it gets the request, its reply may be lost
+        b.send({"type": "intent", "id": f"k{i}", "room": "demo", "control": "quantity", "intent": "set", "args": {"value": i}})
+        reply = b.recv(lambda m: m.get("id") == f"k{i}", timeout=LEASE_MS / 1000 + 3)
+        assert reply["type"] == "ack" or reply["code"] == "unavailable", reply
+    b.expect_silence(lambda m: str(m.get("id", "")).startswith("k"), timeout=LEASE_MS / 1000 + 1)  # no second answer
+    released = a.intent("month", "release", {})
+    assert released["type"] == "ack", released
+    worked = b.intent("quantity", "set", {"value": 77})
+    assert worked["type"] == "ack", worked  # and the room works on
