@@ -19,7 +19,8 @@ final class HiredisContext {
     deinit { redisFree(pointer) }
 
     /// A blocking connection: the connect, then every read and write, bounded by `timeoutMilliseconds`
-    /// (`redisSetTimeout`), with TCP keep-alive. Selects `endpoint.database` when it is not 0.
+    /// (`redisSetTimeout`), with TCP keep-alive. Selects `endpoint.database` when it is not 0, and names the connection
+    /// `endpoint.clientName`.
     /// In sentinel mode the sentinels are asked first, and the server reached must say it is the master.
     static func connect(_ configured: RedisEndpoint, timeoutMilliseconds: Int) throws(RedisError) -> HiredisContext {
         let endpoint = try configured.currentMaster(timeoutMilliseconds: timeoutMilliseconds)
@@ -43,6 +44,10 @@ final class HiredisContext {
             if case .error(let message) = reply {
                 throw RedisError(.connection, "\(endpoint): SELECT \(endpoint.database): \(message)")
             }
+        }
+        if let name = endpoint.clientName {
+            // Only for operators: an error reply (an ACL that denies `CLIENT`) leaves the connection unnamed.
+            _ = try context.command([Array("CLIENT".utf8), Array("SETNAME".utf8), Array(name.utf8)])
         }
         if endpoint.masterName != nil {
             do {

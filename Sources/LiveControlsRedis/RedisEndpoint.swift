@@ -19,6 +19,9 @@ public struct RedisEndpoint: Sendable, Equatable, CustomStringConvertible {
     public var sentinelPassword: String? = nil
     /// TLS for every connection (`rediss://`, `rediss-sentinel://`); nil: plain TCP.
     public var tls: RedisTLS? = nil
+    /// Given to every connection with `CLIENT SETNAME` (after `AUTH` and `SELECT`), so `CLIENT LIST` shows whose it
+    /// is; not a URL part. Refused (an ACL without `client`): the connection goes on unnamed. Nil: no name.
+    public var clientName: String? = nil
 
     public init(host: String, port: Int = 6379, database: Int = 0, username: String? = nil, password: String? = nil) {
         self.host = host

@@ -112,6 +112,25 @@ final class RedisConnectionTests: XCTestCase {
         XCTAssertEqual(try redis.command(["GET", "where"]).text, "three")
     }
 
+    func testNamesEveryConnectionAndGoesOnUnnamedWhereNamingIsDenied() throws {
+        var named = server.endpoint
+        named.clientName = "livecontrols:n1:store"
+        let connection = RedisConnection(endpoint: named)
+        XCTAssertEqual(try connection.command(["CLIENT", "GETNAME"]).text, "livecontrols:n1:store")
+        connection.close()
+        XCTAssertEqual(try connection.command(["CLIENT", "GETNAME"]).text, "livecontrols:n1:store", "named again on reconnect")
+
+        // An ACL user that may not use CLIENT: the connection still works, unnamed.
+        XCTAssertEqual(try redis.command(["ACL", "SETUSER", "limited", "on", ">pw", "~*", "+@all", "-client"]), .status("OK"))
+        var limited = named
+        limited.username = "limited"
+        limited.password = "pw"
+        let denied = RedisConnection(endpoint: limited)
+        XCTAssertEqual(try denied.command(["SET", "k", "v"]), .status("OK"))
+        XCTAssertTrue(try redis.command(["CLIENT", "LIST"]).text?.split(separator: "\n")
+            .contains { $0.contains("user=limited") && $0.contains("name= ") } == true, "unnamed")
+    }
+
     func testConnectionRefusedFailsFastWithinTheReconnectIntervalThenRecovers() throws {
         server.stop()
         redis.reconnectIntervalMilliseconds = 60_000

@@ -34,19 +34,35 @@ def test_a_client_that_saw_the_failover_reaches_the_new_owner_at_once(start_serv
     assert reply["type"] == "ack", reply
 
 
-def kill_subscriber_of(node, redis_server):  # noqa: F811
-    """Closes the node's subscriber connection from the Redis side (`CLIENT KILL`), found by its local port."""
-    ports = set()
-    for line in subprocess.run(["ss", "-tnpH"], capture_output=True, text=True, check=True).stdout.splitlines():
-        fields = line.split()
-        if f"pid={node.proc.pid}," in line and fields[4].endswith(f":{redis_server.port}"):
-            ports.add(fields[3].rsplit(":", 1)[1])
-    killed = 0
-    for line in redis_server.command("CLIENT", "LIST", "TYPE", "pubsub").splitlines():
+def redis_clients(redis_server, node) -> dict[str, dict[str, str]]:  # noqa: F811
+    """The node's Redis connections by role, from `CLIENT LIST` (each is named `livecontrols:<node id>:<role>`)."""
+    node_id = node.proc.args[node.proc.args.index("--node-id") + 1]
+    clients = {}
+    for line in redis_server.command("CLIENT", "LIST").splitlines():
         client = dict(f.split("=", 1) for f in line.split() if "=" in f)
-        if client.get("addr", ":").rsplit(":", 1)[1] in ports:
-            killed += redis_server.command("CLIENT", "KILL", "ID", client["id"])
-    assert killed == 1, (ports, killed)
+        if client.get("name", "").startswith(f"livecontrols:{node_id}:"):
+            clients[client["name"].rsplit(":", 1)[1]] = client
+    return clients
+
+
+def kill_subscriber_of(node, redis_server):  # noqa: F811
+    """Closes the node's subscriber connection from the Redis side (`CLIENT KILL`)."""
+    subscriber = redis_clients(redis_server, node)["subscriber"]
+    assert subscriber["flags"] == "P", subscriber  # a pub/sub client
+    assert redis_server.command("CLIENT", "KILL", "ID", subscriber["id"]) == 1
+
+
+def test_each_node_names_its_redis_connections(cluster, connect, redis_server):  # noqa: F811
+    """An operator (or a test) tells a node's connections apart in `CLIENT LIST`: `livecontrols:<node>:<role>`."""
+    nodes = cluster(2)
+    for node in nodes:
+        connect(node).join()  # the store's connection is made on its first use
+        clients = wait_for(lambda: (c := redis_clients(redis_server, node)) and len(c) == 3 and c, timeout=5,
+                           what="three named connections")
+        assert sorted(clients) == ["control", "store", "subscriber"]
+        local_ports = {line.split()[3].rsplit(":", 1)[1] for line in subprocess.run(
+            ["ss", "-tnpH"], capture_output=True, text=True, check=True).stdout.splitlines() if f"pid={node.proc.pid}," in line}
+        assert {c["addr"].rsplit(":", 1)[1] for c in clients.values()} <= local_ports, "they are this node's sockets"
 
 
 def test_every_request_is_answered_once_across_reconnects_of_the_subscriber(cluster, connect, redis_server):  # noqa: F811

@@ -91,9 +91,9 @@ package final class ClusterDirectory: RoomDirectory, @unchecked Sendable {
         self.maxRooms = maxRooms
         self.keys = ClusterKeys(prefix: options.keyPrefix)
         let timeout = min(1_000, max(100, options.leaseMilliseconds / 3))
-        self.link = RedisLink(endpoint: options.redis, timeoutMilliseconds: timeout, waitReplicas: options.waitReplicas,
+        self.link = RedisLink(endpoint: options.redis(named: "store"), timeoutMilliseconds: timeout, waitReplicas: options.waitReplicas,
                               waitMilliseconds: options.waitMilliseconds)
-        self.control = RedisLink(endpoint: options.redis, timeoutMilliseconds: timeout)
+        self.control = RedisLink(endpoint: options.redis(named: "control"), timeoutMilliseconds: timeout)
         self.waker = waker
         self.scheduler = scheduler
         var logger = logger
@@ -128,7 +128,7 @@ package final class ClusterDirectory: RoomDirectory, @unchecked Sendable {
         RedisProcess.ignoreSIGPIPE()
         try webhooks?.start()
         let subscriber = RedisSubscriber(
-            endpoint: options.redis, channels: [keys.inbox(nodeID)], patterns: [keys.patchPattern],
+            endpoint: options.redis(named: "subscriber"), channels: [keys.inbox(nodeID)], patterns: [keys.patchPattern],
             pingIntervalMilliseconds: min(1_000, max(100, options.leaseMilliseconds / 3)),
             onMessage: { [unowned self] channel, payload in self.received(channel: channel, payload: payload) },
             onConnection: { [unowned self] up in self.subscriberChanged(up: up) },

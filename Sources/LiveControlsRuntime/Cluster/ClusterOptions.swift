@@ -21,4 +21,12 @@ public struct ClusterOptions: Sendable {
         self.redis = redis
         self.nodeID = nodeID
     }
+
+    /// `redis` for one of this node's connections, named `livecontrols:<node>:<role>` in Redis (`CLIENT LIST`): `store`
+    /// (rooms' writes and loads), `control` (leases and upkeep), `subscriber` (patches and requests from other nodes).
+    func redis(named role: String) -> RedisEndpoint {
+        var endpoint = redis
+        endpoint.clientName = "livecontrols:\(nodeID):\(role)"
+        return endpoint
+    }
 }
