@@ -33,24 +33,10 @@ final class ClusterRoom: @unchecked Sendable {
     /// Each session's join, to send again when a re-join finds it not subscribed (its first join failed).
     private var joins: [SessionID: (JoinRequest, ClusterDirectory.Creation)] = [:]
 
-    private struct Pending {
-        var connection: any RoomSubscriber
-        var id: RequestID?
-        var isJoin: Bool
-        /// A snapshot this node asked for on the session's behalf (overflow, gap, new epoch).
-        var isResync: Bool
-        var deadline: Instant
-        /// The owner node it went to (once the link knows): if another owner publishes, it gets no answer.
-        var owner: String? = nil
-    }
     /// Requests still on the link queue's slow path (owner not known yet): later ones must not overtake them.
     private var slowPathInFlight = 0
-    /// Forwarded requests waiting for their reply, by token.
-    private var pending: [Int: Pending] = [:]
-    /// Requests answered here before their reply came (`unavailable`: timed out, the owner changed or stopped, the
-    /// subscriber reconnected), by token, with when: a reply that still comes is dropped, so no request is answered
-    /// twice. Forgotten after `abandonedMemoryMilliseconds` (a reply lost for good never comes).
-    private var abandoned: [Int: Instant] = [:]
+    /// Forwarded requests waiting for their reply; each is answered once (`ClusterRequests`).
+    private var requests = ClusterRequests()
     /// When the owner was last heard from (a patch or a reply): while it keeps answering, a backlog of
     /// requests is progress, not a lost owner, and nothing times out.
     private var lastHeard: Instant
@@ -121,7 +107,7 @@ final class ClusterRoom: @unchecked Sendable {
                 self.leaving[session] = connection
             } else {
                 // Gone for good: nothing that is still on its way may bring this connection back.
-                self.pending = self.pending.filter { $0.value.connection !== connection }
+                self.requests.drop(connection)
             }
             self.forward(.leave(id: id, reason: reason), for: connection, id: id, expectsReply: reason == .leave)
         }
@@ -156,8 +142,8 @@ final class ClusterRoom: @unchecked Sendable {
         }
         let token = directory.nextToken()
         if expectsReply {
-            pending[token] = Pending(connection: connection, id: id, isJoin: isJoin, isResync: isResync,
-                                     deadline: directory.scheduler.now().adding(milliseconds: directory.replyTimeoutMilliseconds))
+            requests.add(token, .init(connection: connection, id: id, isJoin: isJoin, isResync: isResync,
+                                      deadline: directory.scheduler.now().adding(milliseconds: directory.replyTimeoutMilliseconds)))
         }
         let tookFastPath = directory.forward(
             request, room: name, session: connection.session, token: token, creation: creation, fastPath: slowPathInFlight == 0,
@@ -209,8 +195,12 @@ final class ClusterRoom: @unchecked Sendable {
     func replied(_ reply: ClusterEnvelope.Reply) {
         queue.async {
             self.lastHeard = self.directory.scheduler.now()
-            if self.abandoned.removeValue(forKey: reply.token) != nil { return }  // already answered `unavailable`
-            let request = self.pending.removeValue(forKey: reply.token)
+            let request: ClusterRequests.Pending?
+            switch self.requests.reply(reply.token) {
+            case .answeredEarly: return  // already answered `unavailable`
+            case let .request(waiting): request = waiting
+            case .none: request = nil
+            }
             let session = reply.session
             guard let connection = self.members[session] ?? self.joining[session] ?? self.leaving[session] ?? request?.connection else { return }
             var frame: Frame
@@ -266,9 +256,8 @@ final class ClusterRoom: @unchecked Sendable {
     /// A new owner published: intents and snapshots sent to the one it replaced will never be answered.
     /// (Joins wait for their timeout.)
     private func failRequests(sentToOtherThan owner: String) {
-        assertOnQueue(queue)
-        for (token, request) in pending where request.owner != nil && request.owner != owner && !request.isJoin {
-            abandon(token, request, ProtocolError(.unavailable, "the room changed owner before answering; the request may or may not have taken effect"))
+        answerEarly(ProtocolError(.unavailable, "the room changed owner before answering; the request may or may not have taken effect")) {
+            $0.owner != nil && $0.owner != owner && !$0.isJoin
         }
     }
 
@@ -277,8 +266,8 @@ final class ClusterRoom: @unchecked Sendable {
     func ownerReleased(_ owner: String) {
         queue.async {
             if self.publisher == owner { self.publisher = nil }
-            for (token, request) in self.pending where request.owner == owner {
-                self.abandon(token, request, ProtocolError(.unavailable, "the room's owner stopped before answering; the request may or may not have taken effect"))
+            self.answerEarly(ProtocolError(.unavailable, "the room's owner stopped before answering; the request may or may not have taken effect")) {
+                $0.owner == owner
             }
         }
     }
@@ -290,29 +279,24 @@ final class ClusterRoom: @unchecked Sendable {
 
     /// The link sent the request to `owner`.
     func sent(token: Int, to owner: String) {
-        queue.async { self.pending[token]?.owner = owner }
+        queue.async { self.requests.sent(token, to: owner) }
     }
 
     /// The request could not be forwarded, or its answer did not come in time.
     func failed(token: Int, _ error: ProtocolError) {
         queue.async {
-            guard let request = self.pending[token] else { return }
-            self.abandon(token, request, error)
+            if let request = self.requests.answerEarly(token, now: self.directory.scheduler.now()) { self.answer(request, error) }
         }
     }
 
-    /// How long a request answered early is remembered, so that its late reply is dropped.
-    static let abandonedMemoryMilliseconds = 60_000
-
-    /// Answers a pending request here, before (or instead of) its reply; a reply that still comes is dropped.
-    private func abandon(_ token: Int, _ request: Pending, _ error: ProtocolError) {
+    /// Answers the waiting requests that `matches` here, before (or instead of) their reply, with `error`; a reply
+    /// that still comes is dropped.
+    private func answerEarly(_ error: ProtocolError, where matches: (ClusterRequests.Pending) -> Bool) {
         assertOnQueue(queue)
-        pending[token] = nil
-        abandoned[token] = directory.scheduler.now()
-        answer(request, error)
+        for request in requests.answerEarly(now: directory.scheduler.now(), where: matches) { answer(request, error) }
     }
 
-    private func answer(_ request: Pending, _ error: ProtocolError) {
+    private func answer(_ request: ClusterRequests.Pending, _ error: ProtocolError) {
         assertOnQueue(queue)
         let session = request.connection.session
         if request.isJoin { joining[session] = nil }
@@ -347,13 +331,15 @@ final class ClusterRoom: @unchecked Sendable {
             let now = self.directory.scheduler.now()
             let silentSince = now.nanoseconds - min(now.nanoseconds, self.lastHeard.nanoseconds)
             let timeout = UInt64(self.directory.replyTimeoutMilliseconds) * 1_000_000
-            for (token, request) in self.pending where request.deadline < now && silentSince > timeout {
-                self.directory.clusterMetrics.timedOut()
-                self.abandon(token, request, ProtocolError(.unavailable, "the room's owner did not answer in time; the request may or may not have taken effect"))
+            if silentSince > timeout {
+                let error = ProtocolError(.unavailable, "the room's owner did not answer in time; the request may or may not have taken effect")
+                for request in self.requests.answerEarly(now: now, where: { $0.deadline < now }) {
+                    self.directory.clusterMetrics.timedOut()
+                    self.answer(request, error)
+                }
             }
-            let forgetBefore = now.nanoseconds - min(now.nanoseconds, UInt64(Self.abandonedMemoryMilliseconds) * 1_000_000)
-            self.abandoned = self.abandoned.filter { $0.value.nanoseconds >= forgetBefore }
-            let used = !self.members.isEmpty || !self.joining.isEmpty || !self.pending.isEmpty
+            self.requests.forgetAnswered(now: now)
+            let used = !self.members.isEmpty || !self.joining.isEmpty || !self.requests.isEmpty
             self.inUseFlag.withLock { $0 = used }
             if self.isUnused {
                 if self.idleSinceNanos.load(ordering: .relaxed) == 0 {
@@ -367,7 +353,7 @@ final class ClusterRoom: @unchecked Sendable {
 
     /// Queue only: no session here is in the room, on its way in or out, or waiting for an answer.
     private var isUnused: Bool {
-        members.isEmpty && joining.isEmpty && leaving.isEmpty && pending.isEmpty && joins.isEmpty && slowPathInFlight == 0
+        members.isEmpty && joining.isEmpty && leaving.isEmpty && requests.isEmpty && joins.isEmpty && slowPathInFlight == 0
     }
 
     /// Since when no session here has used the room, as the last sweep saw (any thread); nil while one does.
@@ -388,16 +374,13 @@ final class ClusterRoom: @unchecked Sendable {
         }
     }
 
-    /// The subscriber reconnected: whatever was published meanwhile is lost, so everyone here resyncs.
     /// The subscriber connection came back: what was published while it was away is lost — patches (every member
     /// resyncs) and replies, so every request still waiting is answered `unavailable` now: in a busy room the owner
     /// is never silent, and a request whose reply was lost would otherwise wait for as long as the room stays busy.
     func redisReconnected() {
         queue.async {
             self.resyncAll()
-            for (token, request) in self.pending {
-                self.abandon(token, request, ProtocolError(.unavailable, "the connection to Redis was lost before the answer came; the request may or may not have taken effect"))
-            }
+            self.answerEarly(ProtocolError(.unavailable, "the connection to Redis was lost before the answer came; the request may or may not have taken effect")) { _ in true }
         }
     }
 

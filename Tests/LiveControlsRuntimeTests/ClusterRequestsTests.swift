@@ -1,0 +1,77 @@
+@testable import LiveControlsRuntime
+import LiveControlsEngine
+import LiveControlsProtocol
+import XCTest
+
+/// A cluster room's forwarded requests: each is answered once — by its reply, or early (`unavailable`), after which
+/// its reply is recognised and dropped for `rememberAnsweredMilliseconds`.
+final class ClusterRequestsTests: XCTestCase {
+    final class Client: RoomSubscriber, @unchecked Sendable {
+        let session: SessionID
+        init(_ session: String) { self.session = SessionID(session) }
+        func deliver(_ frame: Frame) -> Bool { true }
+        var isGone: Bool { false }
+    }
+
+    let ann = Client("ann"), bob = Client("bob")
+
+    func at(_ milliseconds: Int) -> Instant { Instant(nanoseconds: UInt64(milliseconds) * 1_000_000) }
+
+    func request(_ client: Client, id: Int, deadline: Int = 5_000, isJoin: Bool = false) -> ClusterRequests.Pending {
+        .init(connection: client, id: .int(id), isJoin: isJoin, isResync: false, deadline: at(deadline))
+    }
+
+    func testAReplyAnswersItsRequestOnce() {
+        var requests = ClusterRequests()
+        requests.add(1, request(ann, id: 10))
+        guard case let .request(found) = requests.reply(1) else { return XCTFail() }
+        XCTAssertEqual(found.id, .int(10))
+        guard case .none = requests.reply(1) else { return XCTFail("a second reply finds nothing") }
+        XCTAssertTrue(requests.isEmpty)
+    }
+
+    func testAReplyAfterAnEarlyAnswerIsDroppedUntilForgotten() {
+        var requests = ClusterRequests()
+        requests.add(1, request(ann, id: 10))
+        requests.add(2, request(bob, id: 20))
+        XCTAssertEqual(requests.answerEarly(1, now: at(6_000))?.id, .int(10))
+        XCTAssertNil(requests.answerEarly(1, now: at(6_001)), "answered once")
+        guard case .answeredEarly = requests.reply(1) else { return XCTFail("the late reply is dropped") }
+        guard case .none = requests.reply(1) else { return XCTFail() }
+
+        XCTAssertEqual(requests.answerEarly(now: at(7_000), where: { _ in true }).map(\.id), [.int(20)])
+        requests.forgetAnswered(now: at(7_000 + ClusterRequests.rememberAnsweredMilliseconds))
+        XCTAssertEqual(requests.rememberedAnswers, 1, "answered at 7 s: remembered for exactly 60 s")
+        requests.forgetAnswered(now: at(7_001 + ClusterRequests.rememberAnsweredMilliseconds))
+        XCTAssertEqual(requests.rememberedAnswers, 0)
+        guard case .none = requests.reply(2) else { return XCTFail("a reply lost for 60 s is no longer expected") }
+    }
+
+    func testEarlyAnswersByOwnerAndDeadline() {
+        var requests = ClusterRequests()
+        requests.add(1, request(ann, id: 1, deadline: 1_000))
+        requests.add(2, request(ann, id: 2, deadline: 3_000))
+        requests.add(3, request(bob, id: 3, deadline: 3_000, isJoin: true))
+        requests.add(4, request(bob, id: 4, deadline: 3_000))
+        requests.sent(1, to: "n1")
+        requests.sent(2, to: "n1")
+        requests.sent(3, to: "n1")
+        // Another owner published: what went to n1 (joins excepted) will not be answered; 4 is not sent yet.
+        let moved = requests.answerEarly(now: at(500)) { $0.owner != nil && $0.owner != "n2" && !$0.isJoin }
+        XCTAssertEqual(Set(moved.compactMap(\.id)), [.int(1), .int(2)])
+        let expired = requests.answerEarly(now: at(3_001)) { $0.deadline < at(3_001) }
+        XCTAssertEqual(Set(expired.compactMap(\.id)), [.int(3), .int(4)])
+        XCTAssertTrue(requests.isEmpty)
+        XCTAssertEqual(requests.rememberedAnswers, 4)
+    }
+
+    func testAGoneConnectionsRequestsAreDroppedUnanswered() {
+        var requests = ClusterRequests()
+        requests.add(1, request(ann, id: 1))
+        requests.add(2, request(bob, id: 2))
+        requests.drop(ann)
+        guard case .none = requests.reply(1) else { return XCTFail() }
+        XCTAssertEqual(requests.rememberedAnswers, 0, "nothing was answered")
+        guard case .request = requests.reply(2) else { return XCTFail() }
+    }
+}
