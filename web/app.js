@@ -36,19 +36,42 @@ $("debug-toggle").addEventListener("change", (e) => {
 
 const statusText = { open: "connected", connecting: "connecting…", closed: "disconnected — reconnecting…", refused: "could not join",
                      deleted: "this room was deleted — reload the page to start it anew", removed: "disconnected by the server" };
-let failedConnects = 0;
+// Disconnected: the page keeps trying by itself. Only a disconnection that lasts is worth a message (a restart takes
+// a few seconds); "Retry now" skips the wait.
+const unreachableAfterMs = 8000;
+let everConnected = false;
+let disconnectedSince = null;
+let unreachableTimer = null;
+$("retry").addEventListener("click", () => room.reconnectNow());
+for (const type of ["online", "visibilitychange"]) {
+  addEventListener(type, () => { if (document.visibilityState === "visible") room.reconnectNow(); });
+}
 room.addEventListener("status", (e) => {
   const status = e.detail.status;
-  if (status === "open") failedConnects = 0;
-  if (status === "closed") failedConnects++;
   $("status").textContent = statusText[status] ?? status;
   $("status").dataset.state = status;
   document.body.dataset.status = status;
-  if (status === "open") $("errors").textContent = "";
-  else if (status === "closed" && failedConnects >= 3) {
-    // Browsers do not tell a page why a WebSocket failed: say what it usually is.
-    $("errors").textContent = "Cannot reach the server. It may be down, or it may not allow this page (its --allowed-origin list). Still trying…";
+  $("retry").hidden = status !== "closed";
+  if (status === "open") {
+    everConnected = true;
+    disconnectedSince = null;
+    clearTimeout(unreachableTimer);
+    $("errors").textContent = "";
+  } else if (status === "closed" && disconnectedSince === null) {
+    disconnectedSince = Date.now();
+    unreachableTimer = setTimeout(() => {
+      $("errors").textContent = everConnected ? "The server has not answered for a while. Still trying…"
+        : "Cannot reach the server. It may be down, or it may not accept this page. Still trying…";
+      // Browsers do not tell a page why a WebSocket failed; for whoever runs the server, the usual reason besides a
+      // server that is down:
+      if (!everConnected) console.warn("LiveControls: no WebSocket connection. If the server is up, check that its --allowed-origin list includes", location.origin);
+    }, unreachableAfterMs);
   } else if (status === "removed") $("errors").textContent = "The server's operator disconnected this page. Reload to join again.";
+});
+room.addEventListener("startedover", () => {
+  $("notice").textContent = "This room started over: the server did not keep what it held before (it restarted, or the room was changed).";
+  clearTimeout($("notice").clearTimer);
+  $("notice").clearTimer = setTimeout(() => { $("notice").textContent = ""; }, 15000);
 });
 room.addEventListener("state", render);
 room.addEventListener("patch", (e) => logPatch(e.detail));

@@ -38,7 +38,7 @@ export function applyPatch(doc, ops) {
   return doc;
 }
 
-/** A client for one room. Events: "status", "state", "patch", "error". */
+/** A client for one room. Events: "status", "state", "patch", "error", "startedover" (a snapshot of a new epoch). */
 export class LiveRoom extends EventTarget {
   constructor({ url, room = "demo", name = null, template = null, token = null } = {}) {
     super();
@@ -85,12 +85,20 @@ export class LiveRoom extends EventTarget {
       }
       this.setStatus("closed");
       if (this.closedByUser) return;
-      const delay = Math.min(10000, 250 * 2 ** this.retry++) * (0.75 + Math.random() / 2);
-      setTimeout(() => this.connect(), delay);
+      // Backoff up to 4 s (jittered): a server back after a restart is found within seconds.
+      const delay = Math.min(4000, 250 * 2 ** this.retry++) * (0.75 + Math.random() / 2);
+      this.reconnectTimer = setTimeout(() => this.connect(), delay);
     };
   }
 
-  close() { this.closedByUser = true; this.ws?.close(1000); }
+  /** While disconnected: tries again now instead of at the end of the backoff (a "Retry now" button, the network back). */
+  reconnectNow() {
+    if (this.status !== "closed" || this.closedByUser) return;
+    clearTimeout(this.reconnectTimer);
+    this.connect();
+  }
+
+  close() { this.closedByUser = true; clearTimeout(this.reconnectTimer); this.ws?.close(1000); }
 
   send(message) { if (this.ws?.readyState === WebSocket.OPEN) this.ws.send(JSON.stringify(message)); }
 
@@ -164,6 +172,9 @@ export class LiveRoom extends EventTarget {
         this.join();
         break;
       case "snapshot":
+        // Another epoch than the one this page showed: the room started over (the server kept nothing of it, or
+        // its template changed), so what was shown before is gone — not a resumption.
+        if (this.epoch !== null && msg.epoch !== this.epoch) this.emit("startedover", { epoch: msg.epoch });
         this.epoch = msg.epoch;
         this.version = msg.version;
         this.state = msg.state;

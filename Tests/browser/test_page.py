@@ -107,12 +107,18 @@ def test_killed_socket_shows_the_status_and_recovers(browser):
         button(a, "quantity", "next").click()
         wait(a, lambda d: quantity(d) == 2)
         first.stop()
-        wait(a, lambda d: d.find_element(By.ID, "status").get_attribute("data-state") in ("closed", "connecting"),
+        wait(a, lambda d: d.find_element(By.ID, "status").get_attribute("data-state") == "closed",
              message="the page shows the lost connection")
+        assert a.find_element(By.ID, "retry").is_displayed(), "with a way to try again at once"
+        assert a.find_element(By.ID, "errors").text == "", "a short outage (a restart) is not an alarm: that waits 8 s"
         second = Server("--port", str(port)).start()
         try:
-            wait(a, connected, timeout=20, message="the page reconnects by itself")
+            a.execute_script("document.getElementById('retry').click()")  # a no-op while an attempt is under way
+            wait(a, connected, timeout=20, message="the page reconnects")
             wait(a, lambda d: quantity(d) == 1, message="and shows the new server's state (a fresh room)")
+            notice = a.find_element(By.CSS_SELECTOR, '[data-testid="page-notice"]').text
+            assert "started over" in notice, f"the page says the room's earlier state is gone: {notice!r}"
+            assert not a.find_element(By.ID, "retry").is_displayed()
         finally:
             second.stop()
     finally:

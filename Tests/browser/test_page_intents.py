@@ -54,7 +54,7 @@ def test_every_intent_of_every_kind_from_the_page_reaches_the_other_window(serve
     submit(a, "month", "goto", "03" + Keys.TAB + "2031", clear=False)
     wait(b, lambda d: at(d, '[data-testid="month-value"]').get_attribute("data-position") == "2031-03", message="pager goto")
     at(a, '[data-control="month"] .actions button').click()
-    wait(b, lambda d: at(d, '[data-testid="month-generation"]').text == "content version 2", message="pager refresh")
+    wait(b, lambda d: at(d, '[data-testid="month-generation"]').text == "reloaded once", message="pager refresh")
     SCREENSHOTS.mkdir(parents=True, exist_ok=True)
     b.save_screenshot(str(SCREENSHOTS / "every-intent-seen-by-the-other-window.png"))
 
@@ -85,12 +85,18 @@ def test_a_completed_form_shows_what_was_entered(server, browser):
     wait(a, lambda d: at(d, cta).is_enabled())
     at(a, cta).click()
     wait(a, lambda d: d.find_elements(By.ID, "signup-terms-accept"))
+    box, label = at(a, "#signup-terms-accept"), at(a, 'label[for="signup-terms-accept"]')
+    assert box.location["x"] < label.location["x"] and abs(box.location["y"] - label.location["y"]) < 20, "the checkbox sits before its label"
+    SCREENSHOTS.mkdir(parents=True, exist_ok=True)
+    a.save_screenshot(str(SCREENSHOTS / "form-terms-step.png"))
     at(a, "#signup-terms-accept").click()
     wait(a, lambda d: at(d, cta).is_enabled())
     at(a, cta).click()
     wait(a, lambda d: d.find_elements(By.CSS_SELECTOR, '[data-testid="form-data"]'), message="the collected data is shown")
     data = at(a, '[data-testid="form-data"]').text
     assert "ann@example.com" in data and "Ann Lee" in data and "free" in data
+    assert "I accept the terms: Yes" in data, data
+    assert not at(a, '[data-control="signup"] .elements').is_displayed(), "the parts' summaries do not repeat the collected data"
 
 
 def test_keyboard_only_holds_steps_and_selects(server, browser):

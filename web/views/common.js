@@ -75,8 +75,9 @@ export function inlineForm(label, input, button, submit) {
   const form = el("form", { class: "inline", "aria-label": label }, input, el("button", { type: "submit", class: "text" }, button));
   form.addEventListener("submit", async (event) => {
     event.preventDefault();
-    if (input.value === "") return;
-    if (await submit(input.value)) input.value = "";
+    const value = input.value.trim(); // a blank entry (spaces only) is not sent
+    if (value === "") return;
+    if (await submit(value)) input.value = "";
   });
   return form;
 }
@@ -93,7 +94,9 @@ export function holdButton(room, control, direction, text, label) {
     if (held || button.disabled) return;
     held = true;
     button.classList.add("pressed");
-    if (event.pointerId !== undefined) button.setPointerCapture?.(event.pointerId);
+    // Capture keeps the release coming to this button; a pointer the browser no longer tracks throws, which must not
+    // leave the button pressed without its intent.
+    try { if (event.pointerId !== undefined) button.setPointerCapture?.(event.pointerId); } catch { /* released anyway on pointerup */ }
     room.intent(control, "press", { direction }).catch((e) => {
       held = false;
       button.classList.remove("pressed");
@@ -118,7 +121,7 @@ export function holdButton(room, control, direction, text, label) {
 /** "Ann is holding +" for a control's `holding`, or "". */
 export function holdingText(room, holding, next = "+", prev = "−") {
   if (!holding) return "";
-  const who = holding.session === room.session ? "You are" : `${room.state.presence[holding.session]?.name || holding.session} is`;
+  const who = holding.session === room.session ? "You are" : `${memberName(room, holding.session)} is`;
   return `${who} holding ${holding.direction === "next" ? next : prev}`;
 }
 
@@ -142,10 +145,10 @@ export function missingRoles(room, control, intent) {
   return mine.includes("admin") || needed.some((r) => mine.includes(r)) ? null : needed;
 }
 
-/** A member's display name: its name, or "Someone" (never a session id); "You" for this session. */
+/** A member's display name: its name, or "Guest" (never a session id), as in the list of who is here; "You" for this session. */
 export function memberName(room, session) {
   if (session === room.session) return "You";
-  return room.state?.presence?.[session]?.name || "Someone";
+  return room.state?.presence?.[session]?.name || "Guest";
 }
 
 const palette = ["#2563eb", "#db2777", "#16a34a", "#ea580c", "#7c3aed", "#0891b2", "#ca8a04", "#dc2626"];

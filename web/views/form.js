@@ -29,13 +29,18 @@ function fieldClaim(room, control, target, input) {
 function fieldSender(room, control, element, field) {
   let timer = null;
   let pending;
+  const sent = []; // the last values sent: their echoes are not someone else's change
   const flush = () => {
     if (timer === null) return;
     clearTimeout(timer);
     timer = null;
+    sent.push(pending);
+    if (sent.length > 20) sent.shift();
     act(room, control, "set", { element, field, value: pending });
   };
   return {
+    /** Whether `value` is one this page sent (an echo), not another member's. */
+    sentHere(value) { return sent.includes(value); },
     send(value, immediate = false) {
       pending = value;
       if (timer !== null) clearTimeout(timer);
@@ -65,36 +70,48 @@ function inputFor(room, control, elementID, field) {
     input.addEventListener("change", () => sender.flush());
     input.addEventListener("blur", () => sender.flush());
   }
-  input.addEventListener("blur", () => { touched = true; });
+  let last = null; // the field and claims last shown: leaving the field shows them as they are now
+  input.addEventListener("blur", () => { touched = true; if (last) update(last.f, last.claims); });
   const error = el("p", { class: "field-error", id: `${inputID}-error`, "aria-live": "polite" });
+  const changed = el("p", { class: "field-changed", "aria-live": "polite", "data-testid": `${inputID}-changed` });
   const editor = el("span", { class: "editor", "data-testid": `${inputID}-editor` });
   input.setAttribute("aria-describedby", error.id);
   fieldClaim(room, control, `${elementID}.${field.id}`, input);
   const row = el("div", { class: `field field-${field.type}` },
-    el("div", { class: "field-head" }, el("label", { for: inputID }, field.label || field.id), editor), input, error);
-  return {
-    row,
-    update(f, claims) {
-      // Who else is on this field (their claim, on the field or its whole element), shown on the field itself.
-      const claim = claims?.[`${elementID}.${f.id}`] ?? claims?.[elementID] ?? claims?.["*"];
-      const other = claim && claim.session !== room.session ? claim : null;
-      editor.textContent = other ? `${memberName(room, other.session)} is editing` : "";
-      row.classList.toggle("claimed", other !== null);
-      row.style.setProperty("--editor-color", other ? memberColor(room, other.session) : "transparent");
-      input.readOnly = other !== null && other.exclusive;
-      // Never overwrite what the local user is typing with an echo of an older value.
-      const editing = document.activeElement === input && (sender.typing || field.type === "text" || field.type === "number");
-      if (!editing) {
-        if (f.type === "boolean") input.checked = f.value === true;
-        else input.value = f.value ?? "";
-      }
-      input.required = !!f.required;
-      // Errors once the field has been touched (or the element was tried), not before anything was typed.
-      const shown = f.error !== null && (f.value !== null && f.value !== "" || touched);
-      input.setAttribute("aria-invalid", String(shown));
-      error.textContent = shown ? f.error : "";
-    },
-  };
+    el("div", { class: "field-head" }, el("label", { for: inputID }, field.label || field.id), editor), input, changed, error);
+  function update(f, claims) {
+    last = { f, claims };
+    // Who else is on this field (their claim, on the field or its whole element), shown on the field itself.
+    const claim = claims?.[`${elementID}.${f.id}`] ?? claims?.[elementID] ?? claims?.["*"];
+    const other = claim && claim.session !== room.session ? claim : null;
+    editor.textContent = other ? `${memberName(room, other.session)} is editing` : "";
+    row.classList.toggle("claimed", other !== null);
+    row.style.setProperty("--editor-color", other ? memberColor(room, other.session) : "transparent");
+    input.readOnly = other !== null && other.exclusive;
+    // Never overwrite what the local user is typing with an echo of an older value.
+    const editing = document.activeElement === input && (sender.typing || field.type === "text" || field.type === "number");
+    if (!editing) {
+      if (f.type === "boolean") input.checked = f.value === true;
+      else input.value = f.value ?? "";
+    }
+    // While this page keeps what its user is typing, someone else's change is said, not hidden: their value, and
+    // that the next keystroke here replaces it.
+    const theirs = editing && !sender.typing && String(f.value ?? "") !== input.value && !sender.sentHere(f.value);
+    changed.textContent = theirs ? `${other ? memberName(room, other.session) : "Someone"} changed this to “${f.value ?? ""}” — what you type replaces it` : "";
+    input.required = !!f.required;
+    // Errors once the field has been left (not while its first value is being typed), or for a value typed elsewhere.
+    const shown = f.error !== null && (touched || (document.activeElement !== input && f.value !== null && f.value !== "" && f.value !== false));
+    input.setAttribute("aria-invalid", String(shown));
+    error.textContent = shown ? f.error : "";
+  }
+  return { row, update };
+}
+
+/** A collected value in words: "Yes"/"No" for a checkbox, "—" for none. */
+function shownValue(value) {
+  if (value === null || value === undefined) return "—";
+  if (typeof value === "boolean") return value ? "Yes" : "No";
+  return String(value);
 }
 
 /** What a completed form collected, element by element: `{element: {field: value}}` as a definition list. */
@@ -104,7 +121,7 @@ function collected(c) {
     dl.append(el("dt", {}, e.title || e.id));
     const values = c.data?.[e.id] ?? {};
     dl.append(el("dd", {}, ...e.fields.map((f) => el("div", {}, `${f.label || f.id}: `,
-      el("strong", {}, values[f.id] === null || values[f.id] === undefined ? "—" : String(values[f.id]))))));
+      el("strong", {}, shownValue(values[f.id]))))));
   }
   return dl;
 }
@@ -124,6 +141,7 @@ export function formView(room, id) {
       title.textContent = c.label;
       status.textContent = c.completed ? "Completed — here is what was entered:" : `Part ${c.elements.findIndex((e) => e.id === c.current) + 1} of ${c.elements.length}`;
       result.replaceChildren(...(c.completed ? [collected(c)] : []));
+      list.hidden = c.completed; // the collected list says it all: the parts' summaries would repeat it
       for (const e of c.elements) {
         let row = rows.get(e.id);
         const shape = `${e.status}:${e.fields.map((f) => f.id + f.type).join(",")}`;

@@ -7,6 +7,11 @@ function parseValue(text) {
   try { return JSON.parse(text); } catch { return text; }
 }
 
+/** A label cut to fit a menu. */
+function shortened(text, max = 32) {
+  return text.length > max ? `${text.slice(0, max - 1)}…` : text;
+}
+
 export function listView(room, id) {
   const [title, caption, notice] = controlHeader(id, "A shared list: pick an item, hold ‹ › to step through, add, move or remove items.");
   const current = el("output", { "aria-labelledby": `${id}-label`, "aria-live": "polite", "data-testid": `${id}-value` });
@@ -16,9 +21,12 @@ export function listView(room, id) {
   const sections = el("div", { class: "sections" });
   const input = el("input", { type: "text", "aria-label": "New item", placeholder: "New item", "data-testid": `${id}-new` });
   const where = el("select", { "aria-label": "Where", "data-testid": `${id}-where` });
+  let flatIDs = [];
   const add = inlineForm("Add an item", input, "Add", (text) => {
     const value = parseValue(text);
-    return where.value === "" ? act(room, id, "append", { value }) : act(room, id, "insert", { value, index: Number(where.value) });
+    // "before X" means before that item where it is now (others may have inserted or removed items meanwhile).
+    const before = where.value === "" ? -1 : flatIDs.indexOf(where.value);
+    return before < 0 ? act(room, id, "append", { value }) : act(room, id, "insert", { value, index: before });
   });
   add.prepend(where);
   const element = el("section", { class: "control", "data-control": id, "data-kind": "list", "aria-labelledby": `${id}-label` },
@@ -66,9 +74,11 @@ export function listView(room, id) {
         if (section.items.length === 0) items.append(el("li", { class: "empty" }, "(empty)"));
         return el("div", { class: "section" }, section.header ? el("h3", {}, section.header) : null, items);
       }));
+      // Options name items, not positions: a choice stays with its item as the list changes (and goes if it is removed).
       const chosen = where.value;
-      where.replaceChildren(el("option", { value: "" }, "at the end"), ...flat.map((item, i) => el("option", { value: String(i) }, `before ${item.label}`)));
-      where.value = [...where.options].some((o) => o.value === chosen) ? chosen : "";
+      flatIDs = flat.map((item) => item.id);
+      where.replaceChildren(el("option", { value: "" }, "at the end"), ...flat.map((item) => el("option", { value: item.id }, `before ${shortened(item.label)}`)));
+      where.value = flatIDs.includes(chosen) ? chosen : "";
       if (focused) sections.querySelector(`[data-item="${focused}"]`)?.focus();
     },
   };

@@ -67,9 +67,10 @@ export function pagerView(room, id) {
         input = positionInput(id, c.domain);
         goto.append(inlineForm("Go to a page", input, "Go", (v) => act(room, id, "goto", { position: c.domain === "integer" ? Number(v) : v })));
       }
+      if (input.value === "") input.value = c.position; // an empty month field shows only dashes
       if (c.min !== null) input.min = c.min;
       if (c.max !== null) input.max = c.max;
-      generation.textContent = c.generation ? `content version ${c.generation + 1}` : "";
+      generation.textContent = c.generation ? `reloaded ${c.generation === 1 ? "once" : `${c.generation} times`}` : "";
       neighbours.replaceChildren(...c.window.map((p) => {
         const b = el("button", { type: "button", class: p === c.position ? "text current" : "text", "aria-pressed": String(p === c.position) }, label(c.domain, p));
         b.addEventListener("click", () => act(room, id, "goto", { position: p }));

@@ -30,6 +30,10 @@ export function wizardView(room, id) {
       const canNext = c.canNext ?? !(c.phase === "complete" || c.phase === "exit");
       const canPrev = c.canPrev ?? canNext;
       const onlyFor = missingRoles(room, id, "next") ?? missingRoles(room, id, "prev");
+      // Back from the first step leaves the steps (the wizard's exit): say so on the button.
+      const leaves = c.index === 0 && c.phase !== "exit";
+      back.textContent = leaves ? "Leave" : "Back";
+      back.title = leaves ? "Leave the steps (Start over comes back)" : "";
       back.disabled = !canPrev || missingRoles(room, id, "prev") !== null;
       next.disabled = !canNext || missingRoles(room, id, "next") !== null;
       reset.disabled = missingRoles(room, id, "reset") !== null;
