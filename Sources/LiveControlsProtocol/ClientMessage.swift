@@ -157,9 +157,15 @@ public enum ClientMessage: Sendable, Equatable {
             }
             id = parsed
         }
-        let fields = Fields(object: object, id: id)
+        var fields = Fields(object: object, id: id)
         guard let typeValue = object["type"] else { throw fields.error(.invalidMessage, "missing field type") }
         guard let type = typeValue.stringValue else { throw fields.error(.invalidMessage, "type must be a string") }
+        // Once the message is known to be a request for a room, its errors name that room when it is a valid name
+        // (errors about the frame itself — its JSON, its type — name none).
+        if ["join", "leave", "intent", "presence", "claim", "unclaim"].contains(type), let room = object["room"]?.stringValue,
+           isValidName(room) {
+            fields.room = room
+        }
         switch type {
         case "join":
             let room = try fields.name("room")
@@ -238,9 +244,11 @@ public enum ClientMessage: Sendable, Equatable {
 private struct Fields {
     var object: JSONObject
     var id: RequestID?
+    /// The message's room, once its type says it has one and the name is valid: every error names it.
+    var room: String? = nil
 
     func error(_ code: ErrorCode, _ message: String, room: String? = nil) -> ProtocolError {
-        ProtocolError(code, message, id: id, room: room)
+        ProtocolError(code, message, id: id, room: room ?? self.room)
     }
 
     func name(_ key: String) throws(ProtocolError) -> String {

@@ -98,7 +98,7 @@ public enum JSONDiff {
     /// Objects are diffed key by key (removals, then replacements in place, then additions in the new
     /// order); arrays element by element where they differ, after their common start and end, with `add` for what
     /// was inserted and `remove` for what went (so appending one item to a long list is one `add` of that item, not
-    /// the list again); anything else is replaced whole.
+    /// the list again), and one element moved as its `remove` and `add`; anything else is replaced whole.
     public static func diff(from old: JSONValue, to new: JSONValue, at path: JSONPointer = .root) -> [PatchOp] {
         var ops: [PatchOp] = []
         diff(old, new, path, &ops)
@@ -121,7 +121,19 @@ public enum JSONDiff {
                 }
             }
         case let (.array(a), .array(b)) where a.count == b.count:
-            for i in a.indices { diffMember(a[i], b[i], path, String(i), &ops) }
+            // Only the span between the first and the last element that differ changes. One element moved within it
+            // (a list's `move`) is one `remove` and one `add`, not a `replace` of every element it shifted.
+            var first = 0
+            while first < a.count, sameValue(a[first], b[first]) { first += 1 }
+            guard first < a.count else { break }
+            var last = a.count - 1
+            while last > first, sameValue(a[last], b[last]) { last -= 1 }
+            if last > first, let (from, to) = singleMove(a, b, first, last) {
+                ops.append(.remove(path: path.appending(String(from))))
+                ops.append(.add(path: path.appending(String(to)), value: b[to]))
+            } else {
+                for i in first...last { diffMember(a[i], b[i], path, String(i), &ops) }
+            }
         case let (.array(a), .array(b)):
             // The common start and end stay; in between, elements are diffed pairwise, then the rest of the new
             // ones added (in order) or the rest of the old ones removed (each at the same index, as they shift).
@@ -147,6 +159,14 @@ public enum JSONDiff {
         case (.object, .object), (.array, .array): diff(old, new, path.appending(token()), &ops)
         default: if !sameValue(old, new) { ops.append(.replace(path: path.appending(token()), value: new)) }
         }
+    }
+
+    /// Whether `b` is `a` with one element moved from one end of `first...last` to the other: (from, to) in `a`'s and
+    /// `b`'s indices, such that removing `from` and then adding `b[to]` at `to` makes `b`.
+    private static func singleMove(_ a: [JSONValue], _ b: [JSONValue], _ first: Int, _ last: Int) -> (Int, Int)? {
+        if sameValue(a[first], b[last]), (first..<last).allSatisfy({ sameValue(a[$0 + 1], b[$0]) }) { return (first, last) }
+        if sameValue(a[last], b[first]), (first..<last).allSatisfy({ sameValue(a[$0], b[$0 + 1]) }) { return (last, first) }
+        return nil
     }
 
     /// Equality that also tells `1` from `1.0`, so the rendered number type always reaches clients.

@@ -25,6 +25,12 @@ extension LiveControlsServer {
         }
         switch message {
         case var .join(request):
+            if request.token == nil, let membership = connection.joined[request.room], !membership.room.isClosed {
+                // A resync that brings no token keeps the grant the session joined with (a token of the URL included):
+                // it asks for nothing new, only for the state again.
+                membership.room.resync(connection, id: request.id)
+                return
+            }
             let grant: AuthPolicy.Grant
             switch options.auth.grant(token: request.token ?? connection.urlToken, room: request.room) {
             case let .success(g): grant = g

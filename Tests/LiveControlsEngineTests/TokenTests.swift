@@ -67,6 +67,24 @@ final class TokenTests: XCTestCase {
         XCTAssertThrowsError(try authority.verify(text, now: 2_000)) { XCTAssertEqual($0 as? TokenError, .expired) }
     }
 
+    /// A JWT NumericDate may have a fraction (RFC 7519 §2): such an `exp` is valid, cut to the second before.
+    func testAnExpiryWithAFractionIsASecondsCount() throws {
+        func signed(_ payload: String) -> String {
+            let input = Base64URL.encode(Array(#"{"alg":"HS256","typ":"JWT"}"#.utf8)) + "." + Base64URL.encode(Array(payload.utf8))
+            return input + "." + Base64URL.encode(HMACSHA256.authenticate(Array(input.utf8), key: Array("unit-test-secret-0123456789".utf8)))
+        }
+        let fractional = signed(#"{"role":"editor","rooms":["*"],"exp":2000.5,"iat":1000.25}"#)
+        XCTAssertEqual(try authority.verify(fractional, now: 1_999).expiresAt, 2_000)
+        XCTAssertEqual(try authority.verify(fractional, now: 1_999).issuedAt, 1_000)
+        XCTAssertThrowsError(try authority.verify(fractional, now: 2_000)) { XCTAssertEqual($0 as? TokenError, .expired) }
+        XCTAssertThrowsError(try authority.verify(signed(#"{"role":"editor","rooms":["*"],"exp":"2000"}"#), now: 1_000)) {
+            XCTAssertEqual($0 as? TokenError, .invalid("exp must be a number of seconds since 1970"))
+        }
+        XCTAssertThrowsError(try authority.verify(signed(#"{"role":"editor","rooms":["*"]}"#), now: 1_000)) {
+            XCTAssertEqual($0 as? TokenError, .invalid("exp (expiry, seconds since 1970) is required"))
+        }
+    }
+
     func testTamperedOrForeignTokensAreInvalid() {
         let text = authority.sign(AccessToken(role: .viewer, rooms: ["demo"], expiresAt: 2_000))
         var parts = text.split(separator: ".").map(String.init)

@@ -95,6 +95,24 @@ final class ClientMessageTests: XCTestCase {
         XCTAssertNil(error(#"{"type":"nope","id":[1]}"#)?.id)
     }
 
+    /// An error names the room whenever the message is a request for a valid room, whichever field was wrong; errors
+    /// about the frame itself (its JSON, its type) and an invalid room name name none.
+    func testErrorsNameTheRoomOfARequestWhateverFieldWasWrong() {
+        let long = String(repeating: "n", count: 65)
+        for text in [#"{"type":"intent","room":"demo","control":"bad name","intent":"next","id":"b1"}"#,
+                     #"{"type":"intent","room":"demo","control":"quantity","intent":"next"}"#,
+                     #"{"type":"claim","room":"demo","id":"c"}"#,
+                     #"{"type":"join","room":"demo","id":"j","name":"\#(long)"}"#,
+                     #"{"type":"join","room":"demo","id":"j","template":7}"#] {
+            XCTAssertEqual(error(text)?.room, "demo", text)
+        }
+        for text in [#"{"type":"nope","room":"demo","id":"q"}"#, #"{"room":"demo","id":"q"}"#,
+                     #"{"type":"join","room":"bad name","id":"j"}"#, #"{"type":"join","room":7,"id":"j"}"#] {
+            XCTAssertNotNil(error(text), text)
+            XCTAssertNil(error(text)?.room, text)
+        }
+    }
+
     func testServerMessagesEncodeTheDocumentedFields() throws {
         let ack = try JSONParser.parse(JSONWriter.string(ServerMessage.ack(id: .string("c1"), room: "demo", version: 4).json))
         XCTAssertEqual(ack, ["type": "ack", "id": "c1", "room": "demo", "version": 4])

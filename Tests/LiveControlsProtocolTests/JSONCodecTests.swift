@@ -173,6 +173,16 @@ final class JSONPatchTests: XCTestCase {
                        [.add(path: p.appending("5"), value: "in")], "an insertion")
         XCTAssertEqual(JSONDiff.diff(from: ["items": .array(items)], to: ["items": .array(Array(items.dropFirst(2)))]),
                        [.remove(path: p.appending("0")), .remove(path: p.appending("0"))], "two from the start")
+        var forward = items
+        forward.insert(forward.remove(at: 3), at: 40)
+        XCTAssertEqual(JSONDiff.diff(from: ["items": .array(items)], to: ["items": .array(forward)]),
+                       [.remove(path: p.appending("3")), .add(path: p.appending("40"), value: items[3])], "a move down the list")
+        var back = items
+        back.insert(back.remove(at: 59), at: 0)
+        XCTAssertEqual(JSONDiff.diff(from: ["items": .array(items)], to: ["items": .array(back)]),
+                       [.remove(path: p.appending("59")), .add(path: p.appending("0"), value: items[59])], "a move to the top")
+        XCTAssertEqual(JSONDiff.diff(from: ["items": .array(items)], to: ["items": .array(Array(items[0..<7] + ["x"] + items[8...]))]),
+                       [.replace(path: p.appending("7"), value: "x")], "one element changed in place")
         XCTAssertEqual(JSONDiff.diff(from: ["h": ["a"]], to: ["h": []]), [.remove(path: JSONPointer(["h", "0"]))])
         XCTAssertEqual(JSONDiff.diff(from: ["h": [1]], to: ["h": [1.0, 2]]),
                        [.replace(path: JSONPointer(["h", "0"]), value: 1.0), .add(path: JSONPointer(["h", "1"]), value: 2)],
@@ -185,6 +195,14 @@ final class JSONPatchTests: XCTestCase {
             let a: JSONValue = ["l": .array((0..<Int.random(in: 0...6, using: &rng)).map { _ in .int(Int.random(in: 0...3, using: &rng)) })]
             let b: JSONValue = ["l": .array((0..<Int.random(in: 0...6, using: &rng)).map { _ in .int(Int.random(in: 0...3, using: &rng)) })]
             XCTAssertEqual(try a.applying(JSONDiff.diff(from: a, to: b)), b, "\(a) → \(b)")
+            // And one element moved, or two swapped, within the same array.
+            guard case let .array(elements) = a["l"], elements.count > 1 else { continue }
+            var moved = elements
+            let from = Int.random(in: 0..<moved.count, using: &rng), to = Int.random(in: 0..<moved.count, using: &rng)
+            moved.insert(moved.remove(at: from), at: to)
+            if Bool.random(using: &rng) { moved.swapAt(Int.random(in: 0..<moved.count, using: &rng), Int.random(in: 0..<moved.count, using: &rng)) }
+            let c: JSONValue = ["l": .array(moved)]
+            XCTAssertEqual(try a.applying(JSONDiff.diff(from: a, to: c)), c, "\(a) → \(c)")
         }
     }
 

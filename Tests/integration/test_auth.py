@@ -61,6 +61,17 @@ def test_editor_token_joins_acts_and_shows_its_name(secured):
     assert c.intent("quantity", "next")["type"] == "ack"
 
 
+def test_a_resync_without_a_token_keeps_what_the_session_joined_with(secured):
+    """PROTOCOL.md: send `join` again to resync. A client that joined with a token need not send it again: before, such a
+    resync was refused (`unauthorized` here; `conflict` on an open server, as the default role differed)."""
+    c = secured.client()
+    assert c.join(token=mint("--role", "admin", "--room", "demo"))["type"] == "snapshot"
+    again = c.join(id="again")
+    assert again["type"] == "snapshot" and again["id"] == "again" and "resumed" not in again, again
+    assert again["state"]["presence"][c.session]["roles"] == ["admin"]
+    assert c.intent("quantity", "next")["type"] == "ack"
+
+
 def test_token_in_the_url_works_for_browsers(secured):
     token = mint("--role", "editor", "--room", "demo")
     c = Client(secured.ws_url + "?token=" + token)

@@ -96,6 +96,15 @@ public struct TokenAuthority: Sendable {
         return signingInput + "." + Base64URL.encode(HMACSHA256.authenticate(Array(signingInput.utf8), key: secret))
     }
 
+    /// A JWT NumericDate (RFC 7519 §2): seconds since 1970, which may have a fraction (cut to the second before).
+    static func numericDate(_ value: JSONValue) -> Int? {
+        switch value {
+        case let .int(seconds): return seconds
+        case let .double(seconds) where seconds.isFinite && abs(seconds) < 1e15: return Int(seconds.rounded(.down))
+        default: return nil
+        }
+    }
+
     /// Checks the signature first, then the claims, then the expiry against `now` (seconds since 1970).
     public func verify(_ text: String, now: Int) throws(TokenError) -> AccessToken {
         let parts = text.split(separator: ".", omittingEmptySubsequences: false)
@@ -125,9 +134,10 @@ public struct TokenAuthority: Sendable {
         guard let roomValues = claims["rooms"]?.arrayValue else { throw .invalid("rooms must be an array of room names or prefixes") }
         let rooms = roomValues.compactMap(\.stringValue)
         guard rooms.count == roomValues.count else { throw .invalid("rooms must be strings") }
-        guard let exp = claims["exp"]?.intValue else { throw .invalid("exp (expiry, seconds since 1970) is required") }
+        guard let expValue = claims["exp"] else { throw .invalid("exp (expiry, seconds since 1970) is required") }
+        guard let exp = Self.numericDate(expValue) else { throw .invalid("exp must be a number of seconds since 1970") }
         let token = AccessToken(subject: claims["sub"]?.stringValue, name: claims["name"]?.stringValue, role: role, roles: roles, rooms: rooms,
-                                expiresAt: exp, issuedAt: claims["iat"]?.intValue)
+                                expiresAt: exp, issuedAt: claims["iat"].flatMap(Self.numericDate))
         guard now < exp else { throw .expired }
         return token
     }
