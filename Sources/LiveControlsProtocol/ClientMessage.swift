@@ -162,13 +162,14 @@ public enum ClientMessage: Sendable, Equatable {
         guard let type = typeValue.stringValue else { throw fields.error(.invalidMessage, "type must be a string") }
         // Once the message is known to be a request for a room, its errors name that room when it is a valid name
         // (errors about the frame itself — its JSON, its type — name none).
-        if ["join", "leave", "intent", "presence", "claim", "unclaim"].contains(type), let room = object["room"]?.stringValue,
-           isValidName(room) {
-            fields.room = room
+        switch type {
+        case "join", "leave", "intent", "presence", "claim", "unclaim":
+            if let room = object["room"]?.stringValue, isValidName(room) { fields.room = room }
+        default: break
         }
         switch type {
         case "join":
-            let room = try fields.name("room")
+            let room = try fields.roomName()
             var request = JoinRequest(id: id, room: room)
             request.template = try fields.optionalName("template")
             request.name = try fields.optionalString("name", maxLength: 64)
@@ -182,10 +183,10 @@ public enum ClientMessage: Sendable, Equatable {
             }
             return .join(request)
         case "leave":
-            return .leave(room: try fields.name("room"), id: id)
+            return .leave(room: try fields.roomName(), id: id)
         case "intent":
             guard let id else { throw fields.error(.invalidMessage, "intent needs an id (string or integer)") }
-            let room = try fields.name("room")
+            let room = try fields.roomName()
             let control = try fields.name("control")
             guard let intent = object["intent"]?.stringValue, !intent.isEmpty, intent.count <= maxNameLength else {
                 throw fields.error(.invalidMessage, "intent must be a non-empty string", room: room)
@@ -199,7 +200,7 @@ public enum ClientMessage: Sendable, Equatable {
             }
             return .intent(IntentRequest(id: id, room: room, control: control, intent: intent, args: args))
         case "presence":
-            let room = try fields.name("room")
+            let room = try fields.roomName()
             guard let rawData = object["data"], let data = rawData.objectValue else {
                 throw fields.error(.invalidMessage, "presence needs data, an object of the fields to set (null removes one)", room: room)
             }
@@ -208,7 +209,7 @@ public enum ClientMessage: Sendable, Equatable {
             }
             return .presence(PresenceRequest(id: id, room: room, data: data))
         case "claim", "unclaim":
-            let room = try fields.name("room")
+            let room = try fields.roomName()
             let control = try fields.name("control")
             var target = "*"
             if let raw = object["target"], raw != .null {
@@ -258,6 +259,12 @@ private struct Fields {
             throw error(.invalidMessage, "\(key) must be 1–64 characters of A–Z a–z 0–9 _ - . :")
         }
         return s
+    }
+
+    /// The message's `room` (checked once, when the message's type was read).
+    func roomName() throws(ProtocolError) -> String {
+        if let room { return room }
+        return try name("room")  // throws: absent, not a string, or not a valid name
     }
 
     func optionalName(_ key: String) throws(ProtocolError) -> String? {
