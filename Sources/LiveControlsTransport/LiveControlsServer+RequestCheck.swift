@@ -12,9 +12,9 @@ struct RequestRefusal: Equatable {
 /// closed (its framing is in doubt, so nothing more is read from it).
 enum RequestCheck {
     /// `version`: the request line's protocol (`HTTP/1.1`; empty when lws found none); `host`: the Host header's value; `contentLength`: every
-    /// Content-Length value (lws joins repeated headers with commas); `spacedNames`: whether a Content-Length or
-    /// Transfer-Encoding name came with whitespace before its colon (RFC 9112 §5.1: must be refused with 400, it is
-    /// how requests are smuggled past proxies that read it differently).
+    /// Content-Length value (lws joins repeated headers with commas); `spacedNames`: whether a header's name came with
+    /// whitespace before its colon (RFC 9112 §5.1: must be refused with 400; it is how requests are smuggled past
+    /// proxies that read it differently).
     static func refusal(version: String?, host: String?, contentLength: String?, transferEncoding: Bool,
                         spacedNames: Bool) -> RequestRefusal? {
         // (HTTP/2 streams, over TLS, have no version token and carry the host as `:authority`: the caller passes
@@ -82,10 +82,7 @@ extension LiveControlsServer {
             return 1
         }
         let contentLength = header(wsi, WSI_TOKEN_HTTP_CONTENT_LENGTH)?.filter { $0 != " " && $0 != "\t" }
-        let spacedNames: [String] = ["content-length :", "content-length\t:", "transfer-encoding :", "transfer-encoding\t:"]
-        let spaced = spacedNames.contains { (name: String) -> Bool in
-            lws_hdr_custom_length(wsi, name, Int32(name.utf8.count)) >= 0
-        }
+        let spaced = Self.spacedHeaderNames.contains { lws_hdr_custom_length(wsi, $0, Int32($0.utf8.count)) >= 0 }
         let isStream = lws_get_network_wsi(wsi) != wsi  // an HTTP/2 stream
         let host = isStream ? header(wsi, WSI_TOKEN_HTTP_COLON_AUTHORITY) ?? header(wsi, WSI_TOKEN_HOST) : header(wsi, WSI_TOKEN_HOST)
         let path = uri.map { String(decoding: UnsafeRawBufferPointer(start: $0, count: max(length, 0)), as: UTF8.self) } ?? ""
@@ -108,6 +105,17 @@ extension LiveControlsServer {
             }
         }
         return 0
+    }
+
+    /// Every header name libwebsockets knows, spelled with whitespace before its colon: lws does not take such a line as
+    /// that header, but keeps it as an unknown one under this name (`Authorization : …` would be silently dropped).
+    /// lws 4.1 cannot list the unknown headers it kept, so a name it does not know (`X-Foo : …`) goes unseen.
+    static let spacedHeaderNames: [String] = (0..<Int(WSI_TOKEN_COUNT.rawValue)).flatMap { index -> [String] in
+        guard let raw = lws_token_to_string(lws_token_indexes(rawValue: UInt32(index))) else { return [] }
+        let spelled = String(cString: raw)
+        guard spelled.count > 1, spelled.hasSuffix(":"), !spelled.hasPrefix(":") else { return [] }  // not `get `, `:path`
+        let name = spelled.dropLast().lowercased()
+        return [name + " :", name + "\t:"]
     }
 
     private func isCallbackMount(_ path: String) -> Bool {

@@ -117,12 +117,14 @@ def test_a_request_pipelined_behind_an_unanswered_api_request_closes_the_connect
     (b"GET /healthz HTTP/9.9\r\nHost: x\r\n\r\n", 505),
     (b"GET /healthz HTTP/1.1\r\n\r\n", 400),
     (b"POST /api/v1/rooms HTTP/1.1\r\nHost: x\r\nContent-Length : 2\r\n\r\n{}", 400),
+    (b"GET /api/v1/rooms HTTP/1.1\r\nHost: x\r\nAuthorization : Bearer " + b"k" * 32 + b"\r\n\r\n", 400),
+    (b"GET /healthz HTTP/1.1\r\nHost: x\r\nUser-Agent\t: y\r\n\r\n", 400),
     (b"POST /api/v1/rooms HTTP/1.1\r\nHost: x\r\nContent-Length: 2\r\nContent-Length: 3\r\n\r\n{}", 400),
     (b"POST /api/v1/rooms HTTP/1.1\r\nHost: x\r\nContent-Length: -2\r\n\r\n{}", 400),
     (b"POST /api/v1/rooms HTTP/1.1\r\nHost: x\r\nContent-Length: 2\r\nTransfer-Encoding: chunked\r\n\r\n{}", 400),
     (b"GET /healthz\r\n\r\n", 400),
     (b"GET /healthz%0Ax HTTP/1.1\r\nHost: x\r\n\r\n", 400),
-], ids=["unknown-version", "no-host", "space-before-colon", "conflicting-lengths", "negative-length", "length-and-chunked",
+], ids=["unknown-version", "no-host", "space-before-colon", "space-before-colon-authorization", "tab-before-colon", "conflicting-lengths", "negative-length", "length-and-chunked",
         "no-version", "encoded-line-break"])
 def test_requests_with_doubtful_framing_are_refused_and_others_carry_on(server, clients, raw, status):
     other = clients()
