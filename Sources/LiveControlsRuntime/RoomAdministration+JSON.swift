@@ -98,6 +98,7 @@ extension DisconnectOutcome {
         switch self {
         case .disconnected: return ["outcome": "disconnected"]
         case .notFound: return ["outcome": "notFound"]
+        case .unknownRoom: return ["outcome": "unknownRoom"]
         case let .forbidden(otherRoom): return ["outcome": "forbidden", "room": .string(otherRoom)]
         case let .unavailable(message): return ["outcome": "unavailable", "message": .string(message)]
         }
@@ -107,6 +108,7 @@ extension DisconnectOutcome {
         switch json["outcome"]?.stringValue {
         case "disconnected": self = .disconnected
         case "notFound": self = .notFound
+        case "unknownRoom": self = .unknownRoom
         case "forbidden": guard let room = json["room"]?.stringValue else { return nil }; self = .forbidden(otherRoom: room)
         case "unavailable": self = .unavailable(json["message"]?.stringValue ?? "")
         default: return nil

@@ -43,6 +43,8 @@ package enum DisconnectOutcome: Sendable, Equatable {
     case disconnected
     /// No such session is in the room (on any node).
     case notFound
+    /// There is no such room, loaded or stored.
+    case unknownRoom
     /// The session is also in `otherRoom`, which the caller's token does not grant.
     case forbidden(otherRoom: String)
     /// The session's node could not be reached (cluster mode).

@@ -127,7 +127,13 @@ extension RoomRegistry: RoomAdministration {
     }
 
     package func disconnect(_ session: SessionID, room: String, grantedRooms: [String]?, _ reply: @escaping @Sendable (DisconnectOutcome) -> Void) {
-        sessions.disconnect(session, room: room, grantedRooms: grantedRooms, reply)
+        sessions.disconnect(session, room: room, grantedRooms: grantedRooms) { [self] outcome in
+            // Not here: is there such a room at all (a stored one is loaded, as the API's other requests for a room do)?
+            guard outcome == .notFound, case let .failure(failure) = existing(room), failure.error.code == .unknownRoom else {
+                return reply(outcome)
+            }
+            reply(.unknownRoom)
+        }
     }
 
     /// A loaded room, or a stored one loaded now (as a join would); `unknown_room` when there is none.

@@ -221,6 +221,9 @@ def test_patches_after_a_version_are_what_members_received(api, api_server, conn
     assert error(api.get("/rooms/demo/patches"))["code"] == "invalid_message"
     assert api.get("/rooms/demo/patches", params={"after": history["version"] + 1}).status_code == 409
     assert api.get("/rooms/demo/patches", params={"after": 0, "epoch": "other"}).status_code == 409
+    for epoch in ("", "A", "a-b"):  # an epoch given must be one: before, an empty one counted as not given (200)
+        refused = api.get("/rooms/demo/patches", params={"after": 0, "epoch": epoch})
+        assert refused.status_code == 400 and error(refused)["code"] == "invalid_message", epoch
 
 
 @pytest.mark.parametrize("query", ["after=0&after=0", "after=0;after=0", "after=0&epoch=a&epoch=a", "after=%2B0", "after=00",
@@ -267,8 +270,10 @@ def test_disconnecting_a_member_closes_its_connection_with_4001(api, api_server,
             ann.recv(timeout=5)
     assert closed.value.rcvd.code == 4001
     bob.wait_state(lambda s: ann.session not in s["presence"])
-    assert api.delete(f"/rooms/demo/members/{ann.session}").status_code == 404
-    assert api.delete("/rooms/demo/members/s000").status_code == 404
+    assert error(api.delete(f"/rooms/demo/members/{ann.session}"))["code"] == "not_found"
+    assert error(api.delete("/rooms/demo/members/s000"))["code"] == "not_found"
+    unknown = api.delete("/rooms/nosuch/members/s000")  # was not_found, unlike every other route of a room
+    assert unknown.status_code == 404 and error(unknown)["code"] == "unknown_room"
     for bad in ["s%20x", "s%C3%A9", "s" * 65, "s.x"]:  # no session id looks so
         refused = api.delete(f"/rooms/demo/members/{bad}")
         assert refused.status_code == 400 and error(refused)["code"] == "invalid_message", bad
@@ -289,6 +294,16 @@ def test_routes_methods_and_oversized_bodies(api, api_server):
     head, _, body = answer.partition(b"\r\n\r\n")
     assert head.startswith(b"HTTP/1.1 413")
     assert json.loads(body)["error"]["code"] == "too_large"
+
+
+@pytest.mark.parametrize("method, path", [("POST", "/rooms/demo/reset"), ("GET", "/rooms/demo"), ("DELETE", "/rooms/demo/members/s000")])
+def test_a_body_on_a_route_that_takes_none_is_refused(api, api_server, method, path):
+    # Before: the body was ignored and the request carried out (a reset with `garbage` as its body reset the room).
+    version = api.get("/rooms/demo").json()["version"]
+    reply = api.http.request(method, api.base + path, data=b"garbage", timeout=10)
+    assert reply.status_code == 400 and error(reply)["code"] == "invalid_message" and "takes no body" in error(reply)["message"]
+    assert reply.headers.get("connection") == "close", "the unread body ends the connection"
+    assert api.get("/rooms/demo").json()["version"] == version, "nothing was done"
 
 
 def test_a_chunked_body_is_refused_on_every_route_and_the_connection_closed(api_server):

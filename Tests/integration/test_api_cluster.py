@@ -65,7 +65,10 @@ def test_in_cluster_mode_a_delete_or_disconnect_reaches_members_on_every_node(cl
             carl.recv(timeout=5)
     assert closed.value.rcvd.code == 4001
     ann.wait_state(lambda s: carl.session not in s["presence"], room="brief")
-    assert a.delete(f"/rooms/brief/members/{carl.session}").status_code == 404
+    gone = a.delete(f"/rooms/brief/members/{carl.session}")
+    assert gone.status_code == 404 and error(gone)["code"] == "not_found"
+    unknown = a.delete("/rooms/nosuch/members/s000")
+    assert unknown.status_code == 404 and error(unknown)["code"] == "unknown_room", unknown.text
     deleted = a.delete("/rooms/brief")
     assert deleted.status_code == 200 and deleted.json()["deleted"] is True
     for member in (ann, bob):

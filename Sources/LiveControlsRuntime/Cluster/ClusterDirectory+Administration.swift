@@ -99,7 +99,11 @@ extension ClusterDirectory: RoomAdministration {
             // The member record: [join order, name, node, roles] (roles since permissions; `ClusterStoredRoom`).
             guard let bytes = record.bytes, let fields = (try? JSONParser.parse(bytes))?.arrayValue, fields.count >= 3,
                   let node = fields[2].stringValue
-            else { return reply(.notFound) }
+            else {
+                // No such member: is there such a room at all?
+                let exists = try? link.run { c throws(RedisError) in try c.command(["EXISTS", keys.state(room)]) }
+                return reply(exists?.integer == 0 ? .unknownRoom : .notFound)
+            }
             if node == nodeID { return sessions.disconnect(session, room: room, grantedRooms: grantedRooms, reply) }
             let token = wait(room: room, owner: node) { result in
                 switch result {

@@ -63,6 +63,10 @@ extension LiveControlsServer {
         exchange.query = query
         apiExchanges[wsi] = exchange
         guard route.takesBody else {
+            if declared > 0 {
+                apiExchanges[wsi] = nil
+                return refuse(wsi, .badBody("\(method) \(path) takes no body"), closeAfter: true)
+            }
             handle(exchange, wsi)
             return 0
         }
@@ -162,7 +166,10 @@ extension LiveControlsServer {
             guard let text = exchange.query["after"], let after = APIQuery.integer(text) else {
                 return reply(.failure(.badBody("the query needs after=VERSION, an integer ≥ 0")))
             }
-            let epoch = exchange.query["epoch"].flatMap { $0.isEmpty ? nil : $0 }
+            let epoch = exchange.query["epoch"]
+            if let epoch, epoch.isEmpty || !epoch.utf8.allSatisfy({ ($0 >= 0x30 && $0 <= 0x39) || ($0 >= 0x61 && $0 <= 0x7A) }) {
+                return reply(.failure(.badBody("epoch must be a room's epoch (lowercase letters and digits)")))
+            }
             administration.history(room, epoch: epoch, after: after) { result in
                 reply(result.map { APIResponse.ok($0.json) }.mapError(APIError.init).orFailure)
             }
@@ -181,6 +188,8 @@ extension LiveControlsServer {
             return .ok(["room": .string(room), "session": .string(session), "disconnected": true])
         case .notFound:
             return .failure(APIError(status: 404, ProtocolError(.notFound, "no session \(session) is in room \(room)", room: room)))
+        case .unknownRoom:
+            return .failure(APIError(status: 404, ProtocolError(.unknownRoom, "there is no room \(room)", room: room)))
         case let .forbidden(other):
             return .failure(APIError(status: 403, ProtocolError(.forbidden, "session \(session) is also in room \(other), which the token does not grant", room: room)))
         case let .unavailable(message):
