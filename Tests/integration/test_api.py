@@ -265,6 +265,9 @@ def test_disconnecting_a_member_closes_its_connection_with_4001(api, api_server,
     bob.join()
     response = api.delete(f"/rooms/demo/members/{ann.session}")
     assert response.status_code == 200 and response.json() == {"room": "demo", "session": ann.session, "disconnected": True}
+    # Out of the room at once, before Ann's client has answered the close (it has not read it yet): was ~5 s later.
+    assert all(m["session"] != ann.session for m in api.get("/rooms/demo/members").json()["members"])
+    assert error(api.delete(f"/rooms/demo/members/{ann.session}"))["code"] == "not_found"
     with pytest.raises(ConnectionClosed) as closed:
         while True:
             ann.recv(timeout=5)

@@ -236,6 +236,10 @@ extension LiveControlsServer: SessionCloser {
         if connection.requestClose(code: Self.disconnectedCloseCode, reason: "disconnected by the server") {
             lws_callback_on_writable(connection.wsi.raw)
         }
+        // Out of its rooms now, not when the client answers the close (lws waits up to 5 s for that): members and the
+        // API see it gone at once, and nothing it still sends is applied.
+        for membership in connection.joined.values { membership.room.leave(connection, id: nil, reason: .disconnect) }
+        connection.joined.removeAll()
         return .disconnected
     }
 }
