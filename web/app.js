@@ -52,10 +52,13 @@ room.addEventListener("status", (e) => {
   $("status").dataset.state = status;
   document.body.dataset.status = status;
   $("retry").hidden = status !== "closed";
+  if (status !== "closed" && status !== "connecting") {
+    // Connected, or ended for a reason of its own (refused, deleted, removed): no longer "still trying".
+    clearTimeout(unreachableTimer);
+    disconnectedSince = null;
+  }
   if (status === "open") {
     everConnected = true;
-    disconnectedSince = null;
-    clearTimeout(unreachableTimer);
     $("errors").textContent = "";
   } else if (status === "closed" && disconnectedSince === null) {
     disconnectedSince = Date.now();

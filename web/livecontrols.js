@@ -49,6 +49,7 @@ export class LiveRoom extends EventTarget {
     this.template = template;
     this.session = null;
     this.epoch = null;
+    this.shownEpoch = null; // the epoch of the state shown (kept when a gap drops `epoch` to ask for a snapshot)
     this.version = null;
     this.state = null;
     this.status = "connecting";
@@ -174,7 +175,8 @@ export class LiveRoom extends EventTarget {
       case "snapshot":
         // Another epoch than the one this page showed: the room started over (the server kept nothing of it, or
         // its template changed), so what was shown before is gone — not a resumption.
-        if (this.epoch !== null && msg.epoch !== this.epoch) this.emit("startedover", { epoch: msg.epoch });
+        if (this.shownEpoch !== null && msg.epoch !== this.shownEpoch) this.emit("startedover", { epoch: msg.epoch });
+        this.shownEpoch = msg.epoch;
         this.epoch = msg.epoch;
         this.version = msg.version;
         this.state = msg.state;

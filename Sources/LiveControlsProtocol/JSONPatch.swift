@@ -169,10 +169,17 @@ public enum JSONDiff {
         return nil
     }
 
-    /// Equality that also tells `1` from `1.0`, so the rendered number type always reaches clients.
+    /// Equality that also tells `1` from `1.0`, at any depth (`==` does not), so the rendered number type always
+    /// reaches clients: an element compared whole must differ when a number inside it changed type.
     private static func sameValue(_ a: JSONValue, _ b: JSONValue) -> Bool {
         switch (a, b) {
         case (.int, .double), (.double, .int): return false
+        case let (.array(x), .array(y)):
+            return x.count == y.count && zip(x, y).allSatisfy { sameValue($0, $1) }
+        case let (.object(x), .object(y)):
+            guard x.count == y.count else { return false }
+            if x.hasKeys(inTheOrderOf: y) { return zip(x, y).allSatisfy { sameValue($0.1, $1.1) } }
+            return x.allSatisfy { key, value in y[key].map { sameValue(value, $0) } ?? false }
         default: return a == b
         }
     }

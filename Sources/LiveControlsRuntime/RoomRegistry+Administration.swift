@@ -128,10 +128,9 @@ extension RoomRegistry: RoomAdministration {
 
     package func disconnect(_ session: SessionID, room: String, grantedRooms: [String]?, _ reply: @escaping @Sendable (DisconnectOutcome) -> Void) {
         sessions.disconnect(session, room: room, grantedRooms: grantedRooms) { [self] outcome in
-            // Not here: is there such a room at all (a stored one is loaded, as the API's other requests for a room do)?
-            guard outcome == .notFound, case let .failure(failure) = existing(room), failure.error.code == .unknownRoom else {
-                return reply(outcome)
-            }
+            // Not here: is there such a room at all, loaded or stored? (Asked, not loaded: nobody can be in a room that is
+            // not loaded.)
+            guard outcome == .notFound, rooms.withLock({ $0[room] == nil }), !store.contains(room: room) else { return reply(outcome) }
             reply(.unknownRoom)
         }
     }

@@ -25,9 +25,11 @@ extension LiveControlsServer {
         }
         switch message {
         case var .join(request):
-            if request.token == nil, let membership = connection.joined[request.room], !membership.room.isClosed {
-                // A resync that brings no token keeps the grant the session joined with (a token of the URL included):
-                // it asks for nothing new, only for the state again.
+            if request.token == nil, let membership = connection.joined[request.room], !membership.room.isClosed,
+               (membership.grant.expiresAt ?? Int.max) > options.auth.now() {
+                // A resync that brings no token keeps the grant the session joined with (a token of the URL included),
+                // while it is valid: it asks for nothing new, only for the state again. (An expired one goes the usual
+                // way: the token is checked, and refused.)
                 membership.room.resync(connection, id: request.id)
                 return
             }

@@ -183,6 +183,16 @@ final class JSONPatchTests: XCTestCase {
                        [.remove(path: p.appending("59")), .add(path: p.appending("0"), value: items[59])], "a move to the top")
         XCTAssertEqual(JSONDiff.diff(from: ["items": .array(items)], to: ["items": .array(Array(items[0..<7] + ["x"] + items[8...]))]),
                        [.replace(path: p.appending("7"), value: "x")], "one element changed in place")
+        // A number's type changing inside an element is a change, however the element is compared.
+        XCTAssertEqual(JSONDiff.diff(from: ["l": [["v": 1]]], to: ["l": [["v": 1.0]]]),
+                       [.replace(path: JSONPointer(["l", "0", "v"]), value: 1.0)], "1 → 1.0 in an object in an array")
+        XCTAssertEqual(JSONDiff.diff(from: ["l": [[1], ["x": 2]]], to: ["l": [[1.0], ["x": 2]]]),
+                       [.replace(path: JSONPointer(["l", "0", "0"]), value: 1.0)], "in an array in an array")
+        XCTAssertEqual(JSONDiff.diff(from: ["l": [["v": 1], 2]], to: ["l": [["v": 1.0]]]),
+                       [.replace(path: JSONPointer(["l", "0", "v"]), value: 1.0), .remove(path: JSONPointer(["l", "1"]))],
+                       "arrays of different lengths")
+        XCTAssertEqual(JSONDiff.diff(from: ["l": [["v": 1], ["w": 2]]], to: ["l": [["w": 2], ["v": 1.0]]]).count, 4,
+                       "not taken for a move (the moved element is not the same)")
         XCTAssertEqual(JSONDiff.diff(from: ["h": ["a"]], to: ["h": []]), [.remove(path: JSONPointer(["h", "0"]))])
         XCTAssertEqual(JSONDiff.diff(from: ["h": [1]], to: ["h": [1.0, 2]]),
                        [.replace(path: JSONPointer(["h", "0"]), value: 1.0), .add(path: JSONPointer(["h", "1"]), value: 2)],

@@ -100,3 +100,17 @@ def test_a_form_error_waits_until_the_field_is_left(server, browser):
     assert error_of(a) == "", "not while the first value is being typed"
     email.send_keys(Keys.TAB)
     wait(a, lambda d: error_of(d) != "", message="shown once the field is left")
+
+
+def test_the_go_to_field_is_not_refilled_while_someone_types_in_it(server, browser):
+    a, b = browser(server.http_url + "?name=Ann"), browser(server.http_url + "?name=Bob")
+    wait(a, connected)
+    wait(b, connected)
+    goto = at(a, '[data-testid="month-goto"]')
+    assert goto.get_attribute("value") != "", "it starts at the current page"
+    goto.click()
+    a.execute_script("arguments[0].value = ''", goto)  # what a half-typed month reads as
+    before = at(a, '[data-testid="month-value"]').get_attribute("data-position")
+    button(b, "month", "next").click()
+    wait(a, lambda d: at(d, '[data-testid="month-value"]').get_attribute("data-position") != before, message="the page moved")
+    assert goto.get_attribute("value") == "", "what is being typed is left alone"

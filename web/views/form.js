@@ -29,6 +29,7 @@ function fieldClaim(room, control, target, input) {
 function fieldSender(room, control, element, field) {
   let timer = null;
   let pending;
+  let inFlight = 0; // sets sent and not yet answered (their patch comes before their ack)
   const sent = []; // the last values sent: their echoes are not someone else's change
   const flush = () => {
     if (timer === null) return;
@@ -36,9 +37,12 @@ function fieldSender(room, control, element, field) {
     timer = null;
     sent.push(pending);
     if (sent.length > 20) sent.shift();
-    act(room, control, "set", { element, field, value: pending });
+    inFlight++;
+    act(room, control, "set", { element, field, value: pending }).finally(() => { inFlight--; });
   };
   return {
+    /** A value of this page's is on its way: the field keeps it until it is answered. */
+    get inFlight() { return inFlight > 0; },
     /** Whether `value` is one this page sent (an echo), not another member's. */
     sentHere(value) { return sent.includes(value); },
     send(value, immediate = false) {
@@ -71,11 +75,12 @@ function inputFor(room, control, elementID, field) {
     input.addEventListener("blur", () => sender.flush());
   }
   let last = null; // the field and claims last shown: leaving the field shows them as they are now
+  // (unless what was typed is still on its way: then the field keeps it, and its echo follows)
   input.addEventListener("blur", () => { touched = true; if (last) update(last.f, last.claims); });
   const error = el("p", { class: "field-error", id: `${inputID}-error`, "aria-live": "polite" });
-  const changed = el("p", { class: "field-changed", "aria-live": "polite", "data-testid": `${inputID}-changed` });
+  const changed = el("p", { class: "field-changed", id: `${inputID}-changed`, "aria-live": "polite", "data-testid": `${inputID}-changed` });
   const editor = el("span", { class: "editor", "data-testid": `${inputID}-editor` });
-  input.setAttribute("aria-describedby", error.id);
+  input.setAttribute("aria-describedby", `${error.id} ${inputID}-changed`);
   fieldClaim(room, control, `${elementID}.${field.id}`, input);
   const row = el("div", { class: `field field-${field.type}` },
     el("div", { class: "field-head" }, el("label", { for: inputID }, field.label || field.id), editor), input, changed, error);
@@ -89,15 +94,17 @@ function inputFor(room, control, elementID, field) {
     row.style.setProperty("--editor-color", other ? memberColor(room, other.session) : "transparent");
     input.readOnly = other !== null && other.exclusive;
     // Never overwrite what the local user is typing with an echo of an older value.
-    const editing = document.activeElement === input && (sender.typing || field.type === "text" || field.type === "number");
+    const editing = document.activeElement === input && (sender.typing || field.type === "text" || field.type === "number")
+      || sender.inFlight;
     if (!editing) {
       if (f.type === "boolean") input.checked = f.value === true;
       else input.value = f.value ?? "";
     }
     // While this page keeps what its user is typing, someone else's change is said, not hidden: their value, and
     // that the next keystroke here replaces it.
-    const theirs = editing && !sender.typing && String(f.value ?? "") !== input.value && !sender.sentHere(f.value);
-    changed.textContent = theirs ? `${other ? memberName(room, other.session) : "Someone"} changed this to “${f.value ?? ""}” — what you type replaces it` : "";
+    const theirs = document.activeElement === input && editing && !sender.typing && String(f.value ?? "") !== input.value
+      && !sender.sentHere(f.value);
+    changed.textContent = theirs ? `Changed meanwhile to “${f.value ?? ""}” — what you type replaces it` : "";
     input.required = !!f.required;
     // Errors once the field has been left (not while its first value is being typed), or for a value typed elsewhere.
     const shown = f.error !== null && (touched || (document.activeElement !== input && f.value !== null && f.value !== "" && f.value !== false));

@@ -61,9 +61,9 @@ struct ClusterRequests {
         return request
     }
 
-    /// Answers early every waiting request that `matches`, returning them.
+    /// Answers early every waiting request that `matches`, returning them in the order they were made (tokens grow).
     mutating func answerEarly(now: Instant, where matches: (Pending) -> Bool) -> [Pending] {
-        let tokens = waiting.filter { matches($0.value) }.keys
+        let tokens = waiting.filter { matches($0.value) }.keys.sorted()
         return tokens.compactMap { answerEarly($0, now: now) }
     }
 
