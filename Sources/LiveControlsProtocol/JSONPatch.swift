@@ -124,10 +124,10 @@ public enum JSONDiff {
             // Only the span between the first and the last element that differ changes. One element moved within it
             // (a list's `move`) is one `remove` and one `add`, not a `replace` of every element it shifted.
             var first = 0
-            while first < a.count, sameValue(a[first], b[first]) { first += 1 }
+            while first < a.count, sameElement(a[first], b[first]) { first += 1 }
             guard first < a.count else { break }
             var last = a.count - 1
-            while last > first, sameValue(a[last], b[last]) { last -= 1 }
+            while last > first, sameElement(a[last], b[last]) { last -= 1 }
             if last > first, let (from, to) = singleMove(a, b, first, last) {
                 ops.append(.remove(path: path.appending(String(from))))
                 ops.append(.add(path: path.appending(String(to)), value: b[to]))
@@ -138,9 +138,9 @@ public enum JSONDiff {
             // The common start and end stay; in between, elements are diffed pairwise, then the rest of the new
             // ones added (in order) or the rest of the old ones removed (each at the same index, as they shift).
             var start = 0
-            while start < a.count, start < b.count, sameValue(a[start], b[start]) { start += 1 }
+            while start < a.count, start < b.count, sameElement(a[start], b[start]) { start += 1 }
             var end = 0
-            while end < a.count - start, end < b.count - start, sameValue(a[a.count - 1 - end], b[b.count - 1 - end]) { end += 1 }
+            while end < a.count - start, end < b.count - start, sameElement(a[a.count - 1 - end], b[b.count - 1 - end]) { end += 1 }
             let old = a[start..<(a.count - end)], new = b[start..<(b.count - end)]
             let paired = min(old.count, new.count)
             for i in 0..<paired { diff(old[old.startIndex + i], new[new.startIndex + i], path.appending(String(start + i)), &ops) }
@@ -164,23 +164,31 @@ public enum JSONDiff {
     /// Whether `b` is `a` with one element moved from one end of `first...last` to the other: (from, to) in `a`'s and
     /// `b`'s indices, such that removing `from` and then adding `b[to]` at `to` makes `b`.
     private static func singleMove(_ a: [JSONValue], _ b: [JSONValue], _ first: Int, _ last: Int) -> (Int, Int)? {
-        if sameValue(a[first], b[last]), (first..<last).allSatisfy({ sameValue(a[$0 + 1], b[$0]) }) { return (first, last) }
-        if sameValue(a[last], b[first]), (first..<last).allSatisfy({ sameValue(a[$0], b[$0 + 1]) }) { return (last, first) }
+        if sameElement(a[first], b[last]), (first..<last).allSatisfy({ sameElement(a[$0 + 1], b[$0]) }) { return (first, last) }
+        if sameElement(a[last], b[first]), (first..<last).allSatisfy({ sameElement(a[$0], b[$0 + 1]) }) { return (last, first) }
         return nil
     }
 
-    /// Equality that also tells `1` from `1.0`, at any depth (`==` does not), so the rendered number type always
-    /// reaches clients: an element compared whole must differ when a number inside it changed type.
+    /// Equality of two values that are not both objects or both arrays (those are walked): also tells `1` from `1.0`,
+    /// so the rendered number type always reaches clients.
     private static func sameValue(_ a: JSONValue, _ b: JSONValue) -> Bool {
         switch (a, b) {
         case (.int, .double), (.double, .int): return false
+        default: return a == b
+        }
+    }
+
+    /// Equality of array elements compared whole: tells `1` from `1.0` at any depth (`==` does not), so an element
+    /// differs when a number inside it changed type.
+    private static func sameElement(_ a: JSONValue, _ b: JSONValue) -> Bool {
+        switch (a, b) {
         case let (.array(x), .array(y)):
-            return x.count == y.count && zip(x, y).allSatisfy { sameValue($0, $1) }
+            return x.count == y.count && zip(x, y).allSatisfy { sameElement($0, $1) }
         case let (.object(x), .object(y)):
             guard x.count == y.count else { return false }
-            if x.hasKeys(inTheOrderOf: y) { return zip(x, y).allSatisfy { sameValue($0.1, $1.1) } }
-            return x.allSatisfy { key, value in y[key].map { sameValue(value, $0) } ?? false }
-        default: return a == b
+            if x.hasKeys(inTheOrderOf: y) { return zip(x, y).allSatisfy { sameElement($0.1, $1.1) } }
+            return x.allSatisfy { key, value in y[key].map { sameElement(value, $0) } ?? false }
+        default: return sameValue(a, b)
         }
     }
 }
