@@ -71,6 +71,12 @@ public struct ClaimInfo: Sendable, Equatable {
     public var exclusive: Bool
     /// The claim ends unless claimed again within this time.
     public var leaseMs: Int
+
+    public init(session: String, exclusive: Bool, leaseMs: Int) {
+        self.session = session
+        self.exclusive = exclusive
+        self.leaseMs = leaseMs
+    }
 }
 
 /// The running hold of a sequential control (`holding`).
@@ -78,6 +84,11 @@ public struct HoldInfo: Sendable, Equatable {
     /// The holder's session, or `"server"` for a hold started through the server API.
     public var session: String
     public var direction: Direction
+
+    public init(session: String, direction: Direction) {
+        self.session = session
+        self.direction = direction
+    }
 }
 
 /// The way a sequential control steps.

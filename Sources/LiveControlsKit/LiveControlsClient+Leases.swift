@@ -38,7 +38,7 @@ extension LiveControlsClient {
     func press(in room: Room, control: String, direction: Direction) async throws -> Hold {
         room.lastHoldEnd[control] = nil
         let args: JSONObject = ["direction": .string(direction.rawValue)]
-        try await room.send(control: control, intent: "press", args: args)
+        let pressedAt = try await room.send(control: control, intent: "press", args: args)
         let key = HoldKey(room: room.name, control: control)
         if let previous = holds.removeValue(forKey: key) {  // a press in the other direction replaced it
             previous.renewal?.cancel()
@@ -47,9 +47,12 @@ extension LiveControlsClient {
         let token = nextLease
         nextLease += 1
         let hold = Hold(room: room.name, control: control, direction: direction, client: self, token: token)
-        // A joined room has applied the press's own patch: no hold of ours there means the press ended it (a bound).
-        // In a room still resyncing the local state says nothing yet: the hold is taken as running.
-        if room.status == .joined, room.control(control)?.json["holding"]?["session"]?.stringValue != session {
+        // A joined room that has applied the press's own patch (its version reached the ack's): no hold of ours there
+        // means the press ended it (a bound). Otherwise — a room resyncing, or the patch lost (a slow consumer's queue
+        // dropped it; the ack still came) — the local state says nothing yet: the hold is taken as running, and the
+        // snapshot that follows settles it.
+        if room.status == .joined, room.version >= pressedAt,
+           room.control(control)?.json["holding"]?["session"]?.stringValue != session {
             hold.end(room.lastHoldEnd[control] ?? "bound")
             return hold
         }

@@ -127,6 +127,22 @@ final class ClientServerTests: XCTestCase {
         XCTAssertEqual(hold.endReason, "bound")
     }
 
+    func testAPressWhosePatchWasLostIsTakenAsRunning() async throws {
+        // The ack came, its patch did not (as when a slow consumer's queue drops it): the room had not applied the
+        // press, so nothing said the hold ended. It used to be taken as ended at a bound: no renewals, and its release
+        // sent nothing, so the server kept stepping after the finger was lifted.
+        let server = try startServer()
+        let lossy = GatedTransport()
+        let room = try await client(server, transport: lossy).join("demo")
+        let stepper = try XCTUnwrap(room.stepper("quantity"))
+        await lossy.gate.dropNextPatch()
+        let hold = try await stepper.press(.next)
+        XCTAssertTrue(hold.isActive)
+        try await eventually("resynced after the gap") { room.status == .joined && stepper.holding != nil }
+        await hold.release()
+        XCTAssertNil(stepper.holding, "the release was sent and acked")
+    }
+
     func testAServerRestartIsResumedWithNoGap() async throws {
         let dataDir = FileManager.default.temporaryDirectory.appendingPathComponent("kit-\(UUID().uuidString)").path
         let first = try startServer(["--data-dir", dataDir])
