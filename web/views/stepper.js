@@ -19,6 +19,7 @@ export function stepperView(room, id) {
       input.min = c.min ?? "";
       input.max = c.max ?? "";
       input.step = c.step ?? 1;
+      input.placeholder = c.min != null && c.max != null ? `${c.min}–${c.max}` : "Value";
       const onlyFor = missingRoles(room, id, "press");
       minus.disabled = !c.canPrev || onlyFor !== null;
       plus.disabled = !c.canNext || onlyFor !== null;
