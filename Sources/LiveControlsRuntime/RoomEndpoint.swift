@@ -36,6 +36,10 @@ package protocol RoomEndpoint: AnyObject, Sendable {
     /// half, and returns true — the caller stops reading from the sender until then. False, and `resume` is
     /// dropped, when the queue is not full.
     func whenQueueDrains(_ resume: @escaping @Sendable () -> Void) -> Bool
+    /// Runs `done` (on any thread) once everything queued for the room before this call has been carried out and the
+    /// replies it made are queued for their subscribers (after the store made their changes durable): a connection's
+    /// close waits for the acks of its intents still under way.
+    func afterQueuedWork(_ done: @escaping @Sendable () -> Void)
 }
 
 extension RoomEndpoint {
@@ -44,6 +48,9 @@ extension RoomEndpoint {
 
     /// Rooms without a local queue (cluster mode's forwarding handles) never ask a sender to wait.
     package func whenQueueDrains(_ resume: @escaping @Sendable () -> Void) -> Bool { false }
+
+    /// Cluster mode's forwarding handles do not wait: what is on its way to the owner is answered, or not, after.
+    package func afterQueuedWork(_ done: @escaping @Sendable () -> Void) { done() }
 }
 
 /// The rooms of this server, whatever runs them: `RoomRegistry` (one node) or `ClusterDirectory` (Redis).

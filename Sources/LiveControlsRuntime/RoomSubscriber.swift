@@ -28,8 +28,8 @@ package protocol RoomSubscriber: AnyObject, Sendable {
     func deliverResync(_ frame: Frame, room: String) -> Bool
     /// Forgets a pending resync (the subscriber is no longer in the room).
     func cancelResync(room: String)
-    /// Whether the subscriber is gone (its connection closed; any thread): intents it left queued are dropped,
-    /// not applied — its leave follows them.
+    /// Whether the subscriber is gone (its connection closed, or its close was asked for; any thread): intents it left
+    /// queued are dropped, not applied — its leave follows them.
     var isGone: Bool { get }
     /// Cluster mode: how the session joined (name, roles), for an owner that does not know it as a member.
     var membership: Membership? { get }

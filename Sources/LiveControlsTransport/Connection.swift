@@ -48,6 +48,9 @@ final class Connection: RoomSubscriber, @unchecked Sendable {
     /// Service thread only: waiting for a share of a pass's write budget, and holding one (`WriteTurns`).
     var waitingForTurn = false
     var writeTurn = false
+    /// Service thread only: rooms whose work queued before this connection's close was asked for is not done yet
+    /// (`LiveControlsServer.closeAfterRooms`): the close frame waits for the replies it makes.
+    var closeBarriers = 0
 
     let outbox: Mutex<Outbox>
 
@@ -106,16 +109,19 @@ final class Connection: RoomSubscriber, @unchecked Sendable {
     /// counted. Service thread.
     var countedAddress: String?
 
-    /// Set once the socket closed (service thread); read by rooms on any thread.
+    /// Set once a close was asked for, or the socket closed (service thread); read by rooms on any thread.
     private let gone = Atomic<Bool>(false)
 
-    /// Whether the socket closed: rooms drop the intents it left queued (`RoomSubscriber.isGone`).
+    /// Whether the connection is closing or closed: rooms drop the intents it left queued (`RoomSubscriber.isGone`).
     var isGone: Bool { gone.load(ordering: .acquiring) }
 
     /// Service thread: asks for a close with `code` (sent after what is already queued; nothing new is queued
-    /// from now on). True when the caller must ask for a writable callback.
+    /// from now on but the replies to intents a room is applying at this moment). True when the caller must ask for
+    /// a writable callback. Its intents still waiting for a room are dropped from now on (never applied, never acked):
+    /// before, they were applied while their acks could no longer be queued.
     func requestClose(code: UInt16, reason: String) -> Bool {
         guard lifecycle.requestClose(code: code, reason: reason) else { return false }
+        gone.store(true, ordering: .releasing)  // first: an intent that passes the rooms' check after the seal has its ack taken
         outbox.withLock { $0.seal() }
         return true
     }

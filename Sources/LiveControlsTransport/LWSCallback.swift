@@ -176,6 +176,7 @@ extension LiveControlsServer {
             resumeAllReading()
             logger.info("shutting down", metadata: ["connections": "\(connections.count)"])
             for connection in connections.values where connection.requestClose(code: 1001, reason: "server shutting down") {
+                closeAfterRooms(connection)
                 lws_callback_on_writable(connection.wsi.raw)
             }
         }
@@ -218,6 +219,7 @@ extension LiveControlsServer {
             // connection, and the client would never see 1009.
             connection.receiveBuffer = []
             if connection.requestClose(code: 1009, reason: "message larger than \(options.limits.maxMessageBytes) bytes") {
+                closeAfterRooms(connection)
                 lws_callback_on_writable(wsi)
             }
             return 0

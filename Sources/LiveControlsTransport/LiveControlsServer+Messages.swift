@@ -142,7 +142,10 @@ extension LiveControlsServer {
             return true
         case .close:
             logger.info("closing connection that ignores the rate limit", metadata: ["session": "\(connection.session)"])
-            if connection.requestClose(code: 1008, reason: "rate limit exceeded") { lws_callback_on_writable(connection.wsi.raw) }
+            if connection.requestClose(code: 1008, reason: "rate limit exceeded") {
+                closeAfterRooms(connection)
+                lws_callback_on_writable(connection.wsi.raw)
+            }
         case .refuse:
             send(.error(ProtocolError(.rateLimited, "more than \(Int(options.limits.messagesPerSecond)) messages per second (burst \(Int(options.limits.messageBurst))); message dropped", id: id)),
                  to: connection)

@@ -5,6 +5,24 @@ import LiveControlsRuntime
 /// Writing to WebSocket connections, on the service thread: direct writes after a pass, the writable callback, and
 /// asking for the next one within the pass's write budget (`LiveControlsServer+WriteBudget.swift`).
 extension LiveControlsServer {
+    /// Service thread, right after `Connection.requestClose`: the close frame waits until each room the connection is in
+    /// has carried out what was queued before (its intents still waiting are dropped: `isGone`; the one a room is
+    /// applying is acked), and the replies made are durable and queued — so an intent is either acked or never applied.
+    /// A shutdown's grace bounds the wait.
+    func closeAfterRooms(_ connection: Connection) {
+        serviceThread.assertOn()
+        for membership in connection.joined.values {
+            connection.closeBarriers += 1
+            membership.room.afterQueuedWork { [hub] in
+                hub.perform {
+                    connection.closeBarriers -= 1
+                    guard connection.closeBarriers == 0, !connection.lifecycle.isGone else { return }
+                    lws_callback_on_writable(connection.wsi.raw)
+                }
+            }
+        }
+    }
+
     /// Service thread: queue a message to one connection.
     func send(_ message: ServerMessage, to connection: Connection) {
         serviceThread.assertOn()
@@ -84,6 +102,8 @@ extension LiveControlsServer {
                 writeTurns.wait(connection)
                 return 0
             case .idle, .resync, .deferred:
+                // Replies of intents the rooms were still carrying out when the close was asked for come first.
+                guard connection.closeBarriers == 0 else { return 0 }
                 connection.lifecycle.closeSent()
                 connection.dropQueued()
                 var bytes = Array(reason.utf8.prefix(120))

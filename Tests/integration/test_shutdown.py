@@ -1,7 +1,12 @@
 """SIGTERM ends the process within --shutdown-timeout whatever is under way; a second signal ends it at once."""
+import json
 import signal
 import sqlite3
 import time
+
+import pytest
+
+from rawws import RawClient, encode_frame
 
 
 def stalled_store(start_server, tmp_path, *extra):
@@ -51,3 +56,41 @@ def test_a_second_signal_exits_at_once(start_server, tmp_path):
     blocker.close()
     assert status == 1 and elapsed < 1.5, (status, elapsed)
     assert "second signal during shutdown" in node.stderr()
+
+
+def test_at_sigterm_every_intent_is_acked_or_never_applied(start_server, tmp_path):
+    """PROTOCOL.md, Shutdown: 1001 after the last acks; intents still waiting for a room are dropped (never applied, never
+    acked). With --data-dir an ack waits for the store: a close asked for meanwhile used to drop those acks (and the
+    room went on applying the connection's queued intents), so intents were stored that their client never had acked."""
+    burst = 200  # within the room's history (256), so the restarted room replays every one of them
+    node = start_server("--data-dir", str(tmp_path), "--rate", "100000", "--burst", "100000")
+    raw = RawClient(node.port)
+    assert raw.read_json()["type"] == "welcome"
+    raw.send_text({"type": "join", "room": "demo", "id": "j"})
+    joined = raw.read_json()
+    frames = b"".join(encode_frame(0x1, json.dumps({"type": "intent", "room": "demo", "control": "quantity", "intent": "set",
+                                                     "args": {"value": 10 + i % 2}, "id": f"f{i}"}).encode())
+                      for i in range(burst))
+    raw.sock.sendall(frames)
+    node.proc.send_signal(signal.SIGTERM)
+    acked = set()
+    with pytest.raises(ConnectionAbortedError) as closed:
+        while True:
+            message = raw.read_json()
+            if message["type"] == "ack":
+                acked.add(message["id"])
+    assert closed.value.args[0] == 1001
+    assert node.proc.wait(15) == 0
+    again = start_server("--data-dir", str(tmp_path))
+    reader = RawClient(again.port)
+    session = reader.read_json()["session"]
+    reader.send_text({"type": "join", "room": "demo", "id": "r", "since": {"epoch": joined["epoch"], "version": joined["version"]}})
+    assert reader.read_json()["type"] == "resumed"
+    applied = []
+    while True:  # the missed patches, then the one that adds this session
+        patch = reader.read_json()
+        if patch["cause"].get("kind") == "join" and patch["cause"].get("session") == session:
+            break
+        if patch["cause"].get("kind") == "intent":
+            applied.append(patch["cause"]["id"])
+    assert set(applied) == acked, f"applied but never acked: {sorted(set(applied) - acked)[:5]}…; acked: {len(acked)}"

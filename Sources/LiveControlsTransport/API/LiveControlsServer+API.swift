@@ -234,6 +234,7 @@ extension LiveControlsServer: SessionCloser {
         }
         logger.info("disconnecting a session through the server API", metadata: ["session": "\(session)", "room": "\(room)"])
         if connection.requestClose(code: Self.disconnectedCloseCode, reason: "disconnected by the server") {
+            closeAfterRooms(connection)
             lws_callback_on_writable(connection.wsi.raw)
         }
         // Out of its rooms now, not when the client answers the close (lws waits up to 5 s for that): members and the

@@ -76,7 +76,9 @@ struct Outbox {
 
     /// Appends a frame; an overflow drops state frames and marks their rooms for a fresh snapshot.
     mutating func enqueue(_ frame: Frame, now: @autoclosure () -> Instant) -> Enqueued {
-        guard !isClosed, !isSealed else { return .dropped }
+        // Sealed (a close under way): only replies still come in — the acks of intents rooms were applying when the
+        // close was asked for (the connection's other intents are dropped: `Connection.requestClose`).
+        guard !isClosed, !isSealed || frame.stateOfRoom == nil else { return .dropped }
         if !resync.isEmpty, let room = frame.stateOfRoom, resync[room] != nil { return .dropped }
         frames.append(frame)
         bytes += frame.count
@@ -107,7 +109,7 @@ struct Outbox {
         resync.removeValue(forKey: room)
     }
 
-    /// A close was requested: keep what is queued, take nothing more.
+    /// A close was requested: keep what is queued, take nothing more but replies (see `enqueue`).
     mutating func seal() {
         isSealed = true
     }
