@@ -13,7 +13,7 @@ struct LimitFlags: ParsableArguments {
     @Option(help: "Most loaded rooms; a join that would create or load more gets room_limit.")
     var maxRooms = Limits().maxRooms
 
-    @Option(help: "Seconds a room nobody is in stays loaded (0: forever); then it is unloaded (a join loads it back from --data-dir, or starts it anew without one). Never the config's rooms.")
+    @Option(help: "Seconds a room nobody is in stays loaded (0: forever); then it is unloaded (a join loads it back from --data-dir, or starts it anew without one). Never the config's rooms on one node; in cluster mode their owner hands them back too (the state stays in Redis).")
     var roomIdleSeconds = Limits().roomIdleSeconds
 
     @Option(help: "Messages per second each connection may send (token bucket rate).")

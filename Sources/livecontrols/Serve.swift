@@ -119,7 +119,7 @@ struct Serve: ParsableCommand {
         logger.info("started", metadata: ["port": "\(boundPort)", "config": "\(config ?? "<built-in>")"])
         switch TimerThreadScheduler.shared.start() {
         case .realtime:
-            logger.debug("timer thread: real-time priority (SCHED_FIFO 1)")
+            logger.info("timer thread: real-time priority (SCHED_FIFO 1)")
         case .shortSlices:
             logger.info("timer thread: 100 µs scheduling slices; with CAP_SYS_NICE or an rtprio limit of 1 (systemd LimitRTPRIO=1) it would run at real-time priority, for ticks on time while every core is busy")
         case .ordinary(_, let slice):

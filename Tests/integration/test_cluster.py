@@ -204,6 +204,7 @@ def test_redis_restart_gives_typed_errors_then_recovers(pair, redis_server):  # 
     assert json.load(a_node.get("/healthz"))["cluster"]["redis"] == "down"
     reply = b.intent("quantity", "set", {"value": 6})  # an answer, not a hang
     assert reply["type"] == "error" and reply["code"] == "unavailable"
+    assert "redis://" not in reply["message"] and str(redis_server.port) not in reply["message"], "clients are not told where Redis is"
     redis_server.start()
     wait_for(lambda: readiness(a_node) == 200 and readiness(b_node) == 200, 10, "/readyz never recovered")
     after = intent_until_acked(b, "quantity", "set", {"value": 7})

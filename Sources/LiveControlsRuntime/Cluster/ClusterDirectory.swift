@@ -305,7 +305,8 @@ package final class ClusterDirectory: RoomDirectory, @unchecked Sendable {
                     send(request, room: room, session: session, token: token, to: owner, failed: failed)
                 }
             } catch {
-                failed(ProtocolError(.unavailable, "Redis is not reachable: \(error.message)"))
+                // Clients hear that Redis is away, not where it is (the node's log says: `Redis not reachable`).
+                failed(ProtocolError(.unavailable, "the cluster's Redis is not reachable right now; retry in a moment"))
             }
         }
         return false
@@ -316,16 +317,18 @@ package final class ClusterDirectory: RoomDirectory, @unchecked Sendable {
                       failed: @escaping @Sendable (ProtocolError) -> Void) {
         let envelope = ClusterEnvelope.encode(.init(request: request, room: room, node: nodeID, session: session, token: token))
         clusterMetrics.forwarded()
-        let lease = options.leaseMilliseconds
+        // The lease runs out at most a lease after the owner's last renewal, and a node with clients in the room takes
+        // it at its next upkeep, a third of a lease later at most.
+        let takeover = options.leaseMilliseconds * 4 / 3
         link.publish(keys.inbox(owner), envelope) { [self] result in
             switch result {
             case .success(0):
                 forgetOwner(room, owner)
-                failed(ProtocolError(.unavailable, "room \(room)'s owner node \(owner) is not reachable; another node takes over within \(lease) ms, retry then"))
+                failed(ProtocolError(.unavailable, "room \(room)'s owner node \(owner) is not reachable; another node takes over within \(takeover) ms, retry then"))
             case .success:
                 break
-            case let .failure(error):
-                failed(ProtocolError(.unavailable, "Redis is not reachable: \(error.message)"))
+            case .failure:
+                failed(ProtocolError(.unavailable, "the cluster's Redis is not reachable right now; retry in a moment"))
             }
         }
     }
