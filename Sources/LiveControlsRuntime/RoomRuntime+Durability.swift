@@ -45,7 +45,7 @@ extension RoomRuntime {
         let dropped = held[heldHead...].compactMap(\.dropped)
         held.removeAll()
         heldHead = 0
-        for drop in dropped { drop() }
+        defer { for drop in dropped { drop() } }  // after the notices below: a close waiting on this room follows them
         stopWebhooks()
         if localDelivery {
             logger.error("room stopped: a store write failed; nothing after version \(durable) was acknowledged; the next join reloads it from the store",

@@ -115,15 +115,19 @@ final class Connection: RoomSubscriber, @unchecked Sendable {
     /// Whether the connection is closing or closed: rooms drop the intents it left queued (`RoomSubscriber.isGone`).
     var isGone: Bool { gone.load(ordering: .acquiring) }
 
-    /// Service thread: asks for a close with `code` (sent after what is already queued; nothing new is queued
-    /// from now on but the replies to intents a room is applying at this moment). True when the caller must ask for
-    /// a writable callback. Its intents still waiting for a room are dropped from now on (never applied, never acked):
-    /// before, they were applied while their acks could no longer be queued.
+    /// Service thread: asks for a close with `code` (`LiveControlsServer.beginClose`): false when one is under way. Its
+    /// intents still waiting for a room are dropped from now on (never applied, never acked); the outbox is sealed once
+    /// the rooms have carried out what was queued before (`seal`), so the patch and ack of an intent a room was applying
+    /// still come, in order.
     func requestClose(code: UInt16, reason: String) -> Bool {
         guard lifecycle.requestClose(code: code, reason: reason) else { return false }
-        gone.store(true, ordering: .releasing)  // first: an intent that passes the rooms' check after the seal has its ack taken
-        outbox.withLock { $0.seal() }
+        gone.store(true, ordering: .releasing)
         return true
+    }
+
+    /// Service thread: nothing new is queued from now on; what is queued goes out, then the close frame.
+    func seal() {
+        outbox.withLock { $0.seal() }
     }
 
     /// Our close frame goes out now: what is queued will never be written.

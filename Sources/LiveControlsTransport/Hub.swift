@@ -146,7 +146,9 @@ final class Hub: SubscriberWaker, Sendable {
     func perform(_ work: @escaping @Sendable () -> Void) {
         state.withLock { s in
             s.work.append(work)
-            if let context = s.context { lws_cancel_service(context.raw) }
+            // One wake-up for a run of work (a shutdown's close barriers: one per connection and room): while work
+            // waits, a wake-up is already on its way.
+            if s.work.count == 1, let context = s.context { lws_cancel_service(context.raw) }
         }
     }
 

@@ -54,14 +54,14 @@ extension LiveControlsServer {
             user.storeBytes(of: Unmanaged.passRetained(connection).toOpaque(), as: UnsafeMutableRawPointer.self)
             guard connections.count < options.limits.maxConnections else {
                 logger.warning("connection refused: limit reached", metadata: ["maxConnections": "\(options.limits.maxConnections)"])
-                if connection.requestClose(code: 1013, reason: "server full: too many connections") { lws_callback_on_writable(wsi) }
+                beginClose(connection, code: 1013, reason: "server full: too many connections")
                 return 0
             }
             let address = shares.clientAddress(peer: peerAddress(wsi), forwardedFor: header(wsi, WSI_TOKEN_X_FORWARDED_FOR))
             guard shares.openConnection(from: address) else {
                 logger.warning("connection refused: its address holds its share", metadata: [
                     "address": "\(address)", "maxConnectionsPerAddress": "\(options.limits.maxConnectionsPerAddress)"])
-                if connection.requestClose(code: 1013, reason: "too many connections from your address") { lws_callback_on_writable(wsi) }
+                beginClose(connection, code: 1013, reason: "too many connections from your address")
                 return 0
             }
             connection.countedAddress = address
@@ -175,10 +175,7 @@ extension LiveControlsServer {
             registry.beginShutdown()
             resumeAllReading()
             logger.info("shutting down", metadata: ["connections": "\(connections.count)"])
-            for connection in connections.values where connection.requestClose(code: 1001, reason: "server shutting down") {
-                closeAfterRooms(connection)
-                lws_callback_on_writable(connection.wsi.raw)
-            }
+            for connection in connections.values { beginClose(connection, code: 1001, reason: "server shutting down") }
         }
     }
 
@@ -218,10 +215,7 @@ extension LiveControlsServer {
             // client sends until it answers the close: closing the socket with its bytes unread would reset the
             // connection, and the client would never see 1009.
             connection.receiveBuffer = []
-            if connection.requestClose(code: 1009, reason: "message larger than \(options.limits.maxMessageBytes) bytes") {
-                closeAfterRooms(connection)
-                lws_callback_on_writable(wsi)
-            }
+            beginClose(connection, code: 1009, reason: "message larger than \(options.limits.maxMessageBytes) bytes")
             return 0
         }
         let final = lws_is_final_fragment(wsi) != 0 && lws_remaining_packet_payload(wsi) == 0

@@ -142,10 +142,7 @@ extension LiveControlsServer {
             return true
         case .close:
             logger.info("closing connection that ignores the rate limit", metadata: ["session": "\(connection.session)"])
-            if connection.requestClose(code: 1008, reason: "rate limit exceeded") {
-                closeAfterRooms(connection)
-                lws_callback_on_writable(connection.wsi.raw)
-            }
+            beginClose(connection, code: 1008, reason: "rate limit exceeded")
         case .refuse:
             send(.error(ProtocolError(.rateLimited, "more than \(Int(options.limits.messagesPerSecond)) messages per second (burst \(Int(options.limits.messageBurst))); message dropped", id: id)),
                  to: connection)
@@ -171,7 +168,7 @@ extension LiveControlsServer {
     func expireGrants() {
         serviceThread.assertOn()
         let now = options.auth.now()
-        for connection in connections.values {
+        for connection in connections.values where connection.lifecycle.isOpen {  // a closing one leaves with its close
             for (roomName, membership) in connection.joined {
                 guard let expiry = membership.grant.expiresAt, now >= expiry else { continue }
                 connection.joined[roomName] = nil

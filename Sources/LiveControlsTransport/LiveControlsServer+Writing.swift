@@ -5,22 +5,42 @@ import LiveControlsRuntime
 /// Writing to WebSocket connections, on the service thread: direct writes after a pass, the writable callback, and
 /// asking for the next one within the pass's write budget (`LiveControlsServer+WriteBudget.swift`).
 extension LiveControlsServer {
-    /// Service thread, right after `Connection.requestClose`: the close frame waits until each room the connection is in
-    /// has carried out what was queued before (its intents still waiting are dropped: `isGone`; the one a room is
-    /// applying is acked), and the replies made are durable and queued — so an intent is either acked or never applied.
-    /// A shutdown's grace bounds the wait.
-    func closeAfterRooms(_ connection: Connection) {
+    /// Service thread: closes `connection` with `code` after what is queued for it (false: a close is under way). Its
+    /// intents still waiting for a room are dropped (`Connection.requestClose`); the outbox is sealed, and the close
+    /// frame sent, only once each room it is in has carried out what was queued before and queued the replies, after
+    /// the store made them durable (`RoomEndpoint.afterQueuedWork`) — so an intent is either acked, after its patch, or
+    /// never applied. A shutdown's grace bounds the wait (`forceCloses`).
+    @discardableResult
+    func beginClose(_ connection: Connection, code: UInt16, reason: String) -> Bool {
         serviceThread.assertOn()
+        guard connection.requestClose(code: code, reason: reason) else { return false }
+        if connection.joined.isEmpty { connection.seal() }
         for membership in connection.joined.values {
             connection.closeBarriers += 1
             membership.room.afterQueuedWork { [hub] in
                 hub.perform {
+                    guard connection.closeBarriers > 0 else { return }  // forced meanwhile
                     connection.closeBarriers -= 1
-                    guard connection.closeBarriers == 0, !connection.lifecycle.isGone else { return }
-                    lws_callback_on_writable(connection.wsi.raw)
+                    guard connection.closeBarriers == 0 else { return }
+                    connection.seal()
+                    if !connection.lifecycle.isGone { lws_callback_on_writable(connection.wsi.raw) }
                 }
             }
         }
+        lws_callback_on_writable(connection.wsi.raw)  // what is queued starts going out now
+        return true
+    }
+
+    /// Service thread, at the end of a shutdown's grace: closes still waiting for their rooms (a stalled store) go now.
+    func forceCloses() -> Bool {
+        var forced = false
+        for connection in connections.values where connection.closeBarriers > 0 && !connection.lifecycle.isGone {
+            connection.closeBarriers = 0
+            connection.seal()
+            lws_callback_on_writable(connection.wsi.raw)
+            forced = true
+        }
+        return forced
     }
 
     /// Service thread: queue a message to one connection.

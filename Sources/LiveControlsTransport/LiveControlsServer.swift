@@ -152,6 +152,7 @@ public final class LiveControlsServer: @unchecked Sendable {
         sweeper.resume()
         var ticker: DispatchSourceTimer? = nil
         var cpu = ThreadCPUClock()
+        var closesForced = false
         while true {
             _ = lws_service(context, 0)
             if hub.hasReady || messagesThisPass > 0 { flushReady() }
@@ -167,7 +168,13 @@ public final class LiveControlsServer: @unchecked Sendable {
                     t.resume()
                     ticker = t
                 }
-                if connections.isEmpty || DispatchTime.now() >= drainDeadline { break }
+                if connections.isEmpty { break }
+                if DispatchTime.now() >= drainDeadline {
+                    // Closes still waiting for their rooms (a stalled store) go now, in one more short pass.
+                    guard !closesForced, forceCloses() else { break }
+                    closesForced = true
+                    drainDeadline = .now() + .milliseconds(200)
+                }
             }
         }
         ticker?.cancel()

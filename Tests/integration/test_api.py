@@ -12,7 +12,7 @@ from websockets.exceptions import ConnectionClosed
 
 from api_client import API, API_KEY, error, intent
 from livecontrols_server import BINARY
-from rawws import RawClient
+from rawws import RawClient, encode_frame
 from test_auth import SECRET, handmade, mint
 
 
@@ -291,6 +291,32 @@ def test_a_disconnected_session_is_out_of_its_rooms_before_its_client_answers_th
     assert all(m["session"] != session for m in api.get("/rooms/demo/members").json()["members"])
     assert error(api.delete(f"/rooms/demo/members/{session}"))["code"] == "not_found"
     assert silent.read_close() == 4001, "the close was still sent"
+
+
+def test_a_disconnected_sessions_intents_are_acked_or_never_applied(start_server, tmp_path):
+    # With --data-dir an ack waits for the store: the close used to drop the acks still waiting, though their intents
+    # were applied and stored (the same as at shutdown: test_shutdown).
+    s = start_server("--api-key", API_KEY, "--data-dir", str(tmp_path), "--rate", "100000", "--burst", "100000")
+    api = API(s)
+    raw = RawClient(s.port)
+    session = raw.read_json()["session"]
+    raw.send_text({"type": "join", "room": "demo", "id": "j"})
+    joined = raw.read_json()
+    raw.sock.sendall(b"".join(encode_frame(0x1, json.dumps({"type": "intent", "room": "demo", "control": "quantity", "intent": "set",
+                                                            "args": {"value": 10 + i % 2}, "id": f"f{i}"}).encode()) for i in range(150)))
+    assert api.delete(f"/rooms/demo/members/{session}").json()["disconnected"] is True
+    acked = set()
+    while True:
+        try:
+            message = raw.read_json()
+        except ConnectionAbortedError as closed:
+            assert closed.args[0] == 4001
+            break
+        if message["type"] == "ack":
+            acked.add(message["id"])
+    history = api.get("/rooms/demo/patches", params={"after": joined["version"]}).json()["patches"]
+    applied = {p["cause"]["id"] for p in history if p["cause"]["kind"] == "intent"}
+    assert applied == acked, f"applied, never acked: {sorted(applied - acked)[:5]}"
 
 
 # -- HTTP ------------------------------------------------------------------------------------------

@@ -73,13 +73,17 @@ def test_at_sigterm_every_intent_is_acked_or_never_applied(start_server, tmp_pat
                       for i in range(burst))
     raw.sock.sendall(frames)
     node.proc.send_signal(signal.SIGTERM)
-    acked = set()
+    acked, patched = set(), set()
     with pytest.raises(ConnectionAbortedError) as closed:
         while True:
             message = raw.read_json()
+            if message["type"] == "patch":
+                patched.add(message["version"])
             if message["type"] == "ack":
                 acked.add(message["id"])
+                assert message["version"] in patched, "an intent's patch comes before its ack, a closing connection's too"
     assert closed.value.args[0] == 1001
+    assert acked, "some intents were acked before the close"
     assert node.proc.wait(15) == 0
     again = start_server("--data-dir", str(tmp_path))
     reader = RawClient(again.port)

@@ -94,7 +94,8 @@ extension ClusterDirectory: RoomAdministration {
             do throws(RedisError) {
                 record = try link.run { c throws(RedisError) in try c.command(["HGET", keys.state(room), "m:" + session.rawValue]) }
             } catch {
-                return reply(.unavailable("Redis is not reachable: \(error.message)"))
+                logger.warning("server API: Redis not reachable", metadata: ["error": "\(error.message)"])
+                return reply(.unavailable("the cluster's Redis is not reachable right now"))
             }
             // The member record: [join order, name, node, roles] (roles since permissions; `ClusterStoredRoom`).
             guard let bytes = record.bytes, let fields = (try? JSONParser.parse(bytes))?.arrayValue, fields.count >= 3,
@@ -346,7 +347,7 @@ extension ClusterDirectory: RoomAdministration {
     }
 
     static func unreachable(_ error: RedisError) -> AdminFailure {
-        AdminFailure(.unavailable, "Redis is not reachable: \(error.message)")
+        AdminFailure(.unavailable, "the cluster's Redis is not reachable right now; retry in a moment")
     }
 
     static func changingOwner(_ room: String) -> AdminFailure {

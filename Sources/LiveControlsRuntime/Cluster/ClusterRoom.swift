@@ -117,6 +117,7 @@ final class ClusterRoom: @unchecked Sendable {
     /// owner. One without an id gets no answer when it succeeds (only errors come back), so nothing waits for one.
     func act(_ connection: any RoomSubscriber, id: RequestID?, _ make: @escaping @Sendable (Membership?) -> ClusterRequest) {
         queue.async {
+            guard !connection.isGone else { return }  // closing: what it left waiting here is dropped, never sent
             let session = connection.session
             let request = make(self.joins[session].map { Membership(name: $0.0.name, roles: $0.0.roles) })
             guard self.members[session] != nil || self.joining[session] != nil else {

@@ -233,10 +233,7 @@ extension LiveControlsServer: SessionCloser {
             return .forbidden(otherRoom: other)
         }
         logger.info("disconnecting a session through the server API", metadata: ["session": "\(session)", "room": "\(room)"])
-        if connection.requestClose(code: Self.disconnectedCloseCode, reason: "disconnected by the server") {
-            closeAfterRooms(connection)
-            lws_callback_on_writable(connection.wsi.raw)
-        }
+        beginClose(connection, code: Self.disconnectedCloseCode, reason: "disconnected by the server")
         // Out of its rooms now, not when the client answers the close (lws waits up to 5 s for that): members and the
         // API see it gone at once, and nothing it still sends is applied.
         for membership in connection.joined.values { membership.room.leave(connection, id: nil, reason: .disconnect) }

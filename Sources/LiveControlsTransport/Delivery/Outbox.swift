@@ -76,9 +76,7 @@ struct Outbox {
 
     /// Appends a frame; an overflow drops state frames and marks their rooms for a fresh snapshot.
     mutating func enqueue(_ frame: Frame, now: @autoclosure () -> Instant) -> Enqueued {
-        // Sealed (a close under way): only replies still come in — the acks of intents rooms were applying when the
-        // close was asked for (the connection's other intents are dropped: `Connection.requestClose`).
-        guard !isClosed, !isSealed || frame.stateOfRoom == nil else { return .dropped }
+        guard !isClosed, !isSealed else { return .dropped }
         if !resync.isEmpty, let room = frame.stateOfRoom, resync[room] != nil { return .dropped }
         frames.append(frame)
         bytes += frame.count
@@ -109,7 +107,7 @@ struct Outbox {
         resync.removeValue(forKey: room)
     }
 
-    /// A close was requested: keep what is queued, take nothing more but replies (see `enqueue`).
+    /// A close was requested (and the rooms have done what was queued before it): keep what is queued, take nothing more.
     mutating func seal() {
         isSealed = true
     }
