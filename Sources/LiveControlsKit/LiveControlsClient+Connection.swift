@@ -95,8 +95,8 @@ extension LiveControlsClient {
         self.session = session
         connectionState = .connected
         let waiters = connectWaiters
-        connectWaiters = []
-        for waiter in waiters { waiter.resume() }
+        connectWaiters = [:]
+        for waiter in waiters.values { waiter.resume() }
         for room in rooms.values where room.status != .joining {
             if case .left = room.status { continue }
             rejoin(room, resuming: true)

@@ -38,7 +38,16 @@ extension LiveControlsClient {
     func press(in room: Room, control: String, direction: Direction) async throws -> Hold {
         room.lastHoldEnd[control] = nil
         let args: JSONObject = ["direction": .string(direction.rawValue)]
-        let pressedAt = try await room.send(control: control, intent: "press", args: args)
+        let pressedAt: Int
+        do {
+            pressedAt = try await room.send(control: control, intent: "press", args: args)
+        } catch is CancellationError {
+            // The finger went up before the press was answered: the server may hold already. Release it behind the press.
+            post(["type": "intent", "id": .string("release-\(nextLease)"), "room": .string(room.name), "control": .string(control),
+                  "intent": "release"])
+            nextLease += 1
+            throw CancellationError()
+        }
         let key = HoldKey(room: room.name, control: control)
         if let previous = holds.removeValue(forKey: key) {  // a press in the other direction replaced it
             previous.renewal?.cancel()
@@ -76,7 +85,7 @@ extension LiveControlsClient {
         holds[key] = nil
         record.renewal?.cancel()
         record.handle?.end("release")
-        _ = try? await request(["type": "intent", "room": .string(room), "control": .string(control),
+        _ = try? await requestEvenIfCancelled(["type": "intent", "room": .string(room), "control": .string(control),
                                 "intent": "release"], room: room)
     }
 
@@ -94,7 +103,13 @@ extension LiveControlsClient {
     func claim(in room: Room, control: String, target: String) async throws -> Claim {
         let message: JSONObject = ["type": "claim", "room": .string(room.name), "control": .string(control),
                                    "target": .string(target)]
-        _ = try await request(message, room: room.name)
+        do {
+            _ = try await request(message, room: room.name)
+        } catch is CancellationError {
+            // Cancelled before the answer: the claim may have been made. Give it up behind the claim.
+            post(["type": "unclaim", "room": .string(room.name), "control": .string(control), "target": .string(target)])
+            throw CancellationError()
+        }
         let key = ClaimKey(room: room.name, control: control, target: target)
         holdsOrClaimsReplaced(key)
         let token = nextLease
@@ -127,7 +142,7 @@ extension LiveControlsClient {
         claims[key] = nil
         record.renewal?.cancel()
         record.handle?.end(reason.rawValue)
-        _ = try? await request(["type": "unclaim", "room": .string(room), "control": .string(control),
+        _ = try? await requestEvenIfCancelled(["type": "unclaim", "room": .string(room), "control": .string(control),
                                 "target": .string(target), "reason": .string(reason.rawValue)], room: room)
     }
 

@@ -26,7 +26,7 @@ extension LiveControlsClient {
                 room: message["room"]?.stringValue)
             room?.publish(.error(refusal), message.object)
             if let id {
-                resolve(id, .failure(.refused(refusal)))  // a late reply (after a time-out) resolves nothing
+                resolve(id, .failure(LiveControlsError.refused(refusal)))  // a late reply (after a time-out) resolves nothing
             } else if let room {
                 roomRefused(room, refusal)
             }

@@ -63,7 +63,9 @@ public final class LiveControlsClient {
     @ObservationIgnored var pending: [String: Pending] = [:]
     @ObservationIgnored var nextRequest = 1
     @ObservationIgnored var runTask: Task<Void, Never>?
-    @ObservationIgnored var connectWaiters: [CheckedContinuation<Void, any Error>] = []
+    /// `connect()` calls waiting for the connection, by a number (a cancelled one is taken out).
+    @ObservationIgnored var connectWaiters: [Int: CheckedContinuation<Void, any Error>] = [:]
+    @ObservationIgnored var nextWaiter = 1
     @ObservationIgnored var holds: [HoldKey: WeakHold] = [:]
     @ObservationIgnored var claims: [ClaimKey: WeakClaim] = [:]
     @ObservationIgnored var nextLease = 1
@@ -71,7 +73,7 @@ public final class LiveControlsClient {
     /// A request waiting for its reply: resumed with the reply message or a failure.
     struct Pending {
         let room: String?
-        let reply: (Result<JSONObject, LiveControlsError>) -> Void
+        let reply: (Result<JSONObject, any Error>) -> Void
         let timeout: Task<Void, Never>
     }
 
@@ -85,8 +87,10 @@ public final class LiveControlsClient {
     }
 
     /// Connects (once); returns when the server's `welcome` arrived. Throws ``LiveControlsError/connectFailed(_:)``
-    /// when the first connection cannot be opened. Later losses reconnect on their own.
+    /// when the first connection cannot be opened, and `CancellationError` when the calling task is cancelled while it
+    /// waits (the client goes on connecting). Later losses reconnect on their own.
     public func connect() async throws {
+        try Task.checkCancellation()
         switch connectionState {
         case .connected: return
         case .closed, .idle:
@@ -96,7 +100,13 @@ public final class LiveControlsClient {
         case .connecting, .reconnecting:
             break
         }
-        try await withCheckedThrowingContinuation { connectWaiters.append($0) }
+        let number = nextWaiter
+        nextWaiter += 1
+        try await withTaskCancellationHandler {
+            try await withCheckedThrowingContinuation { connectWaiters[number] = $0 }
+        } onCancel: {
+            Task { @MainActor [weak self] in self?.connectWaiters.removeValue(forKey: number)?.resume(throwing: CancellationError()) }
+        }
     }
 
     /// Joins a room (connecting first if needed) and returns it once its snapshot arrived. Joining a room this
@@ -118,7 +128,12 @@ public final class LiveControlsClient {
             _ = try await request(joinMessage(for: model, since: false), room: room)
             return model
         } catch {
-            if created, rooms[room] === model, model.status == .joining { rooms[room] = nil }
+            if created, rooms[room] === model, model.status == .joining {
+                rooms[room] = nil
+                // Cancelled while the join was on its way: the server may still make this session a member. A leave
+                // behind it (the server takes both in order) leaves the room as the caller believes it is: not joined.
+                if error is CancellationError { post(["type": "leave", "room": .string(room)]) }
+            }
             throw error
         }
     }
@@ -145,22 +160,35 @@ public final class LiveControlsClient {
     // MARK: requests
 
     /// Sends a request with a fresh id and returns its reply (`ack`, `snapshot`, `resumed` or `left`); a refusal
-    /// throws ``LiveControlsError/refused(_:)``.
+    /// throws ``LiveControlsError/refused(_:)``. A cancelled task stops waiting with `CancellationError` (the request,
+    /// once sent, may or may not take effect — as after a time-out); one cancelled before is not sent.
     func request(_ message: JSONObject, room: String?) async throws -> JSONObject {
+        try Task.checkCancellation()
         guard connectionState == .connected, let outgoing else { throw LiveControlsError.notConnected }
         let id = "k\(nextRequest)"
         nextRequest += 1
         var message = message
         message["id"] = .string(id)
         let timeout = configuration.requestTimeout
-        return try await withCheckedThrowingContinuation { continuation in
-            let timer = Task { [weak self] in
-                try? await Task.sleep(for: timeout)
-                if !Task.isCancelled { self?.resolve(id, .failure(.timedOut)) }
+        return try await withTaskCancellationHandler {
+            try await withCheckedThrowingContinuation { continuation in
+                let timer = Task { [weak self] in
+                    try? await Task.sleep(for: timeout)
+                    if !Task.isCancelled { self?.resolve(id, .failure(LiveControlsError.timedOut)) }
+                }
+                pending[id] = Pending(room: room, reply: { continuation.resume(with: $0) }, timeout: timer)
+                outgoing.yield(JSONWriter.string(.object(message)))
             }
-            pending[id] = Pending(room: room, reply: { continuation.resume(with: $0) }, timeout: timer)
-            outgoing.yield(JSONWriter.string(.object(message)))
+        } onCancel: {
+            // Runs on the cancelling thread: the pending entry is the main actor's (set before this hop can run).
+            Task { @MainActor [weak self] in self?.resolve(id, .failure(CancellationError())) }
         }
+    }
+
+    /// `request`, carried out whether or not the calling task is cancelled: for what ends something (a release, an
+    /// unclaim, a leave), which a cancelled task (a SwiftUI finger-up, a view gone) must still send.
+    func requestEvenIfCancelled(_ message: JSONObject, room: String?) async throws -> JSONObject {
+        try await Task { try await self.request(message, room: room) }.value
     }
 
     /// Sends a message that expects no reply (a best-effort release or unclaim); dropped when not connected.
@@ -168,7 +196,7 @@ public final class LiveControlsClient {
         outgoing?.yield(JSONWriter.string(.object(message)))
     }
 
-    func resolve(_ id: String, _ result: Result<JSONObject, LiveControlsError>) {
+    func resolve(_ id: String, _ result: Result<JSONObject, any Error>) {
         guard let entry = pending.removeValue(forKey: id) else { return }
         entry.timeout.cancel()
         entry.reply(result)
@@ -194,8 +222,8 @@ public final class LiveControlsClient {
 
     func failWaiters(_ error: LiveControlsError) {
         let waiters = connectWaiters
-        connectWaiters = []
-        for waiter in waiters { waiter.resume(throwing: error) }
+        connectWaiters = [:]
+        for waiter in waiters.values { waiter.resume(throwing: error) }
     }
 
     func joinMessage(for room: Room, since: Bool) -> JSONObject {

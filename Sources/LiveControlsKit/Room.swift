@@ -198,7 +198,7 @@ public final class Room {
             client.forget(self)
             return
         }
-        _ = try await client.request(["type": "leave", "room": .string(name)], room: name)
+        _ = try await client.requestEvenIfCancelled(["type": "leave", "room": .string(name)], room: name)
     }
 }
 
