@@ -38,16 +38,9 @@ extension LiveControlsClient {
     func press(in room: Room, control: String, direction: Direction) async throws -> Hold {
         room.lastHoldEnd[control] = nil
         let args: JSONObject = ["direction": .string(direction.rawValue)]
-        let pressedAt: Int
-        do {
-            pressedAt = try await room.send(control: control, intent: "press", args: args)
-        } catch is CancellationError {
-            // The finger went up before the press was answered: the server may hold already. Release it behind the press.
-            post(["type": "intent", "id": .string("release-\(nextLease)"), "room": .string(room.name), "control": .string(control),
-                  "intent": "release"])
-            nextLease += 1
-            throw CancellationError()
-        }
+        // Once sent, a press waits for its answer even if its task is cancelled (a finger up at once): the server may
+        // hold, and only a handle that knows so releases it.
+        let pressedAt = try await room.send(control: control, intent: "press", args: args, cancellable: false)
         let key = HoldKey(room: room.name, control: control)
         if let previous = holds.removeValue(forKey: key) {  // a press in the other direction replaced it
             previous.renewal?.cancel()
@@ -103,13 +96,7 @@ extension LiveControlsClient {
     func claim(in room: Room, control: String, target: String) async throws -> Claim {
         let message: JSONObject = ["type": "claim", "room": .string(room.name), "control": .string(control),
                                    "target": .string(target)]
-        do {
-            _ = try await request(message, room: room.name)
-        } catch is CancellationError {
-            // Cancelled before the answer: the claim may have been made. Give it up behind the claim.
-            post(["type": "unclaim", "room": .string(room.name), "control": .string(control), "target": .string(target)])
-            throw CancellationError()
-        }
+        _ = try await request(message, room: room.name, cancellable: false)  // as a press: the answer is waited for
         let key = ClaimKey(room: room.name, control: control, target: target)
         holdsOrClaimsReplaced(key)
         let token = nextLease

@@ -124,16 +124,13 @@ public final class LiveControlsClient {
         }
         // A room held already (resuming or resyncing after a reconnect or a gap) keeps its status until this
         // join's snapshot replaces its state; a failure then leaves it to the rejoin under way.
+        // Once sent, a join waits for its answer even if its task is cancelled: the server makes the session a member
+        // either way, and the model must say so.
         do {
-            _ = try await request(joinMessage(for: model, since: false), room: room)
+            _ = try await request(joinMessage(for: model, since: false), room: room, cancellable: false)
             return model
         } catch {
-            if created, rooms[room] === model, model.status == .joining {
-                rooms[room] = nil
-                // Cancelled while the join was on its way: the server may still make this session a member. A leave
-                // behind it (the server takes both in order) leaves the room as the caller believes it is: not joined.
-                if error is CancellationError { post(["type": "leave", "room": .string(room)]) }
-            }
+            if created, rooms[room] === model, model.status == .joining { rooms[room] = nil }
             throw error
         }
     }
@@ -160,9 +157,11 @@ public final class LiveControlsClient {
     // MARK: requests
 
     /// Sends a request with a fresh id and returns its reply (`ack`, `snapshot`, `resumed` or `left`); a refusal
-    /// throws ``LiveControlsError/refused(_:)``. A cancelled task stops waiting with `CancellationError` (the request,
-    /// once sent, may or may not take effect — as after a time-out); one cancelled before is not sent.
-    func request(_ message: JSONObject, room: String?) async throws -> JSONObject {
+    /// throws ``LiveControlsError/refused(_:)``. A task cancelled before the request is sent gets `CancellationError`
+    /// and nothing is sent. Once sent, a `cancellable` request stops waiting when its task is cancelled (it may or may
+    /// not take effect, as after a time-out); one that starts what the client tracks (a join, a press, a claim) waits
+    /// for its answer, so the client knows what the server did.
+    func request(_ message: JSONObject, room: String?, cancellable: Bool = true) async throws -> JSONObject {
         try Task.checkCancellation()
         guard connectionState == .connected, let outgoing else { throw LiveControlsError.notConnected }
         let id = "k\(nextRequest)"
@@ -181,6 +180,7 @@ public final class LiveControlsClient {
             }
         } onCancel: {
             // Runs on the cancelling thread: the pending entry is the main actor's (set before this hop can run).
+            guard cancellable else { return }
             Task { @MainActor [weak self] in self?.resolve(id, .failure(CancellationError())) }
         }
     }

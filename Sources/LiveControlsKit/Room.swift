@@ -173,11 +173,15 @@ public final class Room {
     /// Sends an intent and returns the room's version after it (its patch, if any, is already applied).
     @discardableResult
     public func send(control: String, intent: String, args: JSONObject = [:]) async throws -> Int {
+        try await send(control: control, intent: intent, args: args, cancellable: true)
+    }
+
+    func send(control: String, intent: String, args: JSONObject, cancellable: Bool) async throws -> Int {
         guard let client else { throw LiveControlsError.notConnected }
         var message: JSONObject = ["type": "intent", "room": .string(name), "control": .string(control),
                                    "intent": .string(intent)]
         if !args.isEmpty { message["args"] = .object(args) }
-        let ack = try await client.request(message, room: name)
+        let ack = try await client.request(message, room: name, cancellable: cancellable)
         return ack["version"]?.intValue ?? version
     }
 

@@ -68,8 +68,8 @@ struct GatedConnection: WebSocketConnection {
     let gate: Gate
 
     func receive() async throws -> String? {
-        await gate.pass()
         while let text = try await inner.receive() {
+            await gate.pass()  // after the read: while paused, nothing more reaches the client, not even one message
             if await gate.drops(text) { continue }
             return text
         }
