@@ -30,7 +30,7 @@ struct ClusterFlags: ParsableArguments {
     @Option(help: "Cluster mode: this node's id, unique in the cluster (letters, digits, '_', '-', '.'); random when not given.")
     var nodeID: String?
 
-    @Option(help: "Cluster mode: milliseconds a room's ownership lease lasts; a lost owner is replaced within about this time.")
+    @Option(help: "Cluster mode: milliseconds a room's ownership lease lasts; a lost owner is replaced within about 1⅓ of it (the lease runs out, then the next upkeep).")
     var leaseMs = 3_000
 
     @Option(help: "Cluster mode: prefix of every Redis key and channel (several clusters can share one Redis).")

@@ -47,7 +47,8 @@ extension SequentialControl {
         return try await client.press(in: room, control: control.id, direction: direction)
     }
 
-    /// Holds while `body` runs: the hold ends when it returns or throws, or when the task is cancelled.
+    /// Holds while `body` runs: the hold ends when it returns or throws (make `body` end on cancellation, as
+    /// `Task.sleep` does, so a cancelled task releases).
     /// ```swift
     /// try await stepper.hold(.next) { try await fingerLifted() }
     /// ```

@@ -308,7 +308,8 @@ extension ClusterDirectory: RoomAdministration {
             owners.withLock { $0[name] = nodeID }
             runtime.persistReset { error in
                 guard let error else { return reply(.success(details)) }
-                reply(.failure(AdminFailure(.unavailable, "room \(name) could not be stored: \(error)", room: name)))
+                self.logger.error("room created through the API could not be stored", metadata: ["room": "\(name)", "error": "\(error)"])
+                reply(.failure(AdminFailure(.unavailable, "room \(name) could not be stored; retry", room: name)))
             }
             let timers = update.timers
             if !timers.isEmpty { runtime.submit { for effect in timers { runtime.arm(effect.control, at: effect.deadline) } } }
