@@ -40,8 +40,7 @@ const statusText = { open: "connected", connecting: "connecting…", closed: "di
 // a few seconds); "Retry now" skips the wait.
 const unreachableAfterMs = 8000;
 let everConnected = false;
-let disconnectedSince = null;
-let unreachableTimer = null;
+let unreachableTimer = null; // set from the first close until connected (or ended for good)
 $("retry").addEventListener("click", () => room.reconnectNow());
 for (const type of ["online", "visibilitychange"]) {
   addEventListener(type, () => { if (document.visibilityState === "visible") room.reconnectNow(); });
@@ -55,13 +54,12 @@ room.addEventListener("status", (e) => {
   if (status !== "closed" && status !== "connecting") {
     // Connected, or ended for a reason of its own (refused, deleted, removed): no longer "still trying".
     clearTimeout(unreachableTimer);
-    disconnectedSince = null;
+    unreachableTimer = null;
   }
   if (status === "open") {
     everConnected = true;
     $("errors").textContent = "";
-  } else if (status === "closed" && disconnectedSince === null) {
-    disconnectedSince = Date.now();
+  } else if (status === "closed" && unreachableTimer === null) {
     unreachableTimer = setTimeout(() => {
       $("errors").textContent = everConnected ? "The server has not answered for a while. Still trying…"
         : "Cannot reach the server. It may be down, or it may not accept this page. Still trying…";

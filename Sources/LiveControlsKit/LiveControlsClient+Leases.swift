@@ -78,7 +78,7 @@ extension LiveControlsClient {
         holds[key] = nil
         record.renewal?.cancel()
         record.handle?.end("release")
-        _ = try? await requestEvenIfCancelled(["type": "intent", "room": .string(room), "control": .string(control),
+        _ = try? await request(["type": "intent", "room": .string(room), "control": .string(control),
                                 "intent": "release"], room: room)
     }
 
@@ -129,7 +129,7 @@ extension LiveControlsClient {
         claims[key] = nil
         record.renewal?.cancel()
         record.handle?.end(reason.rawValue)
-        _ = try? await requestEvenIfCancelled(["type": "unclaim", "room": .string(room), "control": .string(control),
+        _ = try? await request(["type": "unclaim", "room": .string(room), "control": .string(control),
                                 "target": .string(target), "reason": .string(reason.rawValue)], room: room)
     }
 

@@ -185,12 +185,6 @@ public final class LiveControlsClient {
         }
     }
 
-    /// `request`, carried out whether or not the calling task is cancelled: for what ends something (a release, an
-    /// unclaim, a leave), which a cancelled task (a SwiftUI finger-up, a view gone) must still send.
-    func requestEvenIfCancelled(_ message: JSONObject, room: String?) async throws -> JSONObject {
-        try await Task { try await self.request(message, room: room) }.value
-    }
-
     /// Sends a message that expects no reply (a best-effort release or unclaim); dropped when not connected.
     func post(_ message: JSONObject) {
         outgoing?.yield(JSONWriter.string(.object(message)))

@@ -202,7 +202,9 @@ public final class Room {
             client.forget(self)
             return
         }
-        _ = try await client.requestEvenIfCancelled(["type": "leave", "room": .string(name)], room: name)
+        // Not tied to the caller's task (as `Hold.release`): a cancelled task still leaves.
+        let name = self.name
+        _ = try await Task { try await client.request(["type": "leave", "room": .string(name)], room: name) }.value
     }
 }
 

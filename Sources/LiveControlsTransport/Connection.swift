@@ -49,7 +49,7 @@ final class Connection: RoomSubscriber, @unchecked Sendable {
     var waitingForTurn = false
     var writeTurn = false
     /// Service thread only: rooms whose work queued before this connection's close was asked for is not done yet
-    /// (`LiveControlsServer.closeAfterRooms`): the close frame waits for the replies it makes.
+    /// (`LiveControlsServer.beginClose`): the close frame waits for the replies it makes.
     var closeBarriers = 0
 
     let outbox: Mutex<Outbox>

@@ -14,16 +14,14 @@ extension LiveControlsServer {
     func beginClose(_ connection: Connection, code: UInt16, reason: String) -> Bool {
         serviceThread.assertOn()
         guard connection.requestClose(code: code, reason: reason) else { return false }
-        if connection.joined.isEmpty { connection.seal() }
+        connection.closeBarriers = connection.joined.count
+        if connection.closeBarriers == 0 { connection.seal() }
         for membership in connection.joined.values {
-            connection.closeBarriers += 1
-            membership.room.afterQueuedWork { [hub] in
+            membership.room.afterQueuedWork { [hub, self] in
                 hub.perform {
                     guard connection.closeBarriers > 0 else { return }  // forced meanwhile
                     connection.closeBarriers -= 1
-                    guard connection.closeBarriers == 0 else { return }
-                    connection.seal()
-                    if !connection.lifecycle.isGone { lws_callback_on_writable(connection.wsi.raw) }
+                    if connection.closeBarriers == 0 { self.sealAndFinish(connection) }
                 }
             }
         }
@@ -33,14 +31,18 @@ extension LiveControlsServer {
 
     /// Service thread, at the end of a shutdown's grace: closes still waiting for their rooms (a stalled store) go now.
     func forceCloses() -> Bool {
-        var forced = false
-        for connection in connections.values where connection.closeBarriers > 0 && !connection.lifecycle.isGone {
+        let waiting = connections.values.filter { $0.closeBarriers > 0 }
+        for connection in waiting {
             connection.closeBarriers = 0
-            connection.seal()
-            lws_callback_on_writable(connection.wsi.raw)
-            forced = true
+            sealAndFinish(connection)
         }
-        return forced
+        return !waiting.isEmpty
+    }
+
+    /// Nothing new is taken for a closing connection; its writable callback writes what is queued, then the close frame.
+    private func sealAndFinish(_ connection: Connection) {
+        connection.seal()
+        if !connection.lifecycle.isGone { lws_callback_on_writable(connection.wsi.raw) }
     }
 
     /// Service thread: queue a message to one connection.

@@ -19,6 +19,14 @@ final class ClientServerTests: XCTestCase {
         return server
     }
 
+    /// A room joined through a gated transport (its messages can be held back or lost), and the same room joined plainly
+    /// by another client.
+    private func gatedAndPlain(_ server: ServerProcess) async throws -> (gate: Gate, gated: Room, plain: Room) {
+        let transport = GatedTransport()
+        let gated = try await client(server, transport: transport).join("demo")
+        return (transport.gate, gated, try await client(server).join("demo"))
+    }
+
     private func client(_ server: ServerProcess, name: String? = nil, transport: any WebSocketTransport = NIOWebSocketTransport(),
                         configure: (inout LiveControlsClient.Configuration) -> Void = { _ in }) -> LiveControlsClient {
         var configuration = LiveControlsClient.Configuration()
@@ -107,33 +115,30 @@ final class ClientServerTests: XCTestCase {
     func testACancelledRequestStopsWaiting() async throws {
         // A SwiftUI `.task` that goes away cancels its calls: they end at once (they used to wait for the answer or the
         // 10 s time-out).
-        let server = try startServer()
-        let gate = GatedTransport()
-        let room = try await client(server, transport: gate).join("demo")
-        let watcher = try await client(server).join("demo")
+        let (gate, room, watcher) = try await gatedAndPlain(try startServer())
         let stepper = try XCTUnwrap(room.stepper("quantity"))
-        await gate.gate.pause()  // nothing reaches this client now: no answer can come
+        await gate.pause()  // nothing reaches this client now: no answer can come
         let step = Task { try await stepper.set(50) }
         try await eventually("the set applied") { watcher.stepper("quantity")?.value == 50 }
         step.cancel()
         do { _ = try await step.value; XCTFail("not cancelled") } catch { XCTAssertTrue(error is CancellationError, "\(error)") }
-        await gate.gate.resume()
+        await gate.resume()
         try await eventually("this client catches up") { room.version >= watcher.version && stepper.value == 50 }
     }
 
     func testAHoldCancelledBeforeItsPressIsAnsweredIsStillReleased() async throws {
         // A finger up at once: the press, already sent, is waited for (the server holds), then released.
-        let server = try startServer()
-        let gate = GatedTransport()
-        let room = try await client(server, transport: gate).join("demo")
-        let watcher = try await client(server).join("demo")
+        let (gate, room, watcher) = try await gatedAndPlain(try startServer())
         let recorder = EventRecorder(watcher)
         let stepper = try XCTUnwrap(room.stepper("quantity"))
-        await gate.gate.pause()
-        let holding = Task { try await stepper.hold(.next) { try await Task.sleep(for: .seconds(3600)) } }
+        await gate.pause()
+        // The finger stays down until the task is cancelled (a stream that never yields ends then), which the body says.
+        let (fingerUp, finger) = AsyncStream<Never>.makeStream()
+        defer { finger.finish() }
+        let holding = Task { try await stepper.hold(.next) { for await _ in fingerUp {}; try Task.checkCancellation() } }
         try await eventually("the hold runs on the server") { watcher.stepper("quantity")?.holding != nil }
         holding.cancel()
-        await gate.gate.resume()
+        await gate.resume()
         do { _ = try await holding.value; XCTFail("not cancelled") } catch { XCTAssertTrue(error is CancellationError, "\(error)") }
         try await eventually("released") { recorder.endReasons() == ["release"] }
         XCTAssertNil(stepper.holding)
@@ -166,11 +171,9 @@ final class ClientServerTests: XCTestCase {
         // The ack came, its patch did not (as when a slow consumer's queue drops it): the room had not applied the
         // press, so nothing said the hold ended. It used to be taken as ended at a bound: no renewals, and its release
         // sent nothing, so the server kept stepping after the finger was lifted.
-        let server = try startServer()
-        let lossy = GatedTransport()
-        let room = try await client(server, transport: lossy).join("demo")
+        let (gate, room, _) = try await gatedAndPlain(try startServer())
         let stepper = try XCTUnwrap(room.stepper("quantity"))
-        await lossy.gate.dropNextPatch()
+        await gate.dropNextPatch()
         let hold = try await stepper.press(.next)
         XCTAssertTrue(hold.isActive)
         try await eventually("resynced after the gap") { room.status == .joined && stepper.holding != nil }
@@ -271,12 +274,9 @@ final class ClientServerTests: XCTestCase {
     }
 
     func testAGapMakesTheRoomResync() async throws {
-        let server = try startServer()
-        let lossy = GatedTransport()
-        let room = try await client(server, transport: lossy).join("demo")
-        let writer = try await client(server).join("demo")
+        let (gate, room, writer) = try await gatedAndPlain(try startServer())
         let recorder = EventRecorder(room)
-        await lossy.gate.dropNextPatch()
+        await gate.dropNextPatch()
         try await writer.stepper("quantity")!.set(20)
         try await writer.stepper("quantity")!.set(21)
         try await eventually("resynced") { room.version == writer.version && room.status == .joined }

@@ -58,15 +58,14 @@ extension LiveControlsServer {
         case let .success(q): query = q
         case let .failure(error): return refuse(wsi, error, closeAfter: unread)
         }
+        if !route.takesBody, declared > 0 {
+            return refuse(wsi, .badBody("\(method) \(path) takes no body"), closeAfter: true)
+        }
         nextExchange += 1
         let exchange = APIExchange(id: nextExchange, route: route, grant: grant)
         exchange.query = query
         apiExchanges[wsi] = exchange
         guard route.takesBody else {
-            if declared > 0 {
-                apiExchanges[wsi] = nil
-                return refuse(wsi, .badBody("\(method) \(path) takes no body"), closeAfter: true)
-            }
             handle(exchange, wsi)
             return 0
         }
