@@ -9,9 +9,11 @@ struct SubscriberLoop {
     let channels: [String]
     let patterns: [String]
     let pingInterval: Duration
+    /// How long an answer (the subscriptions' confirmation, a PONG) may take before the connection counts as lost.
+    let answerTimeout: Duration
     let wakeFD: Int32
     let onMessage: @Sendable (String, [UInt8]) -> Void
-    let onConnection: @Sendable (Bool) -> Void
+    let onConnection: @Sendable (Bool, String?) -> Void
     /// Redis answered a subscription (or a PING) with an error: its text (a user without the right to a channel gets
     /// `NOPERM …`). The connection is dropped and tried again.
     let onRefused: @Sendable (String) -> Void
@@ -22,14 +24,15 @@ struct SubscriberLoop {
     private var announced = false
 
     init(
-        endpoint: RedisEndpoint, channels: [String], patterns: [String], pingInterval: Duration, wakeFD: Int32,
-        onMessage: @escaping @Sendable (String, [UInt8]) -> Void, onConnection: @escaping @Sendable (Bool) -> Void,
+        endpoint: RedisEndpoint, channels: [String], patterns: [String], pingInterval: Duration, answerTimeout: Duration,
+        wakeFD: Int32, onMessage: @escaping @Sendable (String, [UInt8]) -> Void, onConnection: @escaping @Sendable (Bool, String?) -> Void,
         onRefused: @escaping @Sendable (String) -> Void = { _ in }, onAttempt: @escaping () -> Void, isStopped: @escaping () -> Bool
     ) {
         self.endpoint = endpoint
         self.channels = channels
         self.patterns = patterns
         self.pingInterval = pingInterval
+        self.answerTimeout = answerTimeout
         self.wakeFD = wakeFD
         self.onMessage = onMessage
         self.onConnection = onConnection
@@ -51,13 +54,14 @@ struct SubscriberLoop {
                 backoff = min(backoff * 2, Self.maxBackoff)
             }
             firstAttempt = false
-            if session() { backoff = Self.firstBackoff }
+            let (subscribed, why) = session()
+            if subscribed { backoff = Self.firstBackoff }
             if announced {
                 announced = false
-                onConnection(false)
+                onConnection(false, why)
             }
         }
-        if announced { onConnection(false) }
+        if announced { onConnection(false, "stopped") }
     }
 
     /// Sleeps up to `duration` on the wake pipe. False when woken (stop requested).
@@ -74,11 +78,16 @@ struct SubscriberLoop {
     }
 
     /// One connection: subscribe, then deliver messages and ping until it fails or stop is requested.
-    /// Returns whether every subscription was confirmed on it. The context is freed on return.
-    private mutating func session() -> Bool {
+    /// Returns whether every subscription was confirmed on it, and why it ended. The context is freed on return.
+    private mutating func session() -> (subscribed: Bool, why: String) {
         onAttempt()
         // The connect (TLS and AUTH included) blocks for up to a second; a stop waits for it.
-        guard let context = try? HiredisContext.connectNonBlocking(endpoint, timeoutMilliseconds: 1000) else { return false }
+        let context: HiredisContext
+        do {
+            context = try HiredisContext.connectNonBlocking(endpoint, timeoutMilliseconds: 1000)
+        } catch {
+            return (false, error.message)
+        }
         var session = Session()
         do {
             // One SUBSCRIBE and one PSUBSCRIBE: Redis confirms each channel and pattern separately. With
@@ -93,9 +102,12 @@ struct SubscriberLoop {
 
             while !isStopped() {
                 let now = ContinuousClock.now
-                let remaining = (awaitingSince ?? lastRead) + pingInterval - now
+                let remaining = awaitingSince.map { $0 + answerTimeout - now } ?? lastRead + pingInterval - now
                 if remaining <= .zero {
-                    if awaitingSince != nil { return session.subscribed }  // no answer: hung or unreachable
+                    if let awaitingSince {  // no answer: hung or unreachable
+                        let what = session.subscribed ? "PING" : "the subscriptions"
+                        return (session.subscribed, "no answer to \(what) for \(Self.milliseconds(now - awaitingSince)) ms")
+                    }
                     try context.append([Array("PING".utf8)])
                     writePending = !(try context.flush())
                     awaitingSince = now
@@ -108,9 +120,9 @@ struct SubscriberLoop {
                 let n = poll(&fds, 2, Self.pollMilliseconds(remaining))
                 if n < 0 {
                     if errno == EINTR { continue }
-                    return session.subscribed
+                    return (session.subscribed, "poll failed: errno \(errno)")
                 }
-                if fds[1].revents != 0 { return session.subscribed }  // stop requested
+                if fds[1].revents != 0 { return (session.subscribed, "stopped") }
                 let revents = fds[0].revents
                 if writePending, revents & Int16(POLLOUT | POLLERR | POLLHUP) != 0 {
                     writePending = !(try context.flush())
@@ -127,21 +139,25 @@ struct SubscriberLoop {
                     case .subscribed:
                         awaitingSince = nil
                         announced = true
-                        onConnection(true)
+                        onConnection(true, nil)
                         for (channel, payload) in session.early { onMessage(channel, payload) }
                         session.early = []
                     case .pong:
                         awaitingSince = nil
                     case .failed(let why):
                         if let why, !session.subscribed { onRefused(why) }  // after that, a lost connection like any other
-                        return session.subscribed
+                        return (session.subscribed, why.map { "Redis answered \($0)" } ?? "Redis sent a reply a subscriber never gets")
                     }
                 }
             }
         } catch {
-            return session.subscribed
+            return (session.subscribed, error.message)
         }
-        return session.subscribed
+        return (session.subscribed, "stopped")
+    }
+
+    static func milliseconds(_ d: Duration) -> Int64 {
+        d.components.seconds * 1000 + d.components.attoseconds / 1_000_000_000_000_000
     }
 
     static func pollMilliseconds(_ d: Duration) -> Int32 {

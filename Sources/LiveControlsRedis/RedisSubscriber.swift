@@ -14,15 +14,15 @@ import Glibc
 ///
 /// The thread `poll()`s the (non-blocking) context and a wake pipe. It sends `PING` when nothing arrived
 /// for `pingIntervalMilliseconds`, and drops the connection when the `PONG`, or the confirmation of the
-/// subscriptions, does not come within that time (a hung server), or on any error. It then reconnects with
+/// subscriptions, does not come within `answerTimeoutMilliseconds` (a hung server), or on any error. It then reconnects with
 /// a backoff of 50 ms doubling to 1 s and subscribes to every channel and pattern again.
 ///
 /// - `onMessage(channel, payload)`: every `message` and `pmessage` (with the channel the message was
 ///   published to, not the pattern), in the order Redis sent them. Pub/sub is at-most-once: what is
 ///   published while the subscriber reconnects is lost.
 /// - `onConnection(true)` once every subscription is confirmed (after each (re)connect), before the
-///   messages of that connection; `onConnection(false)` once when that connection is lost (not again while
-///   reconnecting fails).
+///   messages of that connection; `onConnection(false, why)` once when that connection is lost (not again while
+///   reconnecting fails), with what ended it (`no answer to PING for 1002 ms`, an error's text).
 /// - `onRefused(message)`: Redis answered the subscriptions with an error (`NOPERM …` for an ACL user without the
 ///   channels); the subscriber reconnects and tries again as after a lost connection.
 ///
@@ -32,8 +32,9 @@ public final class RedisSubscriber: Sendable {
     public let channels: [String]
     public let patterns: [String]
     public let pingIntervalMilliseconds: Int
+    public let answerTimeoutMilliseconds: Int
     private let onMessage: @Sendable (_ channel: String, _ payload: [UInt8]) -> Void
-    private let onConnection: @Sendable (_ connected: Bool) -> Void
+    private let onConnection: @Sendable (_ connected: Bool, _ lostBecause: String?) -> Void
     private let onRefused: @Sendable (_ message: String) -> Void
 
     /// Started/stopped flags and the wake pipe, all behind the one lock, so stop() never writes to a pipe
@@ -53,14 +54,16 @@ public final class RedisSubscriber: Sendable {
 
     public init(
         endpoint: RedisEndpoint, channels: [String], patterns: [String], pingIntervalMilliseconds: Int = 1000,
+        answerTimeoutMilliseconds: Int? = nil,
         onMessage: @escaping @Sendable (_ channel: String, _ payload: [UInt8]) -> Void,
-        onConnection: @escaping @Sendable (_ connected: Bool) -> Void,
+        onConnection: @escaping @Sendable (_ connected: Bool, _ lostBecause: String?) -> Void,
         onRefused: @escaping @Sendable (_ message: String) -> Void = { _ in }
     ) {
         self.endpoint = endpoint
         self.channels = channels
         self.patterns = patterns
         self.pingIntervalMilliseconds = max(1, pingIntervalMilliseconds)
+        self.answerTimeoutMilliseconds = max(1, answerTimeoutMilliseconds ?? pingIntervalMilliseconds)
         self.onMessage = onMessage
         self.onConnection = onConnection
         self.onRefused = onRefused
@@ -93,7 +96,7 @@ public final class RedisSubscriber: Sendable {
         let thread = Thread { [self] in
             var loop = SubscriberLoop(
                 endpoint: endpoint, channels: channels, patterns: patterns,
-                pingInterval: .milliseconds(pingIntervalMilliseconds), wakeFD: wakeRead,
+                pingInterval: .milliseconds(pingIntervalMilliseconds), answerTimeout: .milliseconds(answerTimeoutMilliseconds), wakeFD: wakeRead,
                 onMessage: onMessage, onConnection: onConnection, onRefused: onRefused,
                 onAttempt: { [self] in connectAttempts.add(1, ordering: .relaxed) },
                 isStopped: { [self] in lifecycle.withLock { $0.stopped } })

@@ -4,20 +4,29 @@ import XCTest
 
 /// What a subscriber reported, in order, from its thread.
 final class SubscriberEvents: Sendable {
-    private let state = Mutex<(messages: [(channel: String, payload: String)], connections: [Bool])>(([], []))
+    private let state = Mutex<(messages: [(channel: String, payload: String)], connections: [Bool], losses: [String])>(([], [], []))
 
     var messages: [(channel: String, payload: String)] { state.withLock { $0.messages } }
     var connections: [Bool] { state.withLock { $0.connections } }
+    /// Why each lost connection ended.
+    var losses: [String] { state.withLock { $0.losses } }
 
     func subscriber(
-        _ endpoint: RedisEndpoint, channels: [String], patterns: [String] = [], pingIntervalMilliseconds: Int = 1000
+        _ endpoint: RedisEndpoint, channels: [String], patterns: [String] = [], pingIntervalMilliseconds: Int = 1000,
+        answerTimeoutMilliseconds: Int? = nil
     ) -> RedisSubscriber {
         RedisSubscriber(
             endpoint: endpoint, channels: channels, patterns: patterns, pingIntervalMilliseconds: pingIntervalMilliseconds,
+            answerTimeoutMilliseconds: answerTimeoutMilliseconds,
             onMessage: { channel, payload in
                 self.state.withLock { $0.messages.append((channel, String(decoding: payload, as: UTF8.self))) }
             },
-            onConnection: { connected in self.state.withLock { $0.connections.append(connected) } })
+            onConnection: { connected, why in
+                self.state.withLock {
+                    $0.connections.append(connected)
+                    if !connected { $0.losses.append(why ?? "") }
+                }
+            })
     }
 }
 
@@ -65,7 +74,7 @@ final class RedisSubscriberTests: XCTestCase {
         let subscriber = RedisSubscriber(
             endpoint: server.endpoint, channels: ["bin"], patterns: [],
             onMessage: { _, payload in received.withLock { $0.append(payload) } },
-            onConnection: { if $0 { connected.fulfill() } })
+            onConnection: { up, _ in if up { connected.fulfill() } })
         subscriber.start()
         defer { subscriber.stop() }
         wait(for: [connected], timeout: 5)
@@ -113,12 +122,34 @@ final class RedisSubscriberTests: XCTestCase {
         waitUntil("subscribed") { events.connections == [true] }
         server.pause()
         waitUntil("no PONG noticed") { events.connections == [true, false] }
+        XCTAssertTrue(events.losses[0].hasPrefix("no answer to PING for "), events.losses[0])
         server.resume()
         waitUntil("subscribed again") { events.connections == [true, false, true] }
         waitUntil("the publish arrives") {
             _ = try? publisher.command(["PUBLISH", "room:a", "thawed"])
             return events.messages.contains { $0.payload == "thawed" }
         }
+    }
+
+    /// PINGs go out after 50 ms of silence, but the connection counts as lost only after 5 s without an answer: a
+    /// server that stops answering for 600 ms (a fork, a busy machine) keeps its subscriber (with the answer
+    /// time-out equal to the ping interval, as before, it reconnected and every message meanwhile was lost).
+    func testAPauseShorterThanTheAnswerTimeOutKeepsTheConnection() throws {
+        let events = SubscriberEvents()
+        let subscriber = events.subscriber(server.endpoint, channels: ["room:a"], pingIntervalMilliseconds: 50,
+                                           answerTimeoutMilliseconds: 5_000)
+        subscriber.start()
+        defer { subscriber.stop() }
+        waitUntil("subscribed") { events.connections == [true] }
+        server.pause()
+        Thread.sleep(forTimeInterval: 0.6)  // the pause itself: twelve ping intervals without an answer
+        server.resume()
+        waitUntil("the publish arrives") {
+            _ = try? publisher.command(["PUBLISH", "room:a", "after the pause"])
+            return events.messages.contains { $0.payload == "after the pause" }
+        }
+        XCTAssertEqual(events.connections, [true])
+        XCTAssertEqual(subscriber.connectAttempts.load(ordering: .relaxed), 1)
     }
 
     func testStopReturnsPromptlyWhenConnected() throws {

@@ -93,10 +93,15 @@ class Server:
         return self.proc.returncode if self.proc else 0
 
 
+#: Every server the running test started, for `conftest.pytest_runtest_makereport` to show their warnings if it fails.
+STARTED: list[Server] = []
+
+
 @pytest.fixture
 def server():
     """A fresh server with the built-in demo config."""
     s = Server().start()
+    STARTED.append(s)
     yield s
     s.stop()
 
@@ -109,6 +114,7 @@ def start_server():
     def start(*args: str, **kwargs) -> Server:
         s = Server(*args, **kwargs).start()
         started.append(s)
+        STARTED.append(s)
         return s
 
     yield start

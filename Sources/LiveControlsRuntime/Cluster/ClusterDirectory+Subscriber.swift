@@ -84,7 +84,7 @@ extension ClusterDirectory {
         }
     }
 
-    func subscriberChanged(up: Bool) {
+    func subscriberChanged(up: Bool, lostBecause why: String? = nil) {
         let wasUp = subscriberUp.withLock { s in defer { s = up }; return s }
         if up {
             subscriberRefusal.withLock { $0 = nil }
@@ -92,7 +92,7 @@ extension ClusterDirectory {
             // Messages published while it was away are lost: every room here resyncs its sessions.
             for room in rooms.withLock({ Array($0.values) }) { room.redisReconnected() }
         } else if wasUp {
-            logger.warning("Redis subscriber lost its connection; reconnecting")
+            logger.warning("Redis subscriber lost its connection; reconnecting", metadata: ["error": "\(why ?? "unknown")"])
         }
     }
 

@@ -129,9 +129,14 @@ package final class ClusterDirectory: RoomDirectory, @unchecked Sendable {
         try webhooks?.start()
         let subscriber = RedisSubscriber(
             endpoint: options.redis(named: "subscriber"), channels: [keys.inbox(nodeID)], patterns: [keys.patchPattern],
+            // Silence is noticed within a third of the lease; the connection counts as lost only when Redis has
+            // not answered a PING for a whole lease (as long as an owner may go without renewing): each loss makes
+            // every member here resync and every waiting request `unavailable`, which a pause of a few hundred ms
+            // (a busy machine, a Redis fork) is not worth.
             pingIntervalMilliseconds: min(1_000, max(100, options.leaseMilliseconds / 3)),
+            answerTimeoutMilliseconds: options.leaseMilliseconds,
             onMessage: { [unowned self] channel, payload in self.received(channel: channel, payload: payload) },
-            onConnection: { [unowned self] up in self.subscriberChanged(up: up) },
+            onConnection: { [unowned self] up, why in self.subscriberChanged(up: up, lostBecause: why) },
             onRefused: { [unowned self] message in self.subscriberRefused(message) })
         self.subscriber = subscriber
         subscriber.start()
