@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import subprocess
+import time
 
 from redis_server import CLUSTER_LEASE_MS as LEASE_MS, cluster, redis_server  # noqa: F401  (fixtures)
 from livecontrols_client import Client
@@ -87,3 +88,42 @@ def test_every_request_is_answered_once_across_reconnects_of_the_subscriber(clus
     assert released["type"] == "ack", released
     worked = b.intent("quantity", "set", {"value": 77})
     assert worked["type"] == "ack", worked  # and the room works on
+
+
+def test_a_redis_that_restarts_empty_tells_the_members_to_join_again(cluster, connect, redis_server):  # noqa: F811
+    """PROTOCOL.md, cluster mode: a Redis that restarts without its data has lost every room. Clients in one are told
+    (`error` `unavailable` with the room and no id, as when a room stops: join again) — before, they got
+    `unknown_room` for every request and nothing else, so a page stayed frozen on a room that no longer existed —
+    and joining again makes the room anew: a new epoch, the same on both nodes."""
+    import shutil
+    a_node, b_node = cluster(2)
+    a, b = connect(a_node), connect(b_node)
+    first = a.join()
+    b.join()
+    assert b.intent("quantity", "set", {"value": 5})["type"] == "ack"
+    redis_server.stop()
+    for path in redis_server.dir.iterdir():  # its data gone, as on a machine that lost its disk
+        shutil.rmtree(path) if path.is_dir() else path.unlink()
+    redis_server.start()
+    timeout = LEASE_MS / 1000 * 3 + 5
+    for client in (a, b):
+        told = client.recv(lambda m: m["type"] == "error" and "id" not in m, timeout=timeout)
+        assert told["code"] == "unavailable" and told["room"] == "demo", told
+    again = join_again(a, first)
+    join_again(b, first)
+    assert again["epoch"] != first["epoch"] and again["state"]["controls"]["quantity"]["value"] != 5  # anew
+    ack = b.intent("quantity", "set", {"value": 6})
+    assert ack["type"] == "ack", ack
+    a.wait_version(ack["version"])
+    assert a.state() == b.state()
+
+
+def join_again(client, before: dict) -> dict:
+    """Joins resuming from `before`, as the clients do after a room stopped; retried while owners settle."""
+    deadline = time.monotonic() + 10
+    while True:
+        reply = client.join(since={"epoch": before["epoch"], "version": before["version"]})
+        if reply["type"] == "snapshot":
+            return reply
+        assert reply.get("code") == "unavailable" and time.monotonic() < deadline, reply
+        time.sleep(0.1)

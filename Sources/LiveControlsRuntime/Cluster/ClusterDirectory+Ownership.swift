@@ -253,7 +253,9 @@ extension ClusterDirectory {
             room.sweep()
             guard takeOver, room.inUse, owned.withLock({ $0[room.name] == nil }) else { continue }
             forgetOwner(room.name)
-            _ = try? resolveOwner(room.name, creation: nil)
+            if case let .refused(error)? = try? resolveOwner(room.name, creation: nil), error.code == .unknownRoom {
+                room.lostFromStore()  // nobody holds it and Redis has no state for it
+            }
         }
     }
 }

@@ -254,6 +254,27 @@ final class ClusterRoom: @unchecked Sendable {
         }
     }
 
+    /// Redis no longer holds the room though sessions here are in it (it restarted without its data, or a failover
+    /// promoted a replica that never had it): each is told, as when a room stops (`error` `unavailable` with the
+    /// room and no id: join again — which makes the room anew, a new epoch, where joins may create rooms), and is
+    /// no longer in it; requests still waiting get `unavailable`.
+    func lostFromStore() {
+        queue.async {
+            guard !self.members.isEmpty else { return }
+            // What the members were waiting for first, then the message that they are out of the room.
+            self.answerEarly(ProtocolError(.unavailable, "room \(self.name) is no longer in the cluster's store; join it again")) { !$0.isJoin }
+            let frame = Frame.make(.error(ProtocolError(.unavailable, "room \(self.name) is no longer in the cluster's store (Redis lost its data); join it again", room: self.name)))
+            var toWake: [any RoomSubscriber] = []
+            for connection in self.members.values where connection.deliver(frame) { toWake.append(connection) }
+            if !toWake.isEmpty { self.directory.waker.wake(toWake) }
+            self.members.removeAll()
+            self.resyncing.removeAll()
+            self.epoch = nil
+            self.version = 0
+            self.publisher = nil
+        }
+    }
+
     /// A new owner published: intents and snapshots sent to the one it replaced will never be answered.
     /// (Joins wait for their timeout.)
     private func failRequests(sentToOtherThan owner: String) {
