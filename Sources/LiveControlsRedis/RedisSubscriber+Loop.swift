@@ -61,7 +61,7 @@ struct SubscriberLoop {
                 onConnection(false, why)
             }
         }
-        if announced { onConnection(false, "stopped") }
+        if announced { onConnection(false, RedisSubscriber.stoppedReason) }
     }
 
     /// Sleeps up to `duration` on the wake pipe. False when woken (stop requested).
@@ -122,7 +122,7 @@ struct SubscriberLoop {
                     if errno == EINTR { continue }
                     return (session.subscribed, "poll failed: errno \(errno)")
                 }
-                if fds[1].revents != 0 { return (session.subscribed, "stopped") }
+                if fds[1].revents != 0 { return (session.subscribed, RedisSubscriber.stoppedReason) }
                 let revents = fds[0].revents
                 if writePending, revents & Int16(POLLOUT | POLLERR | POLLHUP) != 0 {
                     writePending = !(try context.flush())
@@ -153,7 +153,7 @@ struct SubscriberLoop {
         } catch {
             return (session.subscribed, error.message)
         }
-        return (session.subscribed, "stopped")
+        return (session.subscribed, RedisSubscriber.stoppedReason)
     }
 
     static func milliseconds(_ d: Duration) -> Int64 {

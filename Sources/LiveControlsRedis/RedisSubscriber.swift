@@ -32,6 +32,8 @@ public final class RedisSubscriber: Sendable {
     public let channels: [String]
     public let patterns: [String]
     public let pingIntervalMilliseconds: Int
+    /// What `onConnection(false, _)` gives when the connection ended because `stop()` was called.
+    public static let stoppedReason = "stopped"
     public let answerTimeoutMilliseconds: Int
     private let onMessage: @Sendable (_ channel: String, _ payload: [UInt8]) -> Void
     private let onConnection: @Sendable (_ connected: Bool, _ lostBecause: String?) -> Void

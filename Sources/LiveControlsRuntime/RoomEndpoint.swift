@@ -48,9 +48,6 @@ extension RoomEndpoint {
 
     /// Rooms without a local queue (cluster mode's forwarding handles) never ask a sender to wait.
     package func whenQueueDrains(_ resume: @escaping @Sendable () -> Void) -> Bool { false }
-
-    /// Cluster mode's forwarding handles do not wait: what is on its way to the owner is answered, or not, after.
-    package func afterQueuedWork(_ done: @escaping @Sendable () -> Void) { done() }
 }
 
 /// The rooms of this server, whatever runs them: `RoomRegistry` (one node) or `ClusterDirectory` (Redis).

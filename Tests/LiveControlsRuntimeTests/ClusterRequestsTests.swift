@@ -1,6 +1,7 @@
 @testable import LiveControlsRuntime
 import LiveControlsEngine
 import LiveControlsProtocol
+import Synchronization
 import XCTest
 
 /// A cluster room's forwarded requests: each is answered once — by its reply, or early (`unavailable`), after which
@@ -73,5 +74,30 @@ final class ClusterRequestsTests: XCTestCase {
         guard case .none = requests.reply(1) else { return XCTFail() }
         XCTAssertEqual(requests.rememberedAnswers, 0, "nothing was answered")
         guard case .request = requests.reply(2) else { return XCTFail() }
+    }
+
+    /// A close waits for the requests waiting when it began — answered by a reply, early, or dropped — not for
+    /// requests made after it.
+    func testACloseBarrierSettlesOnceEveryRequestBeforeItIsAnswered() {
+        var requests = ClusterRequests()
+        let settled = Mutex(0)
+        XCTAssertFalse(requests.whenAnswered { settled.withLock { $0 += 1 } }, "nothing waits: the caller runs it at once")
+        requests.add(1, request(ann, id: 1))
+        requests.add(2, request(bob, id: 2))
+        XCTAssertTrue(requests.whenAnswered { settled.withLock { $0 += 1 } })
+        requests.add(3, request(bob, id: 3))
+        _ = requests.reply(1)
+        XCTAssertTrue(requests.takeSettled().isEmpty, "2 still waits")
+        requests.drop(bob)
+        let ready = requests.takeSettled()
+        XCTAssertEqual(ready.count, 1)
+        ready.forEach { $0() }
+        XCTAssertEqual(settled.withLock { $0 }, 1)
+        XCTAssertTrue(requests.takeSettled().isEmpty, "run once")
+
+        requests.add(4, request(ann, id: 4))
+        XCTAssertTrue(requests.whenAnswered {})
+        _ = requests.answerEarly(4, now: at(1_000))
+        XCTAssertEqual(requests.takeSettled().count, 1, "an early answer settles it too")
     }
 }

@@ -98,3 +98,35 @@ def test_in_cluster_mode_the_api_takes_over_a_room_whose_owner_was_killed(cluste
         time.sleep(0.1)
     assert answer.json() == {"room": "kept", "epoch": created["epoch"], "version": 2}
     assert b.get("/rooms/kept").json()["state"]["controls"]["quantity"]["value"] == 42
+
+
+def test_a_node_that_missed_a_deletion_tells_its_members_room_deleted(cluster, connect, redis_server):  # noqa: F811
+    """A deletion's notice is published once; a node whose subscriber is away at that moment misses it. Its members
+    still hear `room_deleted` (the deletion leaves a tombstone that the node's next maintenance pass reads), not
+    `unavailable` as if Redis had lost the room — after which the page and LiveControlsKit would join again and make
+    anew a room an administrator deleted."""
+    import threading
+    a_node, b_node = cluster(2, "--api-key", API_KEY)
+    b = API(b_node)
+    assert b.post("/rooms", {"room": "brief"}).status_code == 201  # owned by n1
+    ann, bob = connect(a_node), connect(b_node)
+    assert ann.join("brief")["type"] == "snapshot" and bob.join("brief")["type"] == "snapshot"
+    stop = threading.Event()
+
+    def keep_n0_unsubscribed():  # kills n0's subscriber connection whenever it comes back, until stopped
+        while not stop.is_set():
+            for line in str(redis_server.command("CLIENT", "LIST")).splitlines():
+                if "name=livecontrols:n0:subscriber" in line:
+                    redis_server.command("CLIENT", "KILL", "ID", line.split("id=", 1)[1].split(" ", 1)[0])
+            stop.wait(0.002)
+    killer = threading.Thread(target=keep_n0_unsubscribed)
+    killer.start()
+    try:
+        a_node.wait_for_log("Redis subscriber lost its connection")
+        assert b.delete("/rooms/brief").status_code == 200
+    finally:
+        stop.set()
+        killer.join()
+    for member in (bob, ann):
+        told = member.recv(lambda m: m["type"] == "error" and "id" not in m, timeout=10)
+        assert told["code"] == "room_deleted" and told["room"] == "brief", told

@@ -6,6 +6,8 @@ import json
 import subprocess
 import time
 
+import pytest
+
 from redis_server import CLUSTER_LEASE_MS as LEASE_MS, cluster, redis_server  # noqa: F401  (fixtures)
 from livecontrols_client import Client
 from test_cluster import wait_for
@@ -127,3 +129,47 @@ def join_again(client, before: dict) -> dict:
             return reply
         assert reply.get("code") == "unavailable" and time.monotonic() < deadline, reply
         time.sleep(0.1)
+
+
+def test_at_sigterm_a_node_acks_what_it_forwarded_or_never_sent_it(cluster, connect):
+    """PROTOCOL.md, Closing: once a close is asked for, an intent is acked (after its patch) or never applied — in
+    cluster mode too, for intents a node forwarded to the room's owner on another node. Before, the close frame went
+    out at once and the owner went on applying what had been forwarded: applied, never acked."""
+    import signal
+    from rawws import RawClient, encode_frame
+    owner_node, node = cluster(2, "--rate", "100000", "--burst", "100000")
+    watcher = connect(owner_node)
+    watcher.join(name="watcher")  # the first join: owner_node owns the room
+    raw = RawClient(node.port)
+    session = raw.read_json()["session"]
+    raw.send_text({"type": "join", "room": "demo", "id": "j"})
+    assert raw.read_json()["type"] == "snapshot"
+    watcher.wait_state(lambda s: session in s["presence"])
+
+    def intent(i: int) -> bytes:
+        return encode_frame(0x1, json.dumps({"type": "intent", "room": "demo", "control": "quantity", "intent": "set",
+                                             "args": {"value": 10 + i % 2}, "id": f"f{i}"}).encode())
+    acked, patched = set(), set()
+
+    def take(message):
+        if message["type"] == "patch":
+            patched.add(message["version"])
+        if message["type"] == "ack":
+            acked.add(message["id"])
+            assert message["version"] in patched, "an intent's patch comes before its ack"
+        assert message["type"] != "error", message
+    raw.sock.sendall(intent(0))
+    while not acked:
+        take(raw.read_json())
+    raw.sock.sendall(b"".join(intent(i) for i in range(1, 200)))
+    node.proc.send_signal(signal.SIGTERM)
+    with pytest.raises(ConnectionAbortedError) as closed:
+        while True:
+            take(raw.read_json())
+    assert closed.value.args[0] == 1001
+    assert node.proc.wait(15) == 0
+    # The session's leave comes after every intent its node forwarded (one stream, in order, through Redis).
+    watcher.wait_state(lambda s: session not in s["presence"], timeout=10)
+    applied = {m["cause"]["id"] for m in watcher.log
+               if m["type"] == "patch" and m["cause"].get("kind") == "intent" and m["cause"].get("session") == session}
+    assert applied == acked, f"applied, never acked: {sorted(applied - acked)[:5]}; acked but not applied: {sorted(acked - applied)[:5]}"

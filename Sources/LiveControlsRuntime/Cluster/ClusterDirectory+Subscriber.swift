@@ -1,5 +1,6 @@
 import LiveControlsEngine
 import LiveControlsProtocol
+import LiveControlsRedis
 
 /// What reaches this node on its subscriber connection (its inbox and every room's channel), on the subscriber
 /// thread, in Redis's order: patches, hand-backs and deletions for the `ClusterRoom`s here; requests for the rooms
@@ -91,7 +92,7 @@ extension ClusterDirectory {
             logger.info("Redis subscriber connected")
             // Messages published while it was away are lost: every room here resyncs its sessions.
             for room in rooms.withLock({ Array($0.values) }) { room.redisReconnected() }
-        } else if wasUp {
+        } else if wasUp, why != RedisSubscriber.stoppedReason {
             logger.warning("Redis subscriber lost its connection; reconnecting", metadata: ["error": "\(why ?? "unknown")"])
         }
     }

@@ -129,7 +129,7 @@ package final class ClusterDirectory: RoomDirectory, @unchecked Sendable {
         try webhooks?.start()
         let subscriber = RedisSubscriber(
             endpoint: options.redis(named: "subscriber"), channels: [keys.inbox(nodeID)], patterns: [keys.patchPattern],
-            // Silence is noticed within a third of the lease; the connection counts as lost only when Redis has
+            // A PING after a third of the lease (at most 1 s) of silence; the connection counts as lost only when Redis has
             // not answered a PING for a whole lease (as long as an owner may go without renewing): each loss makes
             // every member here resync and every waiting request `unavailable`, which a pause of a few hundred ms
             // (a busy machine, a Redis fork) is not worth.

@@ -26,8 +26,32 @@ struct ClusterRequests {
     /// Answered early, by token, with when.
     private var answeredEarly: [Int: Instant] = [:]
 
+    /// Waits for the requests waiting when each began to be answered (or dropped): a connection's close.
+    private var barriers: [(tokens: Set<Int>, done: @Sendable () -> Void)] = []
+
     /// Nothing waits for a reply.
     var isEmpty: Bool { waiting.isEmpty }
+
+    /// Runs `done` (through `takeSettled`) once every request waiting now has its answer; false, and `done` is the
+    /// caller's to run at once, when none waits.
+    mutating func whenAnswered(_ done: @escaping @Sendable () -> Void) -> Bool {
+        guard !waiting.isEmpty else { return false }
+        barriers.append((Set(waiting.keys), done))
+        return true
+    }
+
+    /// The barriers whose requests have all been answered or dropped since, removed: the caller runs them once the
+    /// answers are queued for their connections.
+    mutating func takeSettled() -> [@Sendable () -> Void] {
+        guard !barriers.isEmpty else { return [] }
+        var settled: [@Sendable () -> Void] = []
+        barriers.removeAll { barrier in
+            guard !barrier.tokens.contains(where: { waiting[$0] != nil }) else { return false }
+            settled.append(barrier.done)
+            return true
+        }
+        return settled
+    }
 
     mutating func add(_ token: Int, _ request: Pending) {
         waiting[token] = request

@@ -98,6 +98,7 @@ final class ClusterRoom: @unchecked Sendable {
 
     func leave(_ connection: any RoomSubscriber, id: RequestID?, reason: HoldEndReason) {
         queue.async {
+            defer { self.settleBarriers() }  // after the answers this block queued
             let session = connection.session
             self.members[session] = nil
             self.joining[session] = nil
@@ -159,6 +160,7 @@ final class ClusterRoom: @unchecked Sendable {
     /// A patch the owner published.
     func published(epoch: String, version: Int, owner: String, message: ArraySlice<UInt8>) {
         queue.async {
+            defer { self.settleBarriers() }  // after the answers this block queued
             self.lastHeard = self.directory.scheduler.now()
             if owner != self.publisher {
                 self.publisher = owner
@@ -195,6 +197,7 @@ final class ClusterRoom: @unchecked Sendable {
     /// A reply the owner sent for one of this node's sessions.
     func replied(_ reply: ClusterEnvelope.Reply) {
         queue.async {
+            defer { self.settleBarriers() }  // after the answers this block queued
             self.lastHeard = self.directory.scheduler.now()
             let request: ClusterRequests.Pending?
             switch self.requests.reply(reply.token) {
@@ -260,9 +263,20 @@ final class ClusterRoom: @unchecked Sendable {
     /// no longer in it; requests still waiting get `unavailable`.
     func lostFromStore() {
         queue.async {
+            defer { self.settleBarriers() }  // after the answers this block queued
             guard !self.members.isEmpty else { return }
-            // What the members were waiting for first, then the message that they are out of the room.
-            self.answerEarly(ProtocolError(.unavailable, "room \(self.name) is no longer in the cluster's store; join it again")) { !$0.isJoin }
+            // What the members were waiting for first (a leave is done: nothing is left to leave), then the message
+            // that they are out of the room.
+            let now = self.directory.scheduler.now()
+            for request in self.requests.answerEarly(now: now, where: { !$0.isJoin }) {
+                let session = request.connection.session
+                if self.leaving[session] === request.connection {
+                    self.leaving[session] = nil
+                    if request.connection.deliver(Frame.make(.left(room: self.name, id: request.id))) { self.directory.waker.wake(request.connection) }
+                } else {
+                    self.answer(request, ProtocolError(.unavailable, "room \(self.name) is no longer in the cluster's store; join it again"))
+                }
+            }
             let frame = Frame.make(.error(ProtocolError(.unavailable, "room \(self.name) is no longer in the cluster's store (Redis lost its data); join it again", room: self.name)))
             var toWake: [any RoomSubscriber] = []
             for connection in self.members.values where connection.deliver(frame) { toWake.append(connection) }
@@ -287,6 +301,7 @@ final class ClusterRoom: @unchecked Sendable {
     /// requests (joins too) with `unavailable` now; the next request finds the room's next owner.
     func ownerReleased(_ owner: String) {
         queue.async {
+            defer { self.settleBarriers() }  // after the answers this block queued
             if self.publisher == owner { self.publisher = nil }
             self.answerEarly(ProtocolError(.unavailable, "the room's owner stopped before answering; the request may or may not have taken effect")) {
                 $0.owner == owner
@@ -307,8 +322,25 @@ final class ClusterRoom: @unchecked Sendable {
     /// The request could not be forwarded, or its answer did not come in time.
     func failed(token: Int, _ error: ProtocolError) {
         queue.async {
+            defer { self.settleBarriers() }  // after the answers this block queued
             if let request = self.requests.answerEarly(token, now: self.directory.scheduler.now()) { self.answer(request, error) }
         }
+    }
+
+    /// `RoomEndpoint.afterQueuedWork` of a cluster handle (a connection's close waits for it): once what was queued here
+    /// before is forwarded (a closing connection's are dropped in `act`) and every request then waiting for the owner
+    /// has its answer queued — its reply (an ack, after the patch that came before it through Redis), or early:
+    /// `unavailable` when the owner changed, stopped or went silent for the reply time-out, or dropped with its connection.
+    func afterForwardedRequests(_ done: @escaping @Sendable () -> Void) {
+        queue.async {
+            if !self.requests.whenAnswered(done) { done() }
+        }
+    }
+
+    /// Queue only: runs the close barriers whose requests have all been answered.
+    private func settleBarriers() {
+        assertOnQueue(queue)
+        for done in requests.takeSettled() { done() }
     }
 
     /// Answers the waiting requests that `matches` here, before (or instead of) their reply, with `error`; a reply
@@ -350,6 +382,7 @@ final class ClusterRoom: @unchecked Sendable {
     /// order with what it has heard, so a backlog here is never mistaken for a silent owner.
     func sweep() {
         queue.async {
+            defer { self.settleBarriers() }  // after the answers this block queued
             let now = self.directory.scheduler.now()
             let silentSince = now.nanoseconds - min(now.nanoseconds, self.lastHeard.nanoseconds)
             let timeout = UInt64(self.directory.replyTimeoutMilliseconds) * 1_000_000
@@ -401,6 +434,7 @@ final class ClusterRoom: @unchecked Sendable {
     /// is never silent, and a request whose reply was lost would otherwise wait for as long as the room stays busy.
     func redisReconnected() {
         queue.async {
+            defer { self.settleBarriers() }  // after the answers this block queued
             self.resyncAll()
             self.answerEarly(ProtocolError(.unavailable, "the connection to Redis was lost before the answer came; the request may or may not have taken effect")) { _ in true }
         }

@@ -87,14 +87,16 @@ enum ClusterScripts {
         return redis.call('PUBLISH', ARGV[2], ARGV[3])
         """)
 
-    /// KEYS: fence, state, history, webhooks. ARGV: token, channel, publication, e, e webhook events. Deletes the
-    /// room's state and history only while `token` is the room's fencing token, stores its last webhook events
-    /// (`room.deleted`), and publishes the deletion to every node (unless the publication is '': it then goes apart,
-    /// after `WAIT`). The fence stays, so a room made again under the same name never gets a token used before. 1 when
-    /// deleted, 0 when fenced out.
+    /// KEYS: fence, state, history, webhooks, tombstone. ARGV: token, channel, publication, e, e webhook events.
+    /// Deletes the room's state and history only while `token` is the room's fencing token, leaves a tombstone for
+    /// 10 minutes (a node that missed the notice learns from it that the room was deleted, not lost), stores its last
+    /// webhook events (`room.deleted`), and publishes the deletion to every node (unless the publication is '': it
+    /// then goes apart, after `WAIT`). The fence stays, so a room made again under the same name never gets a token
+    /// used before. 1 when deleted, 0 when fenced out.
     static let delete = RedisScript("""
         if redis.call('GET', KEYS[1]) ~= ARGV[1] then return 0 end
         redis.call('DEL', KEYS[2], KEYS[3])
+        redis.call('SET', KEYS[5], '1', 'PX', 600000)
         \(addEvents(at: "4", key: 4))
         if ARGV[3] ~= '' then redis.call('PUBLISH', ARGV[2], ARGV[3]) end
         return 1

@@ -121,7 +121,7 @@ final class RedisRoomStore: RoomStore, @unchecked Sendable {
         let notice = ClusterEnvelope.deletion(owner: owner, message: message)
         let publishApart = link.waitReplicas > 0
         let deleted = Mutex(false)
-        link.eval(ClusterScripts.delete, keys: [keys.fence(room), keys.state(room), keys.history(room), keys.webhooks(room)],
+        link.eval(ClusterScripts.delete, keys: [keys.fence(room), keys.state(room), keys.history(room), keys.webhooks(room), keys.deleted(room)],
                   args: [Array(String(fence).utf8), Array(keys.patches(room).utf8), publishApart ? [] : notice] + Self.eventArguments(webhooks),
                   durable: true) { [self] result in
             let error: ClusterStoreError?
