@@ -37,9 +37,10 @@ package protocol RoomEndpoint: AnyObject, Sendable {
     /// dropped, when the queue is not full.
     func whenQueueDrains(_ resume: @escaping @Sendable () -> Void) -> Bool
     /// Runs `done` (on any thread) once everything queued for the room before this call has been carried out and the
-    /// replies it made are queued for their subscribers (after the store made their changes durable): a connection's
-    /// close waits for the acks of its intents still under way.
-    func afterQueuedWork(_ done: @escaping @Sendable () -> Void)
+    /// replies it made are queued for their subscribers (after the store made their changes durable); in cluster mode,
+    /// once `subscriber`'s requests forwarded to the room's owner have their answers queued: a connection's close
+    /// waits for the acks of its intents still under way.
+    func afterQueuedWork(of subscriber: any RoomSubscriber, _ done: @escaping @Sendable () -> Void)
 }
 
 extension RoomEndpoint {

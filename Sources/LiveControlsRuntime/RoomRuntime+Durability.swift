@@ -90,7 +90,7 @@ extension RoomRuntime {
 extension RoomRuntime {
     /// `RoomEndpoint.afterQueuedWork`: behind what is queued, then behind the replies still held for durability (or
     /// when the room drops them: it stopped).
-    func afterQueuedWork(_ done: @escaping @Sendable () -> Void) {
+    func afterQueuedWork(of subscriber: any RoomSubscriber, _ done: @escaping @Sendable () -> Void) {
         submit {
             guard !self.abandoned, !self.isDeleted else { return done() }  // nothing more is carried out, or held
             self.deliver(after: self.room.version, onDrop: done, done)

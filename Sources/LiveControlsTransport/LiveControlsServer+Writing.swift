@@ -17,7 +17,7 @@ extension LiveControlsServer {
         connection.closeBarriers = connection.joined.count
         if connection.closeBarriers == 0 { connection.seal() }
         for membership in connection.joined.values {
-            membership.room.afterQueuedWork { [hub, self] in
+            membership.room.afterQueuedWork(of: connection) { [hub, self] in
                 hub.perform {
                     guard connection.closeBarriers > 0 else { return }  // forced meanwhile
                     connection.closeBarriers -= 1

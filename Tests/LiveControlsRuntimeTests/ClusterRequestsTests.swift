@@ -76,28 +76,29 @@ final class ClusterRequestsTests: XCTestCase {
         guard case .request = requests.reply(2) else { return XCTFail() }
     }
 
-    /// A close waits for the requests waiting when it began — answered by a reply, early, or dropped — not for
-    /// requests made after it.
-    func testACloseBarrierSettlesOnceEveryRequestBeforeItIsAnswered() {
+    /// A close waits for its connection's requests waiting when it began — answered by a reply, early, or dropped —
+    /// not for other connections' requests, its join, or requests made after it.
+    func testACloseBarrierSettlesOnceItsConnectionsRequestsAreAnswered() {
         var requests = ClusterRequests()
         let settled = Mutex(0)
-        XCTAssertFalse(requests.whenAnswered { settled.withLock { $0 += 1 } }, "nothing waits: the caller runs it at once")
+        XCTAssertFalse(requests.whenAnswered(of: ann) { settled.withLock { $0 += 1 } }, "nothing waits: the caller runs it at once")
         requests.add(1, request(ann, id: 1))
-        requests.add(2, request(bob, id: 2))
-        XCTAssertTrue(requests.whenAnswered { settled.withLock { $0 += 1 } })
+        requests.add(2, request(ann, id: 2))
         requests.add(3, request(bob, id: 3))
+        requests.add(4, request(ann, id: 4, isJoin: true))
+        XCTAssertTrue(requests.whenAnswered(of: ann) { settled.withLock { $0 += 1 } })
+        requests.add(5, request(ann, id: 5))
         _ = requests.reply(1)
         XCTAssertTrue(requests.takeSettled().isEmpty, "2 still waits")
-        requests.drop(bob)
+        _ = requests.answerEarly(2, now: at(1_000))
         let ready = requests.takeSettled()
-        XCTAssertEqual(ready.count, 1)
+        XCTAssertEqual(ready.count, 1, "bob's request, ann's join and her later request are not waited for")
         ready.forEach { $0() }
         XCTAssertEqual(settled.withLock { $0 }, 1)
         XCTAssertTrue(requests.takeSettled().isEmpty, "run once")
 
-        requests.add(4, request(ann, id: 4))
-        XCTAssertTrue(requests.whenAnswered {})
-        _ = requests.answerEarly(4, now: at(1_000))
-        XCTAssertEqual(requests.takeSettled().count, 1, "an early answer settles it too")
+        XCTAssertTrue(requests.whenAnswered(of: bob) {})
+        requests.drop(bob)
+        XCTAssertEqual(requests.takeSettled().count, 1, "dropped with its connection settles it too")
     }
 }

@@ -131,13 +131,17 @@ def join_again(client, before: dict) -> dict:
         time.sleep(0.1)
 
 
-def test_at_sigterm_a_node_acks_what_it_forwarded_or_never_sent_it(cluster, connect):
+@pytest.mark.parametrize("close", ["sigterm", "api disconnect"])
+def test_a_close_acks_what_the_node_forwarded_or_it_was_never_applied(cluster, connect, close):
     """PROTOCOL.md, Closing: once a close is asked for, an intent is acked (after its patch) or never applied — in
-    cluster mode too, for intents a node forwarded to the room's owner on another node. Before, the close frame went
-    out at once and the owner went on applying what had been forwarded: applied, never acked."""
+    cluster mode too, for intents a node forwarded to the room's owner on another node: at shutdown (1001), and when
+    the server API disconnects the session (4001, which takes it out of its rooms at once). Before, the close frame
+    went out at once (and a 4001's leave dropped what was waiting) while the owner went on applying what had been
+    forwarded: applied, never acked."""
     import signal
+    from api_client import API, API_KEY
     from rawws import RawClient, encode_frame
-    owner_node, node = cluster(2, "--rate", "100000", "--burst", "100000")
+    owner_node, node = cluster(2, "--rate", "100000", "--burst", "100000", "--api-key", API_KEY)
     watcher = connect(owner_node)
     watcher.join(name="watcher")  # the first join: owner_node owns the room
     raw = RawClient(node.port)
@@ -162,12 +166,14 @@ def test_at_sigterm_a_node_acks_what_it_forwarded_or_never_sent_it(cluster, conn
     while not acked:
         take(raw.read_json())
     raw.sock.sendall(b"".join(intent(i) for i in range(1, 200)))
-    node.proc.send_signal(signal.SIGTERM)
+    if close == "sigterm":
+        node.proc.send_signal(signal.SIGTERM)
+    else:
+        assert API(node).delete(f"/rooms/demo/members/{session}").json()["disconnected"] is True
     with pytest.raises(ConnectionAbortedError) as closed:
         while True:
             take(raw.read_json())
-    assert closed.value.args[0] == 1001
-    assert node.proc.wait(15) == 0
+    assert closed.value.args[0] == (1001 if close == "sigterm" else 4001)
     # The session's leave comes after every intent its node forwarded (one stream, in order, through Redis).
     watcher.wait_state(lambda s: session not in s["presence"], timeout=10)
     applied = {m["cause"]["id"] for m in watcher.log

@@ -255,11 +255,8 @@ extension ClusterDirectory {
             forgetOwner(room.name)
             if case let .refused(error)? = try? resolveOwner(room.name, creation: nil), error.code == .unknownRoom {
                 // Nobody holds it and Redis has no state for it: deleted (its notice missed here) or lost with Redis's data.
-                let tombstone = try? link.run { c throws(RedisError) in try c.command(["EXISTS", keys.deleted(room.name)]) }
-                if tombstone?.integer == 1 {
-                    room.deleted(message: ArraySlice(ServerMessage.error(RoomRuntime.deletedError(room.name)).encoded()))
-                } else if tombstone != nil {
-                    room.lostFromStore()
+                if let tombstone = try? link.run({ c throws(RedisError) in try c.command(["GET", keys.deleted(room.name)]) }) {
+                    room.absentFromStore(deletedEpoch: tombstone.text)
                 }
             }
         }

@@ -10,7 +10,7 @@
 /// | `whsend:<room>` | string, TTL | the node sending the outbox of a room no node owns |
 /// | `whfailed` | hash | deliveries given up: `<event id>\t<endpoint>` → JSON (`FailedWebhook`) |
 /// | `alive:<node>` | string, TTL | present while the node runs |
-/// | `deleted:<room>` | string, TTL | set when the server API deletes the room (10 minutes): a node that missed the deletion notice tells its members `room_deleted`, not that Redis lost the room |
+/// | `deleted:<room>` | string, TTL | the epoch the server API deleted (for 10 minutes): a node that missed the deletion notice tells its members `room_deleted`, not that Redis lost the room |
 /// | channel `p:<room>` | pub/sub | each patch, published once by the owner inside its fenced write |
 /// | channel `n:<node>` | pub/sub | requests forwarded to the node, and replies for its sessions |
 struct ClusterKeys: Sendable {

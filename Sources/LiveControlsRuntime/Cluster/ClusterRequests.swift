@@ -13,6 +13,7 @@ struct ClusterRequests {
         var isJoin: Bool
         /// A snapshot this node asked for on the session's behalf (overflow, gap, new epoch).
         var isResync: Bool
+        var isLeave = false
         var deadline: Instant
         /// The owner node it went to (once the link knows): if another owner publishes, it gets no answer.
         var owner: String? = nil
@@ -26,17 +27,22 @@ struct ClusterRequests {
     /// Answered early, by token, with when.
     private var answeredEarly: [Int: Instant] = [:]
 
-    /// Waits for the requests waiting when each began to be answered (or dropped): a connection's close.
+    /// Waits for a connection's requests waiting when each began to be answered (or dropped): its close.
     private var barriers: [(tokens: Set<Int>, done: @Sendable () -> Void)] = []
 
     /// Nothing waits for a reply.
     var isEmpty: Bool { waiting.isEmpty }
 
-    /// Runs `done` (through `takeSettled`) once every request waiting now has its answer; false, and `done` is the
-    /// caller's to run at once, when none waits.
-    mutating func whenAnswered(_ done: @escaping @Sendable () -> Void) -> Bool {
-        guard !waiting.isEmpty else { return false }
-        barriers.append((Set(waiting.keys), done))
+    /// Whether a request waits whose deadline was before `instant`.
+    func hasRequest(pastDeadline instant: Instant) -> Bool { waiting.values.contains { $0.deadline < instant } }
+
+    /// Runs `done` (through `takeSettled`) once every request of `connection` waiting now has its answer (joins
+    /// aside: a closing connection's join needs no answer); false, and `done` is the caller's to run at once, when
+    /// none waits.
+    mutating func whenAnswered(of connection: any RoomSubscriber, _ done: @escaping @Sendable () -> Void) -> Bool {
+        let tokens = Set(waiting.filter { $0.value.connection === connection && !$0.value.isJoin }.keys)
+        guard !tokens.isEmpty else { return false }
+        barriers.append((tokens, done))
         return true
     }
 

@@ -23,6 +23,9 @@ final class ClusterRoom: @unchecked Sendable {
     private var joining: [SessionID: any RoomSubscriber] = [:]
     /// Sessions whose `leave` waits for its `left`.
     private var leaving: [SessionID: any RoomSubscriber] = [:]
+    /// Gone connections (closing) whose leave waits for the answers to what they had forwarded: they stay members
+    /// until then, so each ack comes after its patch.
+    private var departing: [SessionID: any RoomSubscriber] = [:]
     /// Sessions whose next snapshot ends a resync (`RoomSubscriber.deliverResync`).
     private var resyncing: Set<SessionID> = []
     /// The last patch seen on the room's channel.
@@ -100,6 +103,20 @@ final class ClusterRoom: @unchecked Sendable {
         queue.async {
             defer { self.settleBarriers() }  // after the answers this block queued
             let session = connection.session
+            if reason != .leave {
+                // A closing connection (4001 leaves at once): what it forwarded is answered first, patch then ack.
+                guard self.departing[session] !== connection else { return }  // already waiting to leave
+                let waits = self.requests.whenAnswered(of: connection) { [weak self] in
+                    guard let self, self.departing[session] === connection else { return }
+                    self.departing[session] = nil
+                    self.leave(connection, id: id, reason: reason)
+                }
+                if waits {
+                    self.departing[session] = connection
+                    return
+                }
+                if self.departing[session] === connection { self.departing[session] = nil }
+            }
             self.members[session] = nil
             self.joining[session] = nil
             self.joins[session] = nil
@@ -144,7 +161,9 @@ final class ClusterRoom: @unchecked Sendable {
         }
         let token = directory.nextToken()
         if expectsReply {
-            requests.add(token, .init(connection: connection, id: id, isJoin: isJoin, isResync: isResync,
+            var isLeave = false
+            if case .leave = request { isLeave = true }
+            requests.add(token, .init(connection: connection, id: id, isJoin: isJoin, isResync: isResync, isLeave: isLeave,
                                       deadline: directory.scheduler.now().adding(milliseconds: directory.replyTimeoutMilliseconds)))
         }
         let tookFastPath = directory.forward(
@@ -257,11 +276,24 @@ final class ClusterRoom: @unchecked Sendable {
         }
     }
 
+    /// Nobody holds the room and Redis has no state for it, though sessions here may be in it: the server API deleted
+    /// the epoch they are in (`deletedEpoch`, its tombstone; this node missed the notice), or Redis lost the room.
+    func absentFromStore(deletedEpoch: String?) {
+        queue.async {
+            guard !self.members.isEmpty else { return }
+            if let deletedEpoch, deletedEpoch == self.epoch {
+                self.deleted(message: ArraySlice(ServerMessage.error(RoomRuntime.deletedError(self.name)).encoded()))
+            } else {
+                self.lostFromStore()
+            }
+        }
+    }
+
     /// Redis no longer holds the room though sessions here are in it (it restarted without its data, or a failover
     /// promoted a replica that never had it): each is told, as when a room stops (`error` `unavailable` with the
     /// room and no id: join again — which makes the room anew, a new epoch, where joins may create rooms), and is
     /// no longer in it; requests still waiting get `unavailable`.
-    func lostFromStore() {
+    private func lostFromStore() {
         queue.async {
             defer { self.settleBarriers() }  // after the answers this block queued
             guard !self.members.isEmpty else { return }
@@ -270,7 +302,7 @@ final class ClusterRoom: @unchecked Sendable {
             let now = self.directory.scheduler.now()
             for request in self.requests.answerEarly(now: now, where: { !$0.isJoin }) {
                 let session = request.connection.session
-                if self.leaving[session] === request.connection {
+                if request.isLeave, self.leaving[session] === request.connection {
                     self.leaving[session] = nil
                     if request.connection.deliver(Frame.make(.left(room: self.name, id: request.id))) { self.directory.waker.wake(request.connection) }
                 } else {
@@ -328,12 +360,12 @@ final class ClusterRoom: @unchecked Sendable {
     }
 
     /// `RoomEndpoint.afterQueuedWork` of a cluster handle (a connection's close waits for it): once what was queued here
-    /// before is forwarded (a closing connection's are dropped in `act`) and every request then waiting for the owner
-    /// has its answer queued — its reply (an ack, after the patch that came before it through Redis), or early:
-    /// `unavailable` when the owner changed, stopped or went silent for the reply time-out, or dropped with its connection.
-    func afterForwardedRequests(_ done: @escaping @Sendable () -> Void) {
+    /// before is forwarded (a closing connection's are dropped in `act`) and each of the connection's requests then
+    /// waiting for the owner has its answer queued — its reply (an ack, after the patch that came before it through
+    /// Redis), or early: `unavailable` when the owner changed, stopped or went silent (`sweep`).
+    func afterForwardedRequests(of connection: any RoomSubscriber, _ done: @escaping @Sendable () -> Void) {
         queue.async {
-            if !self.requests.whenAnswered(done) { done() }
+            if !self.requests.whenAnswered(of: connection, done) { done() }
         }
     }
 
@@ -386,9 +418,14 @@ final class ClusterRoom: @unchecked Sendable {
             let now = self.directory.scheduler.now()
             let silentSince = now.nanoseconds - min(now.nanoseconds, self.lastHeard.nanoseconds)
             let timeout = UInt64(self.directory.replyTimeoutMilliseconds) * 1_000_000
-            if silentSince > timeout {
+            // Past its deadline while the owner is silent; or past it by another reply time-out whatever is heard (a
+            // reply lost while the room stays busy: a join sent to an owner that was replaced, a reply a stopped owner
+            // dropped), so every request, and every close waiting on one, ends.
+            let longAgo = Instant(nanoseconds: now.nanoseconds - min(now.nanoseconds, timeout))
+            if silentSince > timeout || self.requests.hasRequest(pastDeadline: longAgo) {
+                let cutoff = silentSince > timeout ? now : longAgo
                 let error = ProtocolError(.unavailable, "the room's owner did not answer in time; the request may or may not have taken effect")
-                for request in self.requests.answerEarly(now: now, where: { $0.deadline < now }) {
+                for request in self.requests.answerEarly(now: now, where: { $0.deadline < cutoff }) {
                     self.directory.clusterMetrics.timedOut()
                     self.answer(request, error)
                 }

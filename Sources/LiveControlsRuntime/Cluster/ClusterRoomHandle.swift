@@ -16,7 +16,9 @@ final class ClusterRoomHandle: RoomEndpoint, Sendable {
     func resyncAfterOverflow(_ subscriber: any RoomSubscriber) { room.resyncAfterOverflow(subscriber) }
     func leave(_ subscriber: any RoomSubscriber, id: RequestID?, reason: HoldEndReason) { room.leave(subscriber, id: id, reason: reason) }
     /// A close waits for the answers to what this node forwarded to the owner (`ClusterRoom.afterForwardedRequests`).
-    func afterQueuedWork(_ done: @escaping @Sendable () -> Void) { room.afterForwardedRequests(done) }
+    func afterQueuedWork(of subscriber: any RoomSubscriber, _ done: @escaping @Sendable () -> Void) {
+        room.afterForwardedRequests(of: subscriber, done)
+    }
     /// Never: ownership changes are handled inside (a new owner takes over the room).
     var isClosed: Bool { false }
 

@@ -89,14 +89,16 @@ enum ClusterScripts {
 
     /// KEYS: fence, state, history, webhooks, tombstone. ARGV: token, channel, publication, e, e webhook events.
     /// Deletes the room's state and history only while `token` is the room's fencing token, leaves a tombstone for
-    /// 10 minutes (a node that missed the notice learns from it that the room was deleted, not lost), stores its last
+    /// 10 minutes holding the deleted epoch (a node that missed the notice learns from it that this epoch was deleted,
+    /// not lost), stores its last
     /// webhook events (`room.deleted`), and publishes the deletion to every node (unless the publication is '': it
     /// then goes apart, after `WAIT`). The fence stays, so a room made again under the same name never gets a token
     /// used before. 1 when deleted, 0 when fenced out.
     static let delete = RedisScript("""
         if redis.call('GET', KEYS[1]) ~= ARGV[1] then return 0 end
+        local epoch = redis.call('HGET', KEYS[2], 'epoch') or ''
         redis.call('DEL', KEYS[2], KEYS[3])
-        redis.call('SET', KEYS[5], '1', 'PX', 600000)
+        redis.call('SET', KEYS[5], epoch, 'PX', 600000)
         \(addEvents(at: "4", key: 4))
         if ARGV[3] ~= '' then redis.call('PUBLISH', ARGV[2], ARGV[3]) end
         return 1
