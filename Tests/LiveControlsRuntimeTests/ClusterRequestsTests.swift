@@ -76,6 +76,22 @@ final class ClusterRequestsTests: XCTestCase {
         guard case .request = requests.reply(2) else { return XCTFail() }
     }
 
+    /// While the owner keeps answering, a request past its deadline waits (a backlog is progress) — but not past it by
+    /// another time-out (its reply was lost: before, it waited as long as the room stayed busy, and a close with it).
+    func testOverdueRequestsAreAnsweredWhenTheOwnerIsSilentOrLongAfterTheirDeadline() {
+        var requests = ClusterRequests()
+        requests.add(1, request(ann, id: 1, deadline: 2_000))
+        requests.add(2, request(bob, id: 2, deadline: 3_000))
+        requests.add(3, request(bob, id: 3, deadline: 9_000))
+        XCTAssertTrue(requests.answerOverdue(now: at(3_500), lastHeard: at(3_400), timeoutMilliseconds: 2_000).isEmpty,
+                      "the owner answers: past their deadlines, 1 and 2 still wait")
+        XCTAssertEqual(requests.answerOverdue(now: at(4_001), lastHeard: at(4_000), timeoutMilliseconds: 2_000).map(\.id), [.int(1)],
+                       "1 is past its deadline by more than the time-out, whatever is heard")
+        XCTAssertEqual(requests.answerOverdue(now: at(6_500), lastHeard: at(4_400), timeoutMilliseconds: 2_000).map(\.id), [.int(2)],
+                       "silent for 2.1 s: every request past its deadline")
+        XCTAssertTrue(requests.answerOverdue(now: at(8_000), lastHeard: at(1_000), timeoutMilliseconds: 2_000).isEmpty, "3 is not due")
+    }
+
     /// A close waits for its connection's requests waiting when it began — answered by a reply, early, or dropped —
     /// not for other connections' requests, its join, or requests made after it.
     func testACloseBarrierSettlesOnceItsConnectionsRequestsAreAnswered() {

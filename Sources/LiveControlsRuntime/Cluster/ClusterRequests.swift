@@ -33,8 +33,18 @@ struct ClusterRequests {
     /// Nothing waits for a reply.
     var isEmpty: Bool { waiting.isEmpty }
 
-    /// Whether a request waits whose deadline was before `instant`.
-    func hasRequest(pastDeadline instant: Instant) -> Bool { waiting.values.contains { $0.deadline < instant } }
+    /// Answers early the requests overdue at `now` (the room's sweep tells them `unavailable`): past their deadline
+    /// while the owner has been silent for longer than `timeoutMilliseconds` (while it keeps answering, a backlog is
+    /// progress); or past it by another time-out whatever was heard (a reply lost while the room stays busy: a join
+    /// sent to an owner that was replaced, a reply a stopped owner dropped), so every request, and a close waiting
+    /// on one, ends.
+    mutating func answerOverdue(now: Instant, lastHeard: Instant, timeoutMilliseconds: Int) -> [Pending] {
+        let timeout = UInt64(timeoutMilliseconds) * 1_000_000
+        let silent = now.nanoseconds - min(now.nanoseconds, lastHeard.nanoseconds) > timeout
+        let cutoff = silent ? now : Instant(nanoseconds: now.nanoseconds - min(now.nanoseconds, timeout))
+        guard waiting.values.contains(where: { $0.deadline < cutoff }) else { return [] }
+        return answerEarly(now: now) { $0.deadline < cutoff }
+    }
 
     /// Runs `done` (through `takeSettled`) once every request of `connection` waiting now has its answer (joins
     /// aside: a closing connection's join needs no answer); false, and `done` is the caller's to run at once, when

@@ -416,19 +416,10 @@ final class ClusterRoom: @unchecked Sendable {
         queue.async {
             defer { self.settleBarriers() }  // after the answers this block queued
             let now = self.directory.scheduler.now()
-            let silentSince = now.nanoseconds - min(now.nanoseconds, self.lastHeard.nanoseconds)
-            let timeout = UInt64(self.directory.replyTimeoutMilliseconds) * 1_000_000
-            // Past its deadline while the owner is silent; or past it by another reply time-out whatever is heard (a
-            // reply lost while the room stays busy: a join sent to an owner that was replaced, a reply a stopped owner
-            // dropped), so every request, and every close waiting on one, ends.
-            let longAgo = Instant(nanoseconds: now.nanoseconds - min(now.nanoseconds, timeout))
-            if silentSince > timeout || self.requests.hasRequest(pastDeadline: longAgo) {
-                let cutoff = silentSince > timeout ? now : longAgo
-                let error = ProtocolError(.unavailable, "the room's owner did not answer in time; the request may or may not have taken effect")
-                for request in self.requests.answerEarly(now: now, where: { $0.deadline < cutoff }) {
-                    self.directory.clusterMetrics.timedOut()
-                    self.answer(request, error)
-                }
+            let error = ProtocolError(.unavailable, "the room's owner did not answer in time; the request may or may not have taken effect")
+            for request in self.requests.answerOverdue(now: now, lastHeard: self.lastHeard, timeoutMilliseconds: self.directory.replyTimeoutMilliseconds) {
+                self.directory.clusterMetrics.timedOut()
+                self.answer(request, error)
             }
             self.requests.forgetAnswered(now: now)
             let used = !self.members.isEmpty || !self.joining.isEmpty || !self.requests.isEmpty
