@@ -23,6 +23,11 @@ extension ClusterRequest {
         if case .disconnect = self { return true }
         return false
     }
+
+    var isLeave: Bool {
+        if case .leave = self { return true }
+        return false
+    }
 }
 
 /// A server API request that the room's owner runs (`RoomAdministration`).

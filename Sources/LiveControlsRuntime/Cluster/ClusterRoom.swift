@@ -11,45 +11,46 @@ import Synchronization
 /// shows and the next one. A gap in the versions (Redis dropped messages while the subscriber reconnected)
 /// or a new epoch makes every session here resync, as after an overflow: never a silent gap.
 ///
-/// Thread rules: every `var` is touched only on `queue`.
+/// Thread rules: every `var` is touched only on `queue` (the state is internal for `ClusterRoom+Upkeep.swift`; nothing
+/// else uses it).
 final class ClusterRoom: @unchecked Sendable {
     let name: String
     let queue: DispatchQueue
-    private unowned let directory: ClusterDirectory
+    unowned let directory: ClusterDirectory
 
     /// Sessions subscribed here: they get every patch.
-    private var members: [SessionID: any RoomSubscriber] = [:]
+    var members: [SessionID: any RoomSubscriber] = [:]
     /// Sessions whose join is on its way to the owner.
-    private var joining: [SessionID: any RoomSubscriber] = [:]
+    var joining: [SessionID: any RoomSubscriber] = [:]
     /// Sessions whose `leave` waits for its `left`.
-    private var leaving: [SessionID: any RoomSubscriber] = [:]
+    var leaving: [SessionID: any RoomSubscriber] = [:]
     /// Gone connections (closing) whose leave waits for the answers to what they had forwarded: they stay members
     /// until then, so each ack comes after its patch.
     private var departing: [SessionID: any RoomSubscriber] = [:]
     /// Sessions whose next snapshot ends a resync (`RoomSubscriber.deliverResync`).
-    private var resyncing: Set<SessionID> = []
+    var resyncing: Set<SessionID> = []
     /// The last patch seen on the room's channel.
-    private var epoch: String?
+    var epoch: String?
     private var version = 0
     /// The node that published the room's last patch: it changes when another owner takes over.
     private var publisher: String?
     /// Each session's join, to send again when a re-join finds it not subscribed (its first join failed).
-    private var joins: [SessionID: (JoinRequest, ClusterDirectory.Creation)] = [:]
+    var joins: [SessionID: (JoinRequest, ClusterDirectory.Creation)] = [:]
 
     /// Requests still on the link queue's slow path (owner not known yet): later ones must not overtake them.
-    private var slowPathInFlight = 0
+    var slowPathInFlight = 0
     /// Forwarded requests waiting for their reply; each is answered once (`ClusterRequests`).
-    private var requests = ClusterRequests()
+    var requests = ClusterRequests()
     /// When the owner was last heard from (a patch or a reply): while it keeps answering, a backlog of
     /// requests is progress, not a lost owner, and nothing times out.
-    private var lastHeard: Instant
+    var lastHeard: Instant
     /// Set by `sweep` and by joins: whether any session here uses the room.
-    private let inUseFlag = Mutex(false)
+    let inUseFlag = Mutex(false)
     /// Since when (`directory.scheduler`, nanoseconds) no session here has used the room, as `sweep` last saw;
     /// 0 while one does.
-    private let idleSinceNanos = Atomic<UInt64>(0)
+    let idleSinceNanos = Atomic<UInt64>(0)
     /// Dropped by the directory (`retireIfUnused`): requests that still reach it are refused.
-    private var retired = false
+    var retired = false
 
     init(name: String, directory: ClusterDirectory) {
         self.name = name
@@ -115,7 +116,6 @@ final class ClusterRoom: @unchecked Sendable {
                     self.departing[session] = connection
                     return
                 }
-                if self.departing[session] === connection { self.departing[session] = nil }
             }
             self.members[session] = nil
             self.joining[session] = nil
@@ -161,9 +161,7 @@ final class ClusterRoom: @unchecked Sendable {
         }
         let token = directory.nextToken()
         if expectsReply {
-            var isLeave = false
-            if case .leave = request { isLeave = true }
-            requests.add(token, .init(connection: connection, id: id, isJoin: isJoin, isResync: isResync, isLeave: isLeave,
+            requests.add(token, .init(connection: connection, id: id, isJoin: isJoin, isResync: isResync, isLeave: request.isLeave,
                                       deadline: directory.scheduler.now().adding(milliseconds: directory.replyTimeoutMilliseconds)))
         }
         let tookFastPath = directory.forward(
@@ -261,64 +259,24 @@ final class ClusterRoom: @unchecked Sendable {
     func deleted(message: ArraySlice<UInt8>) {
         queue.async {
             self.lastHeard = self.directory.scheduler.now()
-            let frame = Frame.make(bytes: message)
-            var toWake: [any RoomSubscriber] = []
-            for connection in self.members.merging(self.joining, uniquingKeysWith: { member, _ in member }).values where connection.deliver(frame) {
-                toWake.append(connection)
-            }
-            if !toWake.isEmpty { self.directory.waker.wake(toWake) }
-            self.members.removeAll()
-            self.joining.removeAll()
-            self.resyncing.removeAll()
-            self.epoch = nil
-            self.version = 0
-            self.publisher = nil
+            self.tellAndForget(Frame.make(bytes: message), joiningToo: true)
         }
     }
 
-    /// Nobody holds the room and Redis has no state for it, though sessions here may be in it: the server API deleted
-    /// the epoch they are in (`deletedEpoch`, its tombstone; this node missed the notice), or Redis lost the room.
-    func absentFromStore(deletedEpoch: String?) {
-        queue.async {
-            guard !self.members.isEmpty else { return }
-            if let deletedEpoch, deletedEpoch == self.epoch {
-                self.deleted(message: ArraySlice(ServerMessage.error(RoomRuntime.deletedError(self.name)).encoded()))
-            } else {
-                self.lostFromStore()
-            }
-        }
-    }
-
-    /// Redis no longer holds the room though sessions here are in it (it restarted without its data, or a failover
-    /// promoted a replica that never had it): each is told, as when a room stops (`error` `unavailable` with the
-    /// room and no id: join again — which makes the room anew, a new epoch, where joins may create rooms), and is
-    /// no longer in it; requests still waiting get `unavailable`.
-    private func lostFromStore() {
-        queue.async {
-            defer { self.settleBarriers() }  // after the answers this block queued
-            guard !self.members.isEmpty else { return }
-            // What the members were waiting for first (a leave is done: nothing is left to leave), then the message
-            // that they are out of the room.
-            let now = self.directory.scheduler.now()
-            for request in self.requests.answerEarly(now: now, where: { !$0.isJoin }) {
-                let session = request.connection.session
-                if request.isLeave, self.leaving[session] === request.connection {
-                    self.leaving[session] = nil
-                    if request.connection.deliver(Frame.make(.left(room: self.name, id: request.id))) { self.directory.waker.wake(request.connection) }
-                } else {
-                    self.answer(request, ProtocolError(.unavailable, "room \(self.name) is no longer in the cluster's store; join it again"))
-                }
-            }
-            let frame = Frame.make(.error(ProtocolError(.unavailable, "room \(self.name) is no longer in the cluster's store (Redis lost its data); join it again", room: self.name)))
-            var toWake: [any RoomSubscriber] = []
-            for connection in self.members.values where connection.deliver(frame) { toWake.append(connection) }
-            if !toWake.isEmpty { self.directory.waker.wake(toWake) }
-            self.members.removeAll()
-            self.resyncing.removeAll()
-            self.epoch = nil
-            self.version = 0
-            self.publisher = nil
-        }
+    /// Queue only: `frame` to every member (and every session joining, with `joiningToo`), who are then no longer in
+    /// the room here; the subscription's epoch and version are forgotten.
+    func tellAndForget(_ frame: Frame, joiningToo: Bool) {
+        assertOnQueue(queue)
+        let told = joiningToo ? members.merging(joining, uniquingKeysWith: { member, _ in member }) : members
+        var toWake: [any RoomSubscriber] = []
+        for connection in told.values where connection.deliver(frame) { toWake.append(connection) }
+        if !toWake.isEmpty { directory.waker.wake(toWake) }
+        members.removeAll()
+        if joiningToo { joining.removeAll() }
+        resyncing.removeAll()
+        epoch = nil
+        version = 0
+        publisher = nil
     }
 
     /// A new owner published: intents and snapshots sent to the one it replaced will never be answered.
@@ -370,19 +328,19 @@ final class ClusterRoom: @unchecked Sendable {
     }
 
     /// Queue only: runs the close barriers whose requests have all been answered.
-    private func settleBarriers() {
+    func settleBarriers() {
         assertOnQueue(queue)
         for done in requests.takeSettled() { done() }
     }
 
     /// Answers the waiting requests that `matches` here, before (or instead of) their reply, with `error`; a reply
     /// that still comes is dropped.
-    private func answerEarly(_ error: ProtocolError, where matches: (ClusterRequests.Pending) -> Bool) {
+    func answerEarly(_ error: ProtocolError, where matches: (ClusterRequests.Pending) -> Bool) {
         assertOnQueue(queue)
         for request in requests.answerEarly(now: directory.scheduler.now(), where: matches) { answer(request, error) }
     }
 
-    private func answer(_ request: ClusterRequests.Pending, _ error: ProtocolError) {
+    func answer(_ request: ClusterRequests.Pending, _ error: ProtocolError) {
         assertOnQueue(queue)
         let session = request.connection.session
         if request.isJoin { joining[session] = nil }
@@ -403,75 +361,5 @@ final class ClusterRoom: @unchecked Sendable {
         error.id = request.id
         error.room = name
         if request.connection.deliver(Frame.make(.error(error))) { directory.waker.wake(request.connection) }
-    }
-
-    // MARK: Link queue (ticker)
-
-    /// Whether any session here uses the room (any thread): the ticker takes over only rooms in use.
-    var inUse: Bool { inUseFlag.withLock { $0 } }
-
-    /// Answers requests whose owner never replied with `unavailable`. Runs on the room's own queue, in
-    /// order with what it has heard, so a backlog here is never mistaken for a silent owner.
-    func sweep() {
-        queue.async {
-            defer { self.settleBarriers() }  // after the answers this block queued
-            let now = self.directory.scheduler.now()
-            let error = ProtocolError(.unavailable, "the room's owner did not answer in time; the request may or may not have taken effect")
-            for request in self.requests.answerOverdue(now: now, lastHeard: self.lastHeard, timeoutMilliseconds: self.directory.replyTimeoutMilliseconds) {
-                self.directory.clusterMetrics.timedOut()
-                self.answer(request, error)
-            }
-            self.requests.forgetAnswered(now: now)
-            let used = !self.members.isEmpty || !self.joining.isEmpty || !self.requests.isEmpty
-            self.inUseFlag.withLock { $0 = used }
-            if self.isUnused {
-                if self.idleSinceNanos.load(ordering: .relaxed) == 0 {
-                    self.idleSinceNanos.store(max(1, self.directory.scheduler.now().nanoseconds), ordering: .relaxed)
-                }
-            } else {
-                self.idleSinceNanos.store(0, ordering: .relaxed)
-            }
-        }
-    }
-
-    /// Queue only: no session here is in the room, on its way in or out, or waiting for an answer.
-    private var isUnused: Bool {
-        members.isEmpty && joining.isEmpty && leaving.isEmpty && requests.isEmpty && joins.isEmpty && slowPathInFlight == 0
-    }
-
-    /// Since when no session here has used the room, as the last sweep saw (any thread); nil while one does.
-    var idleSince: Instant? {
-        let nanoseconds = idleSinceNanos.load(ordering: .relaxed)
-        return nanoseconds == 0 ? nil : Instant(nanoseconds: nanoseconds)
-    }
-
-    /// Retires this view of the room if still unused (waits for its queue, so requests sent before are handled
-    /// first); the directory then drops it. A later join makes a new one.
-    func retireIfUnused(idleSince cutoff: UInt64) -> Bool {
-        assertNotOnQueue(queue)
-        return queue.sync {
-            let since = idleSinceNanos.load(ordering: .relaxed)
-            guard !retired, isUnused, since != 0, since <= cutoff else { return false }
-            retired = true
-            return true
-        }
-    }
-
-    /// The subscriber connection came back: what was published while it was away is lost — patches (every member
-    /// resyncs) and replies, so every request still waiting is answered `unavailable` now: in a busy room the owner
-    /// is never silent, and a request whose reply was lost would otherwise wait for as long as the room stays busy.
-    func redisReconnected() {
-        queue.async {
-            defer { self.settleBarriers() }  // after the answers this block queued
-            self.resyncAll()
-            self.answerEarly(ProtocolError(.unavailable, "the connection to Redis was lost before the answer came; the request may or may not have taken effect")) { _ in true }
-        }
-    }
-
-    private func resyncAll() {
-        assertOnQueue(queue)
-        var toWake: [any RoomSubscriber] = []
-        for connection in members.values where connection.requireResync(room: name) { toWake.append(connection) }
-        if !toWake.isEmpty { directory.waker.wake(toWake) }
     }
 }
