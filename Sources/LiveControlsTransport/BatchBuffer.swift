@@ -18,15 +18,22 @@ final class BatchBuffer {
 
     /// Frames the messages into the buffer; returns the first byte (after `LWS_PRE` headroom) and the length.
     func frame(_ frames: ArraySlice<Frame>) -> (UnsafeMutablePointer<UInt8>, Int) {
-        reserve(frames.reduce(0) { $0 + 10 + $1.count })
-        let start = self.start
-        var p = start
-        for frame in frames {
-            p = header(at: p, first: 0x81, count: frame.count)
-            p.update(from: frame.unsafePayload, count: frame.count)
-            p += frame.count
+        // Through the slice's storage: the frames are read where they are, without a retain and a release of each per
+        // pass (~40 instructions a frame, docs/BENCHMARKS.md).
+        frames.withUnsafeBufferPointer { frames in
+            var needed = 0
+            for i in frames.indices { needed += 10 + frames[i].count }
+            reserve(needed)
+            let start = self.start
+            var p = start
+            for i in frames.indices {
+                let count = frames[i].count
+                p = header(at: p, first: 0x81, count: count)
+                p.update(from: frames[i].unsafePayload, count: count)
+                p += count
+            }
+            return (start, p - start)
         }
-        return (start, p - start)
     }
 
     /// Fragments of a large message (RFC 6455 §5.4), back to back: `count` bytes of `frame` from `offset`, cut into
