@@ -35,7 +35,7 @@ $("debug-toggle").addEventListener("change", (e) => {
 });
 
 const statusText = { open: "connected", connecting: "connecting…", closed: "disconnected — reconnecting…", refused: "could not join",
-                     deleted: "this room was deleted — reload the page to start it anew", removed: "disconnected by the server" };
+                     deleted: "room deleted", removed: "disconnected by the server" };
 // Disconnected: the page keeps trying by itself. Only a disconnection that lasts is worth a message (a restart takes
 // a few seconds); "Retry now" skips the wait.
 const unreachableAfterMs = 8000;
