@@ -274,7 +274,8 @@ extension ClusterDirectory: RoomAdministration {
                 continue
             }
             if holder != nil || found.last?.integer == 1 { return reply(.failure(exists)) }
-            guard let fence = try acquireLease(name) else { continue }
+            guard let lease = try acquireLease(name) else { continue }
+            let fence = lease.fence
             // The lease is ours: nobody else writes the room now, so what Redis says of it holds.
             if try link.run({ c throws(RedisError) in try c.command(["EXISTS", keys.state(name)]) }).integer == 1 {
                 releaseLease(name)
@@ -304,7 +305,7 @@ extension ClusterDirectory: RoomAdministration {
             }
             let runtime = makeRuntime(room, store: store)
             webhooks?.enqueue(leftover)
-            owned.withLock { $0[name] = Owned(runtime: runtime, store: store) }
+            owned.withLock { $0[name] = Owned(runtime: runtime, store: store, leaseConfirmed: lease.asked) }
             owners.withLock { $0[name] = nodeID }
             runtime.persistReset { error in
                 guard let error else { return reply(.success(details)) }

@@ -29,7 +29,8 @@ extension ClusterDirectory {
 
     /// Link queue: acquires the lease and starts the room here. Nil when another node won the race.
     private func takeOver(_ room: String, creation: Creation?) throws(RedisError) -> Resolution? {
-        guard let fence = try acquireLease(room) else { return nil }
+        guard let lease = try acquireLease(room) else { return nil }
+        let fence = lease.fence
         let stored: ClusterStoredRoom?
         let leftover: [PendingWebhook]
         do {
@@ -88,20 +89,21 @@ extension ClusterDirectory {
             runtime.persistReset()
             logger.info("room created", metadata: ["room": "\(room)", "template": "\(templateName)", "epoch": "\(fresh.epoch)", "fence": "\(fence)"])
         }
-        owned.withLock { $0[room] = Owned(runtime: runtime, store: store) }
+        owned.withLock { $0[room] = Owned(runtime: runtime, store: store, leaseConfirmed: lease.asked) }
         owners.withLock { $0[room] = nodeID }
         clusterMetrics.tookOver()
         return .owner(nodeID)
     }
 
     /// Link queue: takes the room's lease if no node holds it; its new fencing token, or nil when another holds it.
-    func acquireLease(_ room: String) throws(RedisError) -> Int64? {
+    func acquireLease(_ room: String) throws(RedisError) -> Lease? {
+        let asked = scheduler.now()
         let acquired = try link.run { c throws(RedisError) in
             try c.eval(ClusterScripts.acquire, keys: [keys.lease(room), keys.fence(room), keys.state(room)],
                        args: [Array(nodeID.utf8), Array(String(options.leaseMilliseconds).utf8)])
         }
         guard let fence = acquired.integer, fence > 0 else { return nil }
-        return fence
+        return Lease(fence: fence, asked: asked)
     }
 
     func makeRuntime(_ room: Room, store: RedisRoomStore) -> RoomRuntime {
@@ -156,7 +158,9 @@ extension ClusterDirectory {
 
     // MARK: Ticker (control queue, every third of the lease)
 
-    func tick() {
+    /// Refreshes this node's `alive` key and renews its leases; false when Redis did not answer (the caller retries soon).
+    func tick() -> Bool {
+        var answered = true
         do {
             let server = try control.run { c throws(RedisError) in
                 _ = try c.command(["SET", keys.alive(nodeID), "1", "PX", String(options.leaseMilliseconds)])
@@ -172,27 +176,29 @@ extension ClusterDirectory {
                               metadata: ["master": "\(server.address)", "previous": "\(lastMaster ?? "none")"])
                 lastMaster = server.address
             }
-            renewLeases()
+            answered = renewLeases()
         } catch {
             if !redisLostLogged {
                 // Once per outage: what went wrong (a wrong password shows as `AUTH failed`; never the password).
                 redisLostLogged = true
                 logger.error("Redis not reachable; this node is not ready until it is", metadata: ["redis": "\(options.redis)", "error": "\(error.message)"])
             }
-            // Redis is gone: a lease can no longer be renewed, so stop acting for every room now.
-            for room in owned.withLock({ Array($0.keys) }) { relinquishSoon(room, why: "Redis is not reachable: \(error.message)") }
+            renewalFailed(why: "Redis is not reachable: \(error.message)")
             owners.withLock { $0.removeAll() }
+            answered = false
         }
         scheduleMaintenance()
+        return answered
     }
 
-    /// Control queue: renews every lease this node holds, in one pipeline.
-    private func renewLeases() {
+    /// Control queue: renews every lease this node holds, in one pipeline; false when Redis did not answer.
+    private func renewLeases() -> Bool {
         let mine = owned.withLock { $0 }
-        guard !mine.isEmpty else { return }
+        guard !mine.isEmpty else { return true }
         let names = mine.keys.sorted()
         let script = ClusterScripts.renew.source
         let replies: [RedisReply]
+        let sent = scheduler.now()
         do {
             replies = try control.run { c throws(RedisError) in
                 try c.pipeline(names.map { name in
@@ -201,11 +207,43 @@ extension ClusterDirectory {
                 })
             }
         } catch {
-            for name in names { relinquishSoon(name, runtime: mine[name]!.runtime, why: "lease renewal failed: \(error.message)") }
-            return
+            renewalFailed(why: "lease renewal failed: \(error.message)")
+            return false
         }
-        for (name, reply) in zip(names, replies) where reply.integer != 1 {
-            relinquishSoon(name, runtime: mine[name]!.runtime, why: "the lease was lost")
+        var renewed: [String] = []
+        for (name, reply) in zip(names, replies) {
+            if reply.integer == 1 {
+                renewed.append(name)
+            } else {
+                relinquishSoon(name, runtime: mine[name]!.runtime, why: "the lease was lost")
+            }
+        }
+        owned.withLock { owned in
+            for name in renewed where owned[name]?.runtime === mine[name]!.runtime { owned[name]!.leaseConfirmed = sent }
+        }
+        if renewalRetrying {
+            renewalRetrying = false
+            logger.notice("leases renewed again", metadata: ["rooms": "\(renewed.count)"])
+        }
+        return true
+    }
+
+    /// Control queue: a renewal could not be made. Rooms whose lease lasts until a retry could reach Redis stay owned
+    /// (the ticker retries after `LeaseTiming.retryDelay`); the others stop now, since their lease may lapse first.
+    private func renewalFailed(why: String) {
+        let now = scheduler.now()
+        var kept = 0
+        for (name, owner) in owned.withLock({ $0 }) {
+            if leaseTiming.outlasts(confirmed: owner.leaseConfirmed, now: now) {
+                kept += 1
+            } else {
+                relinquishSoon(name, runtime: owner.runtime, why: why)
+            }
+        }
+        if kept > 0 && !renewalRetrying {
+            renewalRetrying = true
+            logger.warning("lease renewal failed; rooms stay owned while their leases last, retrying", metadata: [
+                "error": "\(why)", "rooms": "\(kept)", "retryMs": "\(leaseTiming.retryDelay)"])
         }
     }
 

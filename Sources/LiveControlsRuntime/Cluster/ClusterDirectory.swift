@@ -11,7 +11,8 @@ import Synchronization
 /// - The owner holds the lease `lease:<room>` (fencing token from `fence:<room>`), runs the engine `Room` in
 ///   a `RoomRuntime` whose store is a `RedisRoomStore`: each patch is written to Redis and published in one
 ///   fenced script, before any ack. It renews its leases every third of the lease time and stops acting for
-///   a room the moment a renewal or a write fails.
+///   a room the moment a write fails, Redis says its lease was lost, or a renewal failed and a retry could no longer
+///   come before the lease lapses (`LeaseTiming`).
 /// - Every node keeps a `ClusterRoom` per room its connections use: it forwards their requests to the owner
 ///   (through the owner's inbox channel, or directly when the owner is this node) and delivers what the
 ///   owner publishes.
@@ -35,6 +36,15 @@ package final class ClusterDirectory: RoomDirectory, @unchecked Sendable {
     struct Owned {
         let runtime: RoomRuntime
         let store: RedisRoomStore
+        /// When the lease was last confirmed: the send time of its acquisition or of the last renewal that succeeded
+        /// (`LeaseTiming.outlasts`).
+        var leaseConfirmed: Instant
+    }
+
+    /// A lease acquired: its fencing token, and when it was asked for.
+    struct Lease {
+        let fence: Int64
+        let asked: Instant
     }
 
     let options: ClusterOptions
@@ -73,12 +83,16 @@ package final class ClusterDirectory: RoomDirectory, @unchecked Sendable {
     let subscriberRefusal = Mutex<String?>(nil)
     private var subscriber: RedisSubscriber?
     private var ticker: (any RoomTimer)?
+    /// The ticker's period, its commands' time-out and its retries.
+    let leaseTiming: LeaseTiming
     /// Control link queue only: when the ticker fires next (deadlines on a fixed grid, so ticks do not drift).
     private var nextTick = Instant(nanoseconds: 0)
     /// Link queue only: when the next look for orphaned webhook outboxes is due (`sweepOrphanedOutboxes`).
     var nextOutboxSweep = Instant(nanoseconds: 0)
     /// Control link queue only: an outage of Redis was logged (once, until it answers again).
     var redisLostLogged = false
+    /// Control link queue only: a renewal failed and rooms were kept for its retry (logged once, until one succeeds).
+    var renewalRetrying = false
     /// Control link queue only, sentinel mode: the master the control connection reached last (logged when it changes).
     var lastMaster: String?
 
@@ -93,7 +107,8 @@ package final class ClusterDirectory: RoomDirectory, @unchecked Sendable {
         let timeout = min(1_000, max(100, options.leaseMilliseconds / 3))
         self.link = RedisLink(endpoint: options.redis(named: "store"), timeoutMilliseconds: timeout, waitReplicas: options.waitReplicas,
                               waitMilliseconds: options.waitMilliseconds)
-        self.control = RedisLink(endpoint: options.redis(named: "control"), timeoutMilliseconds: timeout)
+        self.leaseTiming = LeaseTiming(lease: options.leaseMilliseconds)
+        self.control = RedisLink(endpoint: options.redis(named: "control"), timeoutMilliseconds: leaseTiming.commandTimeout)
         self.waker = waker
         self.scheduler = scheduler
         var logger = logger
@@ -114,13 +129,18 @@ package final class ClusterDirectory: RoomDirectory, @unchecked Sendable {
 
     package var count: Int { rooms.withLock { Set($0.keys) }.union(owned.withLock { Set($0.keys) }).count }
 
-    /// Control link queue: the next tick, a period after the last deadline (or after now, when far behind).
-    private func armNextTick() {
+    /// Control link queue: the next tick, a period after the last deadline (or after now, when far behind); a retry
+    /// of a failed renewal sooner (`LeaseTiming.retryDelay`).
+    private func armNextTick(retry: Bool) {
         assertOnQueue(control.queue)
-        let period = UInt64(max(50, options.leaseMilliseconds / 3)) * 1_000_000
         let now = scheduler.now()
-        nextTick = Instant(nanoseconds: nextTick.nanoseconds + period)
-        if nextTick < now { nextTick = Instant(nanoseconds: now.nanoseconds + period) }
+        if retry {
+            nextTick = Instant(nanoseconds: now.nanoseconds + UInt64(leaseTiming.retryDelay) * 1_000_000)
+        } else {
+            let period = UInt64(leaseTiming.period) * 1_000_000
+            nextTick = Instant(nanoseconds: nextTick.nanoseconds + period)
+            if nextTick < now { nextTick = Instant(nanoseconds: now.nanoseconds + period) }
+        }
         ticker?.schedule(at: nextTick)
     }
 
@@ -142,8 +162,7 @@ package final class ClusterDirectory: RoomDirectory, @unchecked Sendable {
         subscriber.start()
         // Every third of the lease, on the control link's queue, through the scheduler (a manual clock in tests).
         let ticker = scheduler.makeTimer(on: control.queue) { [unowned self] in
-            self.tick()
-            self.armNextTick()
+            self.armNextTick(retry: !self.tick())
         }
         self.ticker = ticker
         control.queue.async { [self] in
