@@ -31,6 +31,16 @@ extension ClusterDirectory {
     private func takeOver(_ room: String, creation: Creation?) throws(RedisError) -> Resolution? {
         guard let lease = try acquireLease(room) else { return nil }
         let fence = lease.fence
+        if let previous = owned.withLock({ $0.removeValue(forKey: room) }) {
+            // This node still ran the room (its renewals failing) and its lease lapsed meanwhile — the watchdog stops a
+            // room before that, so only a late timer gets here: that ownership ends before this one starts (its writes
+            // carry the old fence, which Redis now refuses). Not `relinquish`: the lease is this ownership's now.
+            previous.store.stop()
+            previous.runtime.relinquish()
+            webhooks?.forget(room: room)
+            clusterMetrics.relinquished()
+            logger.warning("room no longer owned here: its lease lapsed before it was renewed; taken anew", metadata: ["room": "\(room)"])
+        }
         let stored: ClusterStoredRoom?
         let leftover: [PendingWebhook]
         do {
@@ -158,12 +168,15 @@ extension ClusterDirectory {
 
     // MARK: Ticker (control queue, every third of the lease)
 
-    /// Refreshes this node's `alive` key and renews its leases; false when Redis did not answer (the caller retries soon).
+    /// Refreshes this node's `alive` key and renews its leases; false when a renewal failed and rooms wait for its
+    /// retry (the caller tries again soon).
     func tick() -> Bool {
         var answered = true
         do {
             let server = try control.run { c throws(RedisError) in
-                _ = try c.command(["SET", keys.alive(nodeID), "1", "PX", String(options.leaseMilliseconds)])
+                if case let .error(message) = try c.command(["SET", keys.alive(nodeID), "1", "PX", String(options.leaseMilliseconds)]) {
+                    throw RedisError(.protocolError, message)  // a Redis loading its data, a busy script: not set
+                }
                 return c.server
             }
             if redisLostLogged {
@@ -183,18 +196,21 @@ extension ClusterDirectory {
                 redisLostLogged = true
                 logger.error("Redis not reachable; this node is not ready until it is", metadata: ["redis": "\(options.redis)", "error": "\(error.message)"])
             }
-            renewalFailed(why: "Redis is not reachable: \(error.message)")
+            answered = !renewalFailed(why: "Redis is not reachable: \(error.message)")
             owners.withLock { $0.removeAll() }
-            answered = false
         }
         scheduleMaintenance()
         return answered
     }
 
-    /// Control queue: renews every lease this node holds, in one pipeline; false when Redis did not answer.
+    /// Control queue: renews every lease this node holds, in one pipeline; false when some could not be renewed and
+    /// wait for a retry.
     private func renewLeases() -> Bool {
         let mine = owned.withLock { $0 }
-        guard !mine.isEmpty else { return true }
+        guard !mine.isEmpty else {
+            renewalsSucceeded(rooms: 0)
+            return true
+        }
         let names = mine.keys.sorted()
         let script = ClusterScripts.renew.source
         let replies: [RedisReply]
@@ -207,44 +223,76 @@ extension ClusterDirectory {
                 })
             }
         } catch {
-            renewalFailed(why: "lease renewal failed: \(error.message)")
-            return false
+            return !renewalFailed(why: "lease renewal failed: \(error.message)")
         }
         var renewed: [String] = []
+        var refusal: String? = nil
         for (name, reply) in zip(names, replies) {
-            if reply.integer == 1 {
-                renewed.append(name)
-            } else {
-                relinquishSoon(name, runtime: mine[name]!.runtime, why: "the lease was lost")
+            switch reply {
+            case .integer(1): renewed.append(name)
+            case let .error(message): refusal = message  // not renewed (a Redis loading its data, a busy script): retried
+            default: relinquishSoon(name, runtime: mine[name]!.runtime, why: "the lease was lost")
             }
         }
         owned.withLock { owned in
             for name in renewed where owned[name]?.runtime === mine[name]!.runtime { owned[name]!.leaseConfirmed = sent }
         }
-        if renewalRetrying {
-            renewalRetrying = false
-            logger.notice("leases renewed again", metadata: ["rooms": "\(renewed.count)"])
-        }
+        if let refusal { return !renewalFailed(why: "lease renewal refused: \(refusal)") }
+        renewalsSucceeded(rooms: renewed.count)
         return true
     }
 
-    /// Control queue: a renewal could not be made. Rooms whose lease lasts until a retry could reach Redis stay owned
-    /// (the ticker retries after `LeaseTiming.retryDelay`); the others stop now, since their lease may lapse first.
-    private func renewalFailed(why: String) {
-        let now = scheduler.now()
-        var kept = 0
-        for (name, owner) in owned.withLock({ $0 }) {
-            if leaseTiming.outlasts(confirmed: owner.leaseConfirmed, now: now) {
-                kept += 1
-            } else {
-                relinquishSoon(name, runtime: owner.runtime, why: why)
-            }
+    /// Control queue: every lease held was renewed (or none is held): the watchdog rests.
+    private func renewalsSucceeded(rooms: Int) {
+        guard renewalsFailing.load(ordering: .relaxed) else { return }
+        renewalsFailing.store(false, ordering: .releasing)
+        watchdog?.schedule(at: nil)
+        if renewalRetrying {
+            renewalRetrying = false
+            logger.notice("leases renewed again", metadata: ["rooms": "\(rooms)"])
         }
+    }
+
+    /// Control queue: a renewal could not be made. Rooms before their deadline (`LeaseTiming.deadline`: a retry delay
+    /// before their lease can lapse) stay owned, and the watchdog stops each at its deadline unless a retry renews it
+    /// first; the others stop now. True when rooms wait for a retry.
+    @discardableResult
+    private func renewalFailed(why: String) -> Bool {
+        renewalsFailing.store(true, ordering: .releasing)
+        let kept = stopRoomsPastTheirDeadline(why: why)
         if kept > 0 && !renewalRetrying {
             renewalRetrying = true
             logger.warning("lease renewal failed; rooms stay owned while their leases last, retrying", metadata: [
                 "error": "\(why)", "rooms": "\(kept)", "retryMs": "\(leaseTiming.retryDelay)"])
+        } else if kept == 0 {
+            renewalRetrying = false
         }
+        return kept > 0
+    }
+
+    /// Any queue: stops every owned room past its deadline; re-arms the watchdog for the earliest deadline of the
+    /// others, and returns how many there are.
+    private func stopRoomsPastTheirDeadline(why: String) -> Int {
+        let now = scheduler.now()
+        var kept = 0
+        var earliest: Instant? = nil
+        for (name, owner) in owned.withLock({ $0 }) {
+            let deadline = leaseTiming.deadline(confirmed: owner.leaseConfirmed)
+            if now < deadline {
+                kept += 1
+                earliest = min(earliest ?? deadline, deadline)
+            } else {
+                relinquishSoon(name, runtime: owner.runtime, why: why)
+            }
+        }
+        watchdog?.schedule(at: earliest)
+        return kept
+    }
+
+    /// Watchdog queue: a room's deadline came while renewals fail: it stops now (its lease may lapse before a retry).
+    func watchdogFired() {
+        guard renewalsFailing.load(ordering: .acquiring) else { return }
+        _ = stopRoomsPastTheirDeadline(why: "its lease could not be renewed before it lapses")
     }
 
     /// Any queue: stops the room's writes at once, and hands it back on the link queue. With `runtime`, only if

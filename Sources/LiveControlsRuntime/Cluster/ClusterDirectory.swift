@@ -85,6 +85,12 @@ package final class ClusterDirectory: RoomDirectory, @unchecked Sendable {
     private var ticker: (any RoomTimer)?
     /// The ticker's period, its commands' time-out and its retries.
     let leaseTiming: LeaseTiming
+    /// While renewals fail: stops each room at its deadline (`LeaseTiming.deadline`), whatever the control queue is
+    /// doing (a retry may wait on a stalled Redis). Runs on `watchdogQueue`.
+    var watchdog: (any RoomTimer)?
+    private let watchdogQueue = DispatchQueue(label: "livecontrols.cluster.lease-watchdog")
+    /// Set by the control queue while renewals fail (the watchdog then acts), cleared when one succeeds.
+    let renewalsFailing = Atomic<Bool>(false)
     /// Control link queue only: when the ticker fires next (deadlines on a fixed grid, so ticks do not drift).
     private var nextTick = Instant(nanoseconds: 0)
     /// Link queue only: when the next look for orphaned webhook outboxes is due (`sweepOrphanedOutboxes`).
@@ -108,7 +114,9 @@ package final class ClusterDirectory: RoomDirectory, @unchecked Sendable {
         self.link = RedisLink(endpoint: options.redis(named: "store"), timeoutMilliseconds: timeout, waitReplicas: options.waitReplicas,
                               waitMilliseconds: options.waitMilliseconds)
         self.leaseTiming = LeaseTiming(lease: options.leaseMilliseconds)
-        self.control = RedisLink(endpoint: options.redis(named: "control"), timeoutMilliseconds: leaseTiming.commandTimeout)
+        // A retry of a failed renewal may connect again (the connection's own pause after a failure is no longer).
+        self.control = RedisLink(endpoint: options.redis(named: "control"), timeoutMilliseconds: leaseTiming.commandTimeout,
+                                 reconnectIntervalMilliseconds: min(200, leaseTiming.retryDelay))
         self.waker = waker
         self.scheduler = scheduler
         var logger = logger
@@ -165,6 +173,7 @@ package final class ClusterDirectory: RoomDirectory, @unchecked Sendable {
             self.armNextTick(retry: !self.tick())
         }
         self.ticker = ticker
+        watchdog = scheduler.makeTimer(on: watchdogQueue) { [unowned self] in self.watchdogFired() }
         control.queue.async { [self] in
             nextTick = scheduler.now()
             ticker.schedule(at: nextTick)
@@ -175,6 +184,8 @@ package final class ClusterDirectory: RoomDirectory, @unchecked Sendable {
     package func stopAll() {
         ticker?.cancel()
         control.queue.sync {}  // a tick under way ends first
+        watchdog?.cancel()
+        watchdogQueue.sync {}
         let handedBack = owned.withLock { $0 }
         // First the rooms stop acting: a request that reaches one from now on is refused (`unavailable`, retry),
         // and every reply they sent is in the link's pipeline before what follows.

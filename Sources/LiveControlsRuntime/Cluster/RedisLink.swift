@@ -36,8 +36,10 @@ final class RedisLink: @unchecked Sendable {
     let waitReplicas: Int
     let waitMilliseconds: Int
 
-    init(endpoint: RedisEndpoint, timeoutMilliseconds: Int, waitReplicas: Int = 0, waitMilliseconds: Int = 500) {
+    init(endpoint: RedisEndpoint, timeoutMilliseconds: Int, reconnectIntervalMilliseconds: Int = 200, waitReplicas: Int = 0,
+         waitMilliseconds: Int = 500) {
         connection = RedisConnection(endpoint: endpoint, timeoutMilliseconds: timeoutMilliseconds)
+        connection.reconnectIntervalMilliseconds = reconnectIntervalMilliseconds
         self.waitReplicas = waitReplicas
         self.waitMilliseconds = waitMilliseconds
     }
