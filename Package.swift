@@ -103,10 +103,12 @@ let package = Package(
         .target(name: "LiveControlsTestSupport", path: "Tests/LiveControlsTestSupport"),
         .testTarget(name: "LiveControlsProtocolTests", dependencies: ["LiveControlsProtocol", "LiveControlsTestSupport"]),
         .testTarget(name: "LiveControlsEngineTests", dependencies: ["LiveControlsEngine", "LiveControlsTestSupport"]),
-        .testTarget(name: "LiveControlsRedisTests", dependencies: ["LiveControlsRedis"]),
+        .target(name: "LiveControlsRedisTestSupport", dependencies: ["LiveControlsRedis"], path: "Tests/LiveControlsRedisTestSupport"),
+        .testTarget(name: "LiveControlsRedisTests", dependencies: ["LiveControlsRedis", "LiveControlsRedisTestSupport"]),
         .testTarget(name: "LiveControlsKitTests", dependencies: ["LiveControlsKit", "LiveControlsProtocol"]),
         .testTarget(name: "LiveControlsTransportTests", dependencies: ["LiveControlsTransport", "LiveControlsRuntime", "LiveControlsEngine"]),
         .testTarget(name: "LiveControlsRuntimeTests", dependencies: ["LiveControlsRuntime", "LiveControlsEngine", "LiveControlsProtocol", "LiveControlsSQLite",
+                                                                   "LiveControlsRedis", "LiveControlsRedisTestSupport",
                                                                    .product(name: "Logging", package: "swift-log")]),
     ],
     swiftLanguageModes: [.v6]

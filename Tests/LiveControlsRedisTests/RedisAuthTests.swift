@@ -1,4 +1,5 @@
 @testable import LiveControlsRedis
+import LiveControlsRedisTestSupport
 import Synchronization
 import XCTest
 

@@ -1,4 +1,5 @@
 import LiveControlsRedis
+import LiveControlsRedisTestSupport
 import XCTest
 
 final class RedisConnectionTests: XCTestCase {

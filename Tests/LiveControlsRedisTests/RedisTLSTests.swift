@@ -1,4 +1,5 @@
 @testable import LiveControlsRedis
+import LiveControlsRedisTestSupport
 import XCTest
 
 /// Redis over TLS (`rediss://`): commands and the subscriber work through it; the server's certificate is always

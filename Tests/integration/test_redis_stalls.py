@@ -48,7 +48,8 @@ def test_a_redis_stall_longer_than_a_command_time_out_keeps_the_rooms(start_serv
 
         # Right after a renewal of the room's lease (seen through MONITOR), Redis sleeps 4 s: the next renewal, 2 s later,
         # gets no answer within its 1 s (the build before gave every room up then); its retry, 0.5 s after that failure,
-        # is answered once Redis wakes at 4 s, 1.5 s before the room's deadline. Each margin is ≥ 0.5 s.
+        # is answered once Redis wakes at 4 s (or, if the sleep began late, the next retry at ~5 s is), before the room's
+        # deadline at 5.5 s.
         sleeper, _ = sleep_right_after_a_renewal(redis, 4)
 
         node.wait_for_log("lease renewal failed; rooms stay owned while their leases last", timeout=8)
@@ -81,7 +82,8 @@ def test_a_room_whose_renewals_keep_failing_stops_before_its_lease_can_lapse(sta
         sleeper, renewed = sleep_right_after_a_renewal(redis, 8)
         node.wait_for_log("room no longer owned here", timeout=10)
         stopped = time.monotonic() - renewed
-        assert 5.0 < stopped < 5.9, f"the room stopped {stopped:.2f} s after its last renewal (its lease lapses at 6)"
+        # (The lower bound is loose: MONITOR's line may reach this test late; the build before stopped at ~3 s.)
+        assert 4.5 < stopped < 5.9, f"the room stopped {stopped:.2f} s after its last renewal (its lease lapses at 6)"
         assert "room no longer owned here: its lease could not be renewed before it lapses" in node.stderr()
         sleeper.close()
     finally:

@@ -246,7 +246,7 @@ extension ClusterDirectory: RoomAdministration {
         guard let removed else { return }
         forgetOwner(room)
         removed.store.stop()
-        releaseLeaseAfterItsWrites(room)
+        releaseLeaseAfterItsWrites(room, fence: removed.store.fence)
         logger.info("room deleted through the API", metadata: ["room": "\(room)"])
     }
 
@@ -278,11 +278,11 @@ extension ClusterDirectory: RoomAdministration {
             let fence = lease.fence
             // The lease is ours: nobody else writes the room now, so what Redis says of it holds.
             if try link.run({ c throws(RedisError) in try c.command(["EXISTS", keys.state(name)]) }).integer == 1 {
-                releaseLease(name)
+                releaseLease(name, fence: fence)
                 return reply(.failure(exists))
             }
             guard count < maxRooms else {
-                releaseLease(name)
+                releaseLease(name, fence: fence)
                 return reply(.failure(AdminFailure(.roomLimit, "this node already serves \(maxRooms) rooms", room: name)))
             }
             var room = Room(name: name, template: recipe, epoch: RoomRegistry.newEpoch(), historyLimit: config.historyLimit)
@@ -290,7 +290,7 @@ extension ClusterDirectory: RoomAdministration {
             do throws(ServerIntentError) {
                 update = try room.applyAsServer(intents, at: scheduler.now())
             } catch {
-                releaseLease(name)
+                releaseLease(name, fence: fence)
                 return reply(.failure(AdminFailure(error, intents: intents, room: name, numbered: true)))
             }
             room.startHere()
@@ -300,12 +300,13 @@ extension ClusterDirectory: RoomAdministration {
             do {
                 leftover = try leftoverWebhooks(name)  // a deleted room's last events, if its owner could not send them
             } catch {
-                releaseLease(name)
+                releaseLease(name, fence: fence)
                 throw error
             }
             let runtime = makeRuntime(room, store: store)
             webhooks?.enqueue(leftover)
             owned.withLock { $0[name] = Owned(runtime: runtime, store: store, leaseConfirmed: lease.asked) }
+            leasesChanged()
             owners.withLock { $0[name] = nodeID }
             runtime.persistReset { error in
                 guard let error else { return reply(.success(details)) }

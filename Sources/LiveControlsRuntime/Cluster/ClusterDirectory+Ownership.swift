@@ -33,8 +33,8 @@ extension ClusterDirectory {
         let fence = lease.fence
         if let previous = owned.withLock({ $0.removeValue(forKey: room) }) {
             // This node still ran the room (its renewals failing) and its lease lapsed meanwhile — the watchdog stops a
-            // room before that, so only a late timer gets here: that ownership ends before this one starts (its writes
-            // carry the old fence, which Redis now refuses). Not `relinquish`: the lease is this ownership's now.
+            // room before that, so only a watchdog that fired late gets here: that ownership ends before this one starts
+            // (its writes carry the old fence, which Redis now refuses). Not `relinquish`: the lease is this ownership's now.
             previous.store.stop()
             previous.runtime.relinquish()
             webhooks?.forget(room: room)
@@ -47,7 +47,7 @@ extension ClusterDirectory {
             stored = try loadRoom(room)
             leftover = try leftoverWebhooks(room)
         } catch {
-            releaseLease(room)
+            releaseLease(room, fence: fence)
             throw error
         }
         let store = RedisRoomStore(room: room, fence: fence, owner: nodeID, link: link, keys: keys, historyLimit: config.historyLimit)
@@ -68,7 +68,7 @@ extension ClusterDirectory {
             let templateName: String
             if let stored, let storedTemplate {
                 guard let template = config.templates[storedTemplate] else {
-                    releaseLease(room)
+                    releaseLease(room, fence: fence)
                     return .refused(ProtocolError(.internalError, "room \(room)'s template \(storedTemplate) is not in this node's config"))
                 }
                 templateName = storedTemplate
@@ -77,11 +77,11 @@ extension ClusterDirectory {
                     "changes": "\(Room.configurationChangeDetails(stored: stored.room, template: template, templateName: templateName))"])
             } else {
                 guard let creation, creation.refusal == nil else {
-                    releaseLease(room)
+                    releaseLease(room, fence: fence)
                     return .refused(creation?.refusal ?? ProtocolError(.unknownRoom, "room \(room) does not exist"))
                 }
                 if !config.hasRoom(named: room), var refusal = creation.take?() {
-                    releaseLease(room)
+                    releaseLease(room, fence: fence)
                     refusal.room = room
                     return .refused(refusal)
                 }
@@ -100,6 +100,7 @@ extension ClusterDirectory {
             logger.info("room created", metadata: ["room": "\(room)", "template": "\(templateName)", "epoch": "\(fresh.epoch)", "fence": "\(fence)"])
         }
         owned.withLock { $0[room] = Owned(runtime: runtime, store: store, leaseConfirmed: lease.asked) }
+        leasesChanged()
         owners.withLock { $0[room] = nodeID }
         clusterMetrics.tookOver()
         return .owner(nodeID)
@@ -141,19 +142,27 @@ extension ClusterDirectory {
         removed.store.stop()
         removed.runtime.relinquish()
         webhooks?.forget(room: room)  // its next owner sends what is left, from Redis
-        releaseLeaseAfterItsWrites(room)
+        releaseLeaseAfterItsWrites(room, fence: removed.store.fence)
         logger.warning("room no longer owned here: \(why)", metadata: ["room": "\(room)"])
     }
 
-    /// Link queue: gives the lease up if this node still holds it (best effort), at once.
-    func releaseLease(_ room: String) {
-        _ = try? link.run { c throws(RedisError) in try c.eval(ClusterScripts.release, keys: [keys.lease(room)], args: [Array(nodeID.utf8)]) }
+    /// Link queue: gives the lease up if this node still holds it (best effort), at once; with `fence`, only the lease
+    /// taken with it.
+    func releaseLease(_ room: String, fence: Int64? = nil) {
+        _ = try? link.run { c throws(RedisError) in
+            try c.eval(ClusterScripts.release, keys: [keys.lease(room), keys.fence(room)], args: releaseArguments(fence))
+        }
     }
 
-    /// Any thread: gives the lease up behind every command the room's ownership put in the pipeline (its last
-    /// writes, its `room.unloaded`, its deletion): no other node can fence those out by taking the room first.
-    func releaseLeaseAfterItsWrites(_ room: String) {
-        link.eval(ClusterScripts.release, keys: [keys.lease(room)], args: [Array(nodeID.utf8)]) { _ in }
+    /// Any thread: gives up the lease taken with `fence` behind every command the room's ownership put in the pipeline
+    /// (its last writes, its `room.unloaded`, its deletion): no other node can fence those out by taking the room first,
+    /// and a lease this node took again meanwhile stays.
+    func releaseLeaseAfterItsWrites(_ room: String, fence: Int64) {
+        link.eval(ClusterScripts.release, keys: [keys.lease(room), keys.fence(room)], args: releaseArguments(fence)) { _ in }
+    }
+
+    private func releaseArguments(_ fence: Int64?) -> [[UInt8]] {
+        [Array(nodeID.utf8), Array((fence.map(String.init) ?? "").utf8)]
     }
 
     /// Link queue: which of `nodes` are still running (their `alive:` key exists).
@@ -197,7 +206,9 @@ extension ClusterDirectory {
                 logger.error("Redis not reachable; this node is not ready until it is", metadata: ["redis": "\(options.redis)", "error": "\(error.message)"])
             }
             answered = !renewalFailed(why: "Redis is not reachable: \(error.message)")
-            owners.withLock { $0.removeAll() }
+            // Owners elsewhere are asked again once Redis answers; rooms this node keeps through the outage stay known.
+            let stillMine = Set(owned.withLock { Array($0.keys) })
+            owners.withLock { owners in owners = owners.filter { $0.value == nodeID && stillMine.contains($0.key) } }
         }
         scheduleMaintenance()
         return answered
@@ -242,11 +253,9 @@ extension ClusterDirectory {
         return true
     }
 
-    /// Control queue: every lease held was renewed (or none is held): the watchdog rests.
+    /// Control queue: every lease held was renewed (or none is held).
     private func renewalsSucceeded(rooms: Int) {
-        guard renewalsFailing.load(ordering: .relaxed) else { return }
-        renewalsFailing.store(false, ordering: .releasing)
-        watchdog?.schedule(at: nil)
+        leasesChanged()
         if renewalRetrying {
             renewalRetrying = false
             logger.notice("leases renewed again", metadata: ["rooms": "\(rooms)"])
@@ -258,8 +267,8 @@ extension ClusterDirectory {
     /// first; the others stop now. True when rooms wait for a retry.
     @discardableResult
     private func renewalFailed(why: String) -> Bool {
-        renewalsFailing.store(true, ordering: .releasing)
-        let kept = stopRoomsPastTheirDeadline(why: why)
+        let kept = stopRoomsPastTheirDeadline(why: why).kept
+        leasesChanged()
         if kept > 0 && !renewalRetrying {
             renewalRetrying = true
             logger.warning("lease renewal failed; rooms stay owned while their leases last, retrying", metadata: [
@@ -270,9 +279,9 @@ extension ClusterDirectory {
         return kept > 0
     }
 
-    /// Any queue: stops every owned room past its deadline; re-arms the watchdog for the earliest deadline of the
-    /// others, and returns how many there are.
-    private func stopRoomsPastTheirDeadline(why: String) -> Int {
+    /// Any queue: stops every owned room past its deadline; how many others there are, and the earliest of their
+    /// deadlines.
+    private func stopRoomsPastTheirDeadline(why: String) -> (kept: Int, earliest: Instant?) {
         let now = scheduler.now()
         var kept = 0
         var earliest: Instant? = nil
@@ -285,14 +294,19 @@ extension ClusterDirectory {
                 relinquishSoon(name, runtime: owner.runtime, why: why)
             }
         }
-        watchdog?.schedule(at: earliest)
-        return kept
+        return (kept, earliest)
     }
 
-    /// Watchdog queue: a room's deadline came while renewals fail: it stops now (its lease may lapse before a retry).
-    func watchdogFired() {
-        guard renewalsFailing.load(ordering: .acquiring) else { return }
-        _ = stopRoomsPastTheirDeadline(why: "its lease could not be renewed before it lapses")
+    /// Watchdog queue (its timer's handler): stops the rooms whose deadline came without a renewal, and arms the
+    /// watchdog for the earliest deadline of the others.
+    func checkLeases() {
+        dispatchPrecondition(condition: .onQueue(watchdogQueue))
+        watchdog?.schedule(at: stopRoomsPastTheirDeadline(why: "its lease could not be renewed before it lapses").earliest)
+    }
+
+    /// Any queue: deadlines moved (a renewal, an acquisition): the watchdog queue looks again.
+    func leasesChanged() {
+        watchdogQueue.async { [self] in checkLeases() }
     }
 
     /// Any queue: stops the room's writes at once, and hands it back on the link queue. With `runtime`, only if

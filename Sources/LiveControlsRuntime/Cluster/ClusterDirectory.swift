@@ -85,12 +85,11 @@ package final class ClusterDirectory: RoomDirectory, @unchecked Sendable {
     private var ticker: (any RoomTimer)?
     /// The ticker's period, its commands' time-out and its retries.
     let leaseTiming: LeaseTiming
-    /// While renewals fail: stops each room at its deadline (`LeaseTiming.deadline`), whatever the control queue is
-    /// doing (a retry may wait on a stalled Redis). Runs on `watchdogQueue`.
+    /// Stops each owned room at its deadline (`LeaseTiming.deadline`) unless a renewal moved it on, whatever the control
+    /// queue is doing (a renewal may wait on a stalled Redis). Armed, for the earliest deadline, only on `watchdogQueue`
+    /// (`checkLeases`).
     var watchdog: (any RoomTimer)?
-    private let watchdogQueue = DispatchQueue(label: "livecontrols.cluster.lease-watchdog")
-    /// Set by the control queue while renewals fail (the watchdog then acts), cleared when one succeeds.
-    let renewalsFailing = Atomic<Bool>(false)
+    let watchdogQueue = DispatchQueue(label: "livecontrols.cluster.lease-watchdog")
     /// Control link queue only: when the ticker fires next (deadlines on a fixed grid, so ticks do not drift).
     private var nextTick = Instant(nanoseconds: 0)
     /// Link queue only: when the next look for orphaned webhook outboxes is due (`sweepOrphanedOutboxes`).
@@ -173,7 +172,7 @@ package final class ClusterDirectory: RoomDirectory, @unchecked Sendable {
             self.armNextTick(retry: !self.tick())
         }
         self.ticker = ticker
-        watchdog = scheduler.makeTimer(on: watchdogQueue) { [unowned self] in self.watchdogFired() }
+        watchdog = scheduler.makeTimer(on: watchdogQueue) { [unowned self] in self.checkLeases() }
         control.queue.async { [self] in
             nextTick = scheduler.now()
             ticker.schedule(at: nextTick)
@@ -185,7 +184,7 @@ package final class ClusterDirectory: RoomDirectory, @unchecked Sendable {
         ticker?.cancel()
         control.queue.sync {}  // a tick under way ends first
         watchdog?.cancel()
-        watchdogQueue.sync {}
+        watchdogQueue.sync {}  // a look under way ends first (one asked later finds a cancelled timer)
         let handedBack = owned.withLock { $0 }
         // First the rooms stop acting: a request that reaches one from now on is refused (`unavailable`, retry),
         // and every reply they sent is in the link's pipeline before what follows.
@@ -198,7 +197,7 @@ package final class ClusterDirectory: RoomDirectory, @unchecked Sendable {
             for (name, owner) in handedBack {
                 owner.runtime.stop()
                 owner.store.stop()
-                releaseLeaseAfterItsWrites(name)
+                releaseLeaseAfterItsWrites(name, fence: owner.store.fence)
             }
             owned.withLock { $0.removeAll() }
             // Sessions here are gone too: owners elsewhere may drop them now rather than a lease later.
@@ -286,7 +285,7 @@ package final class ClusterDirectory: RoomDirectory, @unchecked Sendable {
                 link.queue.async { [self] in
                     forgetOwner(name)
                     mine.store.stop()
-                    releaseLeaseAfterItsWrites(name)
+                    releaseLeaseAfterItsWrites(name, fence: mine.store.fence)
                     clusterMetrics.relinquished()
                     logger.info("room handed back: nobody was in it for the idle time", metadata: ["room": "\(name)"])
                 }

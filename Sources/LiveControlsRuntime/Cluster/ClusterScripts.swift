@@ -23,10 +23,13 @@ enum ClusterScripts {
         return 0
         """)
 
-    /// KEYS: lease. ARGV: node. Gives the lease up if this node holds it.
+    /// KEYS: lease, fence. ARGV: node, fence (empty: any). Gives the lease up if this node holds it — with a fence,
+    /// only the lease taken with that fence (a release queued by an ownership that ended must not drop the lease this
+    /// node took again since).
     static let release = RedisScript("""
-        if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end
-        return 0
+        if redis.call('GET', KEYS[1]) ~= ARGV[1] then return 0 end
+        if ARGV[2] ~= '' and redis.call('GET', KEYS[2]) ~= ARGV[2] then return 0 end
+        return redis.call('DEL', KEYS[1])
         """)
 
     /// Lua: adds the `e` webhook events at `ARGV[i]…` (id, then endpoints and event JSON) to the outbox hash

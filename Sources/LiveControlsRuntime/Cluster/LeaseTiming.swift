@@ -7,7 +7,7 @@ import LiveControlsEngine
 /// A renewal that fails (Redis stalled, a command timed out, the connection dropped, an error reply) is tried again
 /// after `retryDelay` instead of a period later, and its rooms stay owned meanwhile — each until its `deadline`, a
 /// `retryDelay` before its lease can lapse in Redis (the lease runs from when Redis set it, which is after the
-/// acquisition or renewal was sent: `confirmed`). A renewal that succeeds moves the deadline on; one that Redis refuses
+/// acquisition or renewal was sent: `confirmed`). A renewal that succeeds moves the deadline on; one that Redis answers 0
 /// (the lease was lost) stops the room at once; at the deadline a watchdog stops it whatever the ticker is doing. With
 /// the default 3 s lease a Redis that stalls for up to ~1.7 s (wherever the stall starts between two renewals) moves
 /// no idle room. Going on is safe either way: every write is fenced, so an owner whose lease lapsed cannot write.

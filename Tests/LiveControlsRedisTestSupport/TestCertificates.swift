@@ -2,15 +2,15 @@ import Foundation
 
 /// A throwaway CA, a server certificate it signed for `localhost` and 127.0.0.1, and a client certificate, made
 /// with the `openssl` command in a temporary directory (removed on deinit). P-256 keys: quick to make.
-final class TestCertificates {
-    let directory: URL
-    var caCertificate: String { path("ca.crt") }
-    var serverCertificate: String { path("server.crt") }
-    var serverKey: String { path("server.key") }
-    var clientCertificate: String { path("client.crt") }
-    var clientKey: String { path("client.key") }
+public final class TestCertificates {
+    public let directory: URL
+    public var caCertificate: String { path("ca.crt") }
+    public var serverCertificate: String { path("server.crt") }
+    public var serverKey: String { path("server.key") }
+    public var clientCertificate: String { path("client.crt") }
+    public var clientKey: String { path("client.key") }
 
-    init() throws {
+    public init() throws {
         directory = FileManager.default.temporaryDirectory.appendingPathComponent("redis-tls-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         let key = ["-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes"]
@@ -25,7 +25,7 @@ final class TestCertificates {
 
     deinit { try? FileManager.default.removeItem(at: directory) }
 
-    func path(_ name: String) -> String { directory.appendingPathComponent(name).path }
+    public func path(_ name: String) -> String { directory.appendingPathComponent(name).path }
 
     private func openssl(_ arguments: [String]) throws {
         let p = Process()

@@ -7,18 +7,18 @@ import Glibc
 
 /// A real `redis-server` for one test, on a free loopback port, without persistence, in its own temporary
 /// directory. `stop()` sends SIGTERM and waits; `start()` again listens on the same port.
-final class RedisTestServer {
-    let port: Int
-    let directory: URL
+public final class RedisTestServer {
+    public let port: Int
+    public let directory: URL
     /// `--requirepass`: clients must `AUTH` with it.
-    let password: String?
+    public let password: String?
     /// TLS only (`--port 0 --tls-port`), with these certificates; `clientCertificates` makes it ask clients for one.
-    let tls: TestCertificates?
-    let clientCertificates: Bool
+    public let tls: TestCertificates?
+    public let clientCertificates: Bool
     private var process: Process?
 
     /// How clients reach it: over TLS trusting the test CA when it speaks TLS.
-    var endpoint: RedisEndpoint {
+    public var endpoint: RedisEndpoint {
         var endpoint = RedisEndpoint(host: "127.0.0.1", port: port, password: password)
         if let tls {
             endpoint.tls = RedisTLS(caCertificateFile: tls.caCertificate, certificateFile: clientCertificates ? tls.clientCertificate : nil,
@@ -26,9 +26,9 @@ final class RedisTestServer {
         }
         return endpoint
     }
-    var pid: Int32? { process?.processIdentifier }
+    public var pid: Int32? { process?.processIdentifier }
 
-    init(password: String? = nil, tls: TestCertificates? = nil, clientCertificates: Bool = false) throws {
+    public init(password: String? = nil, tls: TestCertificates? = nil, clientCertificates: Bool = false) throws {
         self.password = password
         self.tls = tls
         self.clientCertificates = clientCertificates
@@ -44,7 +44,7 @@ final class RedisTestServer {
         try? FileManager.default.removeItem(at: directory)
     }
 
-    func start() throws {
+    public func start() throws {
         precondition(process == nil, "already running")
         let p = Process()
         p.executableURL = URL(fileURLWithPath: "/usr/bin/redis-server")
@@ -74,24 +74,24 @@ final class RedisTestServer {
     }
 
     /// SIGTERM, then waits for the process to exit. Does nothing when not running.
-    func stop() {
+    public func stop() {
         guard let p = process else { return }
         process = nil
         if p.isRunning { kill(p.processIdentifier, SIGCONT); kill(p.processIdentifier, SIGTERM) }
         p.waitUntilExit()
     }
 
-    func restart() throws {
+    public func restart() throws {
         stop()
         try start()
     }
 
     /// Freezes (SIGSTOP) or thaws (SIGCONT) the server: it keeps its sockets but answers nothing.
-    func pause() { if let pid { kill(pid, SIGSTOP) } }
-    func resume() { if let pid { kill(pid, SIGCONT) } }
+    public func pause() { if let pid { kill(pid, SIGSTOP) } }
+    public func resume() { if let pid { kill(pid, SIGCONT) } }
 
     /// Binds 127.0.0.1:0, reads the port the kernel chose, closes the socket.
-    static func freeLoopbackPort() throws -> Int {
+    public static func freeLoopbackPort() throws -> Int {
         let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         guard fd >= 0 else { throw RedisError(.connection, "socket: errno \(errno)") }
         defer { close(fd) }
@@ -111,7 +111,7 @@ final class RedisTestServer {
 }
 
 /// Polls `condition` every 5 ms until it holds or `timeout` passes; fails the test on timeout.
-func waitUntil(
+public func waitUntil(
     _ what: String, timeout: TimeInterval = 5, file: StaticString = #filePath, line: UInt = #line,
     _ condition: () -> Bool
 ) {
@@ -126,7 +126,7 @@ func waitUntil(
 }
 
 /// Seconds `body` took.
-func timed<T>(_ body: () throws -> T) rethrows -> (T, TimeInterval) {
+public func timed<T>(_ body: () throws -> T) rethrows -> (T, TimeInterval) {
     let start = Date()
     let value = try body()
     return (value, Date().timeIntervalSince(start))
