@@ -83,7 +83,7 @@ extension Room {
     /// its holds. One patch per member, like any other leave. Holds of sessions the store did not list
     /// (rooms without presence) end the same way.
     public mutating func dropMembersAfterRestart() -> [RoomUpdate] {
-        var updates = memberOrder.map { leave($0, reason: .restart) }
+        var updates = Array(memberOrder).map { leave($0, reason: .restart) }
         // Holds the server API started: the server is no member (no presence to remove); they end in a patch of
         // their own (`cause.kind` `restart`).
         let serverHolds = endHolds(reason: .restart, heldBy: { $0 == .server })

@@ -41,7 +41,7 @@ public struct Room: Sendable {
 
     var controlOrder: [ControlID]
     var controls: [ControlID: any Control]
-    var memberOrder: [SessionID] = []
+    var memberOrder = JoinOrder()
     var members: [SessionID: Member] = [:]
 
     public init(name: String, template: RoomTemplate, epoch: String, historyLimit: Int) {
@@ -59,7 +59,7 @@ public struct Room: Sendable {
     }
 
     public var controlIDs: [ControlID] { controlOrder }
-    public var sessions: [SessionID] { memberOrder }
+    public var sessions: [SessionID] { Array(memberOrder) }
     public func control(_ id: ControlID) -> (any Control)? { controls[id] }
     public func isMember(_ session: SessionID) -> Bool { members[session] != nil }
 
@@ -242,7 +242,7 @@ public struct Room: Sendable {
         }
         if let leaving {
             members[leaving] = nil
-            memberOrder.removeAll { $0 == leaving }
+            memberOrder.remove(leaving)
             if tracksPresence { ops.append(.remove(path: JSONPointer(["presence", leaving.rawValue]))) }
         }
         guard !ops.isEmpty else { return RoomUpdate(patch: nil, timers: timers) }
