@@ -9,7 +9,9 @@ import Logging
 /// `--max-connections`, or accepts start failing (EMFILE) well before the server is full. Many systems start
 /// processes with a soft limit of 1,024 and a much higher hard limit, so the server raises its soft limit itself
 /// (up to the hard limit; a process allowed to, such as root, raises the hard limit too), before libwebsockets
-/// sizes its tables from it.
+/// sizes its tables from it. A soft limit far above what `--max-connections` needs (containers often start with
+/// 1,048,576) is lowered to it: libwebsockets 4.1 as Debian builds it walks its whole descriptor table — one entry
+/// per file the limit allows — on every close, so each close would cost a million steps (docs/BENCHMARKS.md).
 enum OpenFileLimit {
     /// Files the server keeps open besides its client connections: the store, Redis, the listening socket, HTTP
     /// requests, webhook deliveries, log and event descriptors.
@@ -22,13 +24,21 @@ enum OpenFileLimit {
         var met: Bool { after >= needed }
     }
 
-    /// Raises the soft open-file limit to at least `maxConnections` + `reserve` where the hard limit (or the
-    /// privilege to raise it) allows.
-    static func raise(toServe maxConnections: Int) -> Outcome {
+    /// Sets the soft open-file limit to `maxConnections` + `reserve`: raised where the hard limit (or the privilege to
+    /// raise it) allows, lowered when it was higher.
+    static func fit(toServe maxConnections: Int) -> Outcome {
         let needed = rlim_t(min(maxConnections, 1 << 40) + reserve)
         var limit = rlimit()
         guard getrlimit(resourceNumber, &limit) == 0 else { return Outcome(before: 0, after: 0, needed: needed) }
         let before = limit.rlim_cur
+        if before > needed {
+            var lowered = rlimit(rlim_cur: needed, rlim_max: limit.rlim_max)
+            var now = rlimit()
+            guard setrlimit(resourceNumber, &lowered) == 0, getrlimit(resourceNumber, &now) == 0 else {
+                return Outcome(before: before, after: before, needed: needed)
+            }
+            return Outcome(before: before, after: now.rlim_cur, needed: needed)
+        }
         guard before < needed else { return Outcome(before: before, after: before, needed: needed) }
         if limit.rlim_max < needed {
             var raised = rlimit(rlim_cur: needed, rlim_max: needed)
@@ -43,12 +53,15 @@ enum OpenFileLimit {
         return Outcome(before: before, after: getrlimit(resourceNumber, &now) == 0 ? now.rlim_cur : before, needed: needed)
     }
 
-    /// Raises the limit and says what it did: a notice when it was raised, a warning naming the fix when it stays
-    /// short of `--max-connections`.
+    /// Fits the limit and says what it did: a notice when it was raised, an info line when it was lowered, a warning
+    /// naming the fix when it stays short of `--max-connections`.
     static func prepare(maxConnections: Int, logger: Logger) {
-        let outcome = raise(toServe: maxConnections)
-        if outcome.after != outcome.before {
+        let outcome = fit(toServe: maxConnections)
+        if outcome.after > outcome.before {
             logger.notice("open-file limit raised", metadata: ["from": "\(outcome.before)", "to": "\(outcome.after)"])
+        } else if outcome.after < outcome.before {
+            logger.info("open-file limit lowered to what --max-connections needs (libwebsockets walks a table of that size on every close)",
+                        metadata: ["from": "\(outcome.before)", "to": "\(outcome.after)"])
         }
         if !outcome.met {
             logger.warning(

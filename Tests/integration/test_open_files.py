@@ -1,5 +1,5 @@
-"""Every WebSocket is an open file: the server raises its own open-file limit for --max-connections, and says so
-when the hard limit stops it."""
+"""Every WebSocket is an open file: the server fits its own open-file limit to --max-connections (raising a low one,
+lowering one far above it), and says so when the hard limit stops it."""
 import resource
 import socket
 import subprocess
@@ -42,6 +42,28 @@ def test_the_server_raises_a_low_open_file_limit_and_serves_past_it(start_server
     finally:
         for c in sockets:
             c.close()
+
+
+def test_a_soft_limit_far_above_max_connections_is_lowered_to_it(start_server):
+    # libwebsockets walks a table of one entry per file the limit allows on every close: a container's 1,048,576 (or
+    # this machine's hard limit) would make each close walk all of it.
+    soft, hard = resource.getrlimit(NOFILE)
+    if hard < 4000:
+        pytest.skip(f"the hard open-file limit here ({hard}) is too low to start above what is needed")
+    resource.setrlimit(NOFILE, (hard, hard))
+    try:
+        s = start_server("--max-connections", "1000")
+    finally:
+        resource.setrlimit(NOFILE, (soft, hard))
+    s.wait_for_log("open-file limit lowered to what --max-connections needs")
+    limits = open(f"/proc/{s.proc.pid}/limits").read()
+    line = next(line for line in limits.splitlines() if line.startswith("Max open files"))
+    assert int(line.split()[3]) == 2024, line
+    assert int(line.split()[4]) == hard, "the hard limit stays"
+    client = s.client()
+    client.join()
+    assert client.intent("quantity", "set", {"value": 3})["type"] == "ack"
+    client.close()
 
 
 def can_raise_hard_limits() -> bool:
