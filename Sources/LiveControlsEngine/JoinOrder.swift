@@ -2,7 +2,8 @@
 /// skipped, and the order is compacted once departed sessions are half of it — removing each leaver from an array at
 /// once cost O(members) per leave, so a crowd of 9,000 leaving together cost O(n²) string comparisons (~1 s of the
 /// room's queue, docs/BENCHMARKS.md). A session that joins again while its old place is still noted is compacted out
-/// first, so it appears once, at the end.
+/// first (O(n) then: one client leaving and joining the same room again, which its rate limit paces), so it appears
+/// once, at the end.
 struct JoinOrder: Sequence {
     private var slots: [SessionID] = []
     /// Sessions in `slots` that left (not listed).
@@ -16,8 +17,9 @@ struct JoinOrder: Sequence {
         slots.append(session)
     }
 
-    /// Takes `session` out (it must be listed).
+    /// Takes `session` out (it must be listed: the room removes only its members).
     mutating func remove(_ session: SessionID) {
+        assert(!departed.contains(session), "only a listed session leaves")
         departed.insert(session)
         if departed.count >= 16 && departed.count * 2 >= slots.count { compact() }
     }

@@ -60,6 +60,8 @@ public struct Room: Sendable {
 
     public var controlIDs: [ControlID] { controlOrder }
     public var sessions: [SessionID] { Array(memberOrder) }
+    /// How many members the room has (without copying their list).
+    public var memberCount: Int { memberOrder.count }
     public func control(_ id: ControlID) -> (any Control)? { controls[id] }
     public func isMember(_ session: SessionID) -> Bool { members[session] != nil }
 

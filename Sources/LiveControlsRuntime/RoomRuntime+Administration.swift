@@ -27,7 +27,7 @@ extension RoomRuntime {
     func summary() -> RoomSummary {
         assertOnQueue(queue)
         return RoomSummary(name: name, template: room.template, epoch: room.epoch, version: room.version, loaded: true,
-                           members: room.sessions.count)
+                           members: room.memberCount)
     }
 
     func describe(_ reply: @escaping @Sendable (Result<RoomDetails, AdminFailure>) -> Void) {

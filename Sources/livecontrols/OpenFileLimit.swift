@@ -10,8 +10,10 @@ import Logging
 /// processes with a soft limit of 1,024 and a much higher hard limit, so the server raises its soft limit itself
 /// (up to the hard limit; a process allowed to, such as root, raises the hard limit too), before libwebsockets
 /// sizes its tables from it. A soft limit far above what `--max-connections` needs (containers often start with
-/// 1,048,576) is lowered to it: libwebsockets 4.1 as Debian builds it walks its whole descriptor table — one entry
-/// per file the limit allows — on every close, so each close would cost a million steps (docs/BENCHMARKS.md).
+/// 1,048,576) is lowered to twice that: libwebsockets 4.1 as Debian builds it walks its whole descriptor table — one
+/// entry per file the limit allows — on every close, so each close would cost a million steps (docs/BENCHMARKS.md).
+/// Twice keeps room for what `--max-connections` does not count (handshakes under way, refused connections closing,
+/// HTTP requests, webhook and Redis sockets).
 enum OpenFileLimit {
     /// Files the server keeps open besides its client connections: the store, Redis, the listening socket, HTTP
     /// requests, webhook deliveries, log and event descriptors.
@@ -24,15 +26,17 @@ enum OpenFileLimit {
         var met: Bool { after >= needed }
     }
 
-    /// Sets the soft open-file limit to `maxConnections` + `reserve`: raised where the hard limit (or the privilege to
-    /// raise it) allows, lowered when it was higher.
+    /// Fits the soft open-file limit to `maxConnections`: raised to at least `maxConnections` + `reserve` where the hard
+    /// limit (or the privilege to raise it) allows, lowered to 2 × `maxConnections` + `reserve` when it was above that.
     static func fit(toServe maxConnections: Int) -> Outcome {
-        let needed = rlim_t(min(maxConnections, 1 << 40) + reserve)
+        let connections = min(maxConnections, 1 << 40)
+        let needed = rlim_t(connections + reserve)
+        let ceiling = rlim_t(2 * connections + reserve)
         var limit = rlimit()
         guard getrlimit(resourceNumber, &limit) == 0 else { return Outcome(before: 0, after: 0, needed: needed) }
         let before = limit.rlim_cur
-        if before > needed {
-            var lowered = rlimit(rlim_cur: needed, rlim_max: limit.rlim_max)
+        if before > ceiling {
+            var lowered = rlimit(rlim_cur: ceiling, rlim_max: limit.rlim_max)
             var now = rlimit()
             guard setrlimit(resourceNumber, &lowered) == 0, getrlimit(resourceNumber, &now) == 0 else {
                 return Outcome(before: before, after: before, needed: needed)
@@ -60,7 +64,7 @@ enum OpenFileLimit {
         if outcome.after > outcome.before {
             logger.notice("open-file limit raised", metadata: ["from": "\(outcome.before)", "to": "\(outcome.after)"])
         } else if outcome.after < outcome.before {
-            logger.info("open-file limit lowered to what --max-connections needs (libwebsockets walks a table of that size on every close)",
+            logger.info("open-file limit lowered to twice what --max-connections needs (libwebsockets walks a table of that size on every close)",
                         metadata: ["from": "\(outcome.before)", "to": "\(outcome.after)"])
         }
         if !outcome.met {

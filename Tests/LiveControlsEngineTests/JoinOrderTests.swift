@@ -42,4 +42,17 @@ final class JoinOrderTests: XCTestCase {
         order.append(all[5])
         XCTAssertEqual(Array(order), [all[5]])
     }
+
+    func testJoiningAgainAfterACompactionCountsOnce() {
+        var order = JoinOrder()
+        let all = (0..<40).map { SessionID("s\($0)") }
+        for s in all { order.append(s) }
+        for s in all.prefix(20) { order.remove(s) }  // half left: compacted
+        XCTAssertEqual(order.count, 20)
+        order.append(all[0])
+        order.remove(all[30])
+        order.append(all[30])
+        XCTAssertEqual(Array(order), Array(all[20..<30]) + Array(all[31..<40]) + [all[0], all[30]])
+        XCTAssertEqual(order.count, 21)
+    }
 }
