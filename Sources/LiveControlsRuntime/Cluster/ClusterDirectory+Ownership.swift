@@ -177,65 +177,59 @@ extension ClusterDirectory {
 
     // MARK: Ticker (control queue, every third of the lease)
 
-    /// Refreshes this node's `alive` key and renews its leases; false when a renewal failed and rooms wait for its
-    /// retry (the caller tries again soon).
+    /// Refreshes this node's `alive` key and renews its leases, in one pipeline (one round trip); false when a renewal
+    /// failed and rooms wait for its retry (the caller tries again soon).
     func tick() -> Bool {
-        var answered = true
+        let mine = owned.withLock { $0 }
+        let names = mine.keys.sorted()
+        let script = Array(ClusterScripts.renew.source.utf8)
+        let lease = Array(String(options.leaseMilliseconds).utf8), node = Array(nodeID.utf8)
+        let commands = [[Array("SET".utf8), Array(keys.alive(nodeID).utf8), Array("1".utf8), Array("PX".utf8), lease]] + names.map { name in
+            [Array("EVAL".utf8), script, Array("2".utf8), Array(keys.lease(name).utf8), Array(keys.fence(name).utf8),
+             node, lease, Array(String(mine[name]!.store.fence).utf8)]
+        }
+        let sent = scheduler.now()
+        let replies: [RedisReply]
+        let server: RedisEndpoint?
         do {
-            let server = try control.run { c throws(RedisError) in
-                if case let .error(message) = try c.command(["SET", keys.alive(nodeID), "1", "PX", String(options.leaseMilliseconds)]) {
+            (replies, server) = try control.run { c throws(RedisError) in
+                let replies = try c.pipeline(commands)
+                if case let .error(message) = replies[0] {
                     throw RedisError(.protocolError, message)  // a Redis loading its data, a busy script: not set
                 }
-                return c.server
+                return (Array(replies.dropFirst()), c.server)
             }
-            if redisLostLogged {
-                redisLostLogged = false
-                logger.notice("Redis reachable again", metadata: ["redis": "\(options.redis)"])
-            }
-            if options.redis.masterName != nil, let server, server.address != lastMaster {
-                // Sentinel mode: which server is the master, at start and after each failover.
-                logger.notice(lastMaster == nil ? "Redis master found through the sentinels" : "Redis master changed (a failover)",
-                              metadata: ["master": "\(server.address)", "previous": "\(lastMaster ?? "none")"])
-                lastMaster = server.address
-            }
-            answered = renewLeases()
         } catch {
             if !redisLostLogged {
                 // Once per outage: what went wrong (a wrong password shows as `AUTH failed`; never the password).
                 redisLostLogged = true
                 logger.error("Redis not reachable; this node is not ready until it is", metadata: ["redis": "\(options.redis)", "error": "\(error.message)"])
             }
-            answered = !renewalFailed(why: "Redis is not reachable: \(error.message)")
+            let waiting = renewalFailed(why: "Redis is not reachable: \(error.message)")
             // Owners elsewhere are asked again once Redis answers; rooms this node keeps through the outage stay known.
             let stillMine = Set(owned.withLock { Array($0.keys) })
             owners.withLock { owners in owners = owners.filter { $0.value == nodeID && stillMine.contains($0.key) } }
+            scheduleMaintenance()
+            return !waiting
         }
+        if redisLostLogged {
+            redisLostLogged = false
+            logger.notice("Redis reachable again", metadata: ["redis": "\(options.redis)"])
+        }
+        if options.redis.masterName != nil, let server, server.address != lastMaster {
+            // Sentinel mode: which server is the master, at start and after each failover.
+            logger.notice(lastMaster == nil ? "Redis master found through the sentinels" : "Redis master changed (a failover)",
+                          metadata: ["master": "\(server.address)", "previous": "\(lastMaster ?? "none")"])
+            lastMaster = server.address
+        }
+        let answered = takeRenewals(names, replies: replies, of: mine, sent: sent)
         scheduleMaintenance()
         return answered
     }
 
-    /// Control queue: renews every lease this node holds, in one pipeline; false when some could not be renewed and
+    /// Control queue: what the renewals of `names` (sent at `sent`) answered; false when some could not be renewed and
     /// wait for a retry.
-    private func renewLeases() -> Bool {
-        let mine = owned.withLock { $0 }
-        guard !mine.isEmpty else {
-            renewalsSucceeded(rooms: 0)
-            return true
-        }
-        let names = mine.keys.sorted()
-        let script = ClusterScripts.renew.source
-        let replies: [RedisReply]
-        let sent = scheduler.now()
-        do {
-            replies = try control.run { c throws(RedisError) in
-                try c.pipeline(names.map { name in
-                    [Array("EVAL".utf8), Array(script.utf8), Array("2".utf8), Array(keys.lease(name).utf8), Array(keys.fence(name).utf8),
-                     Array(nodeID.utf8), Array(String(options.leaseMilliseconds).utf8), Array(String(mine[name]!.store.fence).utf8)]
-                })
-            }
-        } catch {
-            return !renewalFailed(why: "lease renewal failed: \(error.message)")
-        }
+    private func takeRenewals(_ names: [String], replies: [RedisReply], of mine: [String: Owned], sent: Instant) -> Bool {
         var renewed: [String] = []
         var refusal: String? = nil
         for (name, reply) in zip(names, replies) {
