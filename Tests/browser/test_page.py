@@ -1,6 +1,7 @@
 """The web client in real headless Chromium windows against the real server."""
 import json
 
+from selenium.common.exceptions import StaleElementReferenceException
 from selenium.webdriver.common.action_chains import ActionChains
 from selenium.webdriver.common.by import By
 from selenium.webdriver.support.ui import WebDriverWait
@@ -11,7 +12,10 @@ TIMEOUT = 10
 
 
 def wait(driver, condition, timeout=TIMEOUT, message=""):
-    return WebDriverWait(driver, timeout, poll_frequency=0.05).until(lambda d: condition(d), message)
+    # The page re-renders a control on each patch: an element a condition found may be replaced before it reads its
+    # text (stale). That look proves nothing either way; the next one does.
+    return WebDriverWait(driver, timeout, poll_frequency=0.05, ignored_exceptions=[StaleElementReferenceException]).until(
+        lambda d: condition(d), message)
 
 
 def connected(driver):
