@@ -305,9 +305,7 @@ extension ClusterDirectory: RoomAdministration {
             }
             let runtime = makeRuntime(room, store: store)
             webhooks?.enqueue(leftover)
-            owned.withLock { $0[name] = Owned(runtime: runtime, store: store, leaseConfirmed: lease.asked) }
-            leasesChanged()
-            owners.withLock { $0[name] = nodeID }
+            own(name, Owned(runtime: runtime, store: store, leaseConfirmed: lease.asked))
             runtime.persistReset { error in
                 guard let error else { return reply(.success(details)) }
                 self.logger.error("room created through the API could not be stored", metadata: ["room": "\(name)", "error": "\(error)"])

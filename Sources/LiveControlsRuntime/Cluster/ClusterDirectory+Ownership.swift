@@ -34,12 +34,8 @@ extension ClusterDirectory {
         if let previous = owned.withLock({ $0.removeValue(forKey: room) }) {
             // This node still ran the room (its renewals failing) and its lease lapsed meanwhile — the watchdog stops a
             // room before that, so only a watchdog that fired late gets here: that ownership ends before this one starts
-            // (its writes carry the old fence, which Redis now refuses). Not `relinquish`: the lease is this ownership's now.
-            previous.store.stop()
-            previous.runtime.relinquish()
-            webhooks?.forget(room: room)
-            clusterMetrics.relinquished()
-            logger.warning("room no longer owned here: its lease lapsed before it was renewed; taken anew", metadata: ["room": "\(room)"])
+            // (its writes carry the old fence, which Redis now refuses). Its lease is not released: it is this one's now.
+            endOwnership(previous, of: room, why: "its lease lapsed before it was renewed; taken anew")
         }
         let stored: ClusterStoredRoom?
         let leftover: [PendingWebhook]
@@ -99,9 +95,7 @@ extension ClusterDirectory {
             runtime.persistReset()
             logger.info("room created", metadata: ["room": "\(room)", "template": "\(templateName)", "epoch": "\(fresh.epoch)", "fence": "\(fence)"])
         }
-        owned.withLock { $0[room] = Owned(runtime: runtime, store: store, leaseConfirmed: lease.asked) }
-        leasesChanged()
-        owners.withLock { $0[room] = nodeID }
+        own(room, Owned(runtime: runtime, store: store, leaseConfirmed: lease.asked))
         clusterMetrics.tookOver()
         return .owner(nodeID)
     }
@@ -138,11 +132,24 @@ extension ClusterDirectory {
         }
         guard let removed else { return }
         forgetOwner(room)
-        clusterMetrics.relinquished()
-        removed.store.stop()
-        removed.runtime.relinquish()
-        webhooks?.forget(room: room)  // its next owner sends what is left, from Redis
+        endOwnership(removed, of: room, why: why)
         releaseLeaseAfterItsWrites(room, fence: removed.store.fence)
+    }
+
+    /// Link queue: `room` is this node's now (taken over, or created through the API): its watchdog deadline counts.
+    func own(_ room: String, _ owner: Owned) {
+        owned.withLock { $0[room] = owner }
+        leasesChanged()
+        owners.withLock { $0[room] = nodeID }
+    }
+
+    /// Link queue: an ownership already taken out of `owned` stops acting (its writes, its webhooks: its next owner
+    /// sends what is left, from Redis).
+    private func endOwnership(_ owner: Owned, of room: String, why: String) {
+        clusterMetrics.relinquished()
+        owner.store.stop()
+        owner.runtime.relinquish()
+        webhooks?.forget(room: room)
         logger.warning("room no longer owned here: \(why)", metadata: ["room": "\(room)"])
     }
 
@@ -259,7 +266,6 @@ extension ClusterDirectory {
     /// Control queue: a renewal could not be made. Rooms before their deadline (`LeaseTiming.deadline`: a retry delay
     /// before their lease can lapse) stay owned, and the watchdog stops each at its deadline unless a retry renews it
     /// first; the others stop now. True when rooms wait for a retry.
-    @discardableResult
     private func renewalFailed(why: String) -> Bool {
         let kept = stopRoomsPastTheirDeadline(why: why).kept
         leasesChanged()

@@ -37,7 +37,7 @@ package final class ClusterDirectory: RoomDirectory, @unchecked Sendable {
         let runtime: RoomRuntime
         let store: RedisRoomStore
         /// When the lease was last confirmed: the send time of its acquisition or of the last renewal that succeeded
-        /// (`LeaseTiming.outlasts`).
+        /// (`LeaseTiming.deadline`).
         var leaseConfirmed: Instant
     }
 

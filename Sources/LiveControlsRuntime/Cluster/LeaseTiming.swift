@@ -26,9 +26,4 @@ struct LeaseTiming: Sendable {
     func deadline(confirmed: Instant) -> Instant {
         Instant(nanoseconds: confirmed.nanoseconds + UInt64(lease - retryDelay) * 1_000_000)
     }
-
-    /// Whether such a room may still act at `now`.
-    func outlasts(confirmed: Instant, now: Instant) -> Bool {
-        now < deadline(confirmed: confirmed)
-    }
 }
