@@ -22,13 +22,13 @@ final class BatchBuffer {
         // pass (~40 instructions a frame, docs/BENCHMARKS.md).
         frames.withUnsafeBufferPointer { frames in
             var needed = 0
-            for i in frames.indices { needed += 10 + frames[i].count }
+            for i in frames.indices { needed += FrameHeader.maxLength + frames[i].count }
             reserve(needed)
             let start = self.start
             var p = start
             for i in frames.indices {
                 let count = frames[i].count
-                p = header(at: p, first: 0x81, count: count)
+                p = FrameHeader.write(at: p, first: 0x81, count: count)
                 p.update(from: frames[i].unsafePayload, count: count)
                 p += count
             }
@@ -40,13 +40,13 @@ final class BatchBuffer {
     /// pieces of `Outbox.fragmentBytes` — the message's first is a text frame without FIN, then continuations without
     /// FIN, and its final one a continuation with FIN.
     func fragments(_ frame: Frame, offset: Int, count: Int) -> (UnsafeMutablePointer<UInt8>, Int) {
-        reserve(count + 10 * (count / Outbox.fragmentBytes + 1))
+        reserve(count + FrameHeader.maxLength * (count / Outbox.fragmentBytes + 1))
         var p = start
         var at = offset
         while at < offset + count {
             let n = min(Outbox.fragmentBytes, offset + count - at)
             let last = at + n == frame.count
-            p = header(at: p, first: (last ? 0x80 : 0) | (at == 0 ? 0x01 : 0x00), count: n)
+            p = FrameHeader.write(at: p, first: (last ? 0x80 : 0) | (at == 0 ? 0x01 : 0x00), count: n)
             p.update(from: frame.unsafePayload + at, count: n)
             p += n
             at += n
@@ -61,20 +61,5 @@ final class BatchBuffer {
         storage.deallocate()
         capacity = max(needed, capacity * 2)
         storage = UnsafeMutableRawPointer.allocate(byteCount: Int(SHIM_LWS_PRE) + capacity, alignment: 16)
-    }
-
-    /// Writes a frame header (first byte, then the payload length); returns where the payload goes.
-    private func header(at p: UnsafeMutablePointer<UInt8>, first: UInt8, count n: Int) -> UnsafeMutablePointer<UInt8> {
-        p[0] = first
-        if n < 126 {
-            p[1] = UInt8(n)
-            return p + 2
-        } else if n < 65_536 {
-            p[1] = 126; p[2] = UInt8(n >> 8); p[3] = UInt8(n & 0xFF)
-            return p + 4
-        }
-        p[1] = 127
-        for i in 0..<8 { p[2 + i] = UInt8(truncatingIfNeeded: n >> ((7 - i) * 8)) }
-        return p + 10
     }
 }

@@ -30,8 +30,9 @@ final class Connection: RoomSubscriber, @unchecked Sendable {
     var joined: [String: Membership] = [:]
     /// Service thread only: the message rate limiter.
     var rate: RateLimiter
-    /// Service thread only: where the connection is between open and gone.
-    var lifecycle: ConnectionLifecycle = .open
+    /// Service thread only: where the connection is between open and gone. Read on every write, so (like `socket`) not
+    /// checked for exclusive access at run time: the service thread's own (`LiveControlsServer.writeTurns`).
+    @exclusivity(unchecked) var lifecycle: ConnectionLifecycle = .open
     /// Service thread only: the `?token=` of the WebSocket URL, used by joins that carry none.
     var urlToken: String?
     /// Service thread only: joined rooms that had more than `LiveControlsServer.inlineIntentLimit` subscribers
@@ -51,6 +52,9 @@ final class Connection: RoomSubscriber, @unchecked Sendable {
     /// Service thread only: rooms whose work queued before this connection's close was asked for is not done yet
     /// (`LiveControlsServer.beginClose`): the close frame waits for the replies it makes.
     var closeBarriers = 0
+    /// Service thread only: the socket that framed bytes may be sent to directly (`LiveControlsServer.put`), or -1: a
+    /// TLS connection or an HTTP/2 stream, whose bytes only lws may write. Set when the WebSocket opens.
+    @exclusivity(unchecked) var socket: Int32 = -1
 
     let outbox: Mutex<Outbox>
 
@@ -95,6 +99,7 @@ final class Connection: RoomSubscriber, @unchecked Sendable {
     /// The socket is gone: drop what is queued and refuse more.
     func markClosed() {
         lifecycle.socketClosed()
+        socket = -1
         gone.store(true, ordering: .releasing)
         dropQueued()
     }

@@ -44,8 +44,9 @@ final class Hub: SubscriberWaker, Sendable {
     /// means every client waits that long for an answer: large rooms pause until passes are shorter again.
     static let behindMicroseconds = 25_000
     /// Service thread only (every access checks `onServiceThread` or runs on the service thread): connections
-    /// that code on the service thread queued frames for during the current `lws_service` pass.
-    nonisolated(unsafe) private var ready: [Connection] = []
+    /// that code on the service thread queued frames for during the current `lws_service` pass. Appended to once per
+    /// delivery, so not checked for exclusive access at run time (`LiveControlsServer.writeTurns`).
+    @exclusivity(unchecked) nonisolated(unsafe) private var ready: [Connection] = []
 
     /// Service thread, after `lws_create_context` and before `lws_context_destroy` (with nil).
     func setContext(_ context: OpaquePointer?) {

@@ -65,6 +65,7 @@ extension LiveControlsServer {
                 return 0
             }
             connection.countedAddress = address
+            if lws_is_ssl(wsi) == 0, lws_get_network_wsi(wsi) == wsi { connection.socket = lws_get_socket_fd(wsi) }
             connections[connection.session] = connection
             connection.urlToken = urlArgument(wsi, "token")
             logger.debug("connected", metadata: ["session": "\(connection.session)"])

@@ -1,4 +1,7 @@
 import CLibWebSockets
+#if canImport(Glibc)
+import Glibc
+#endif
 import LiveControlsProtocol
 import LiveControlsRuntime
 
@@ -160,35 +163,64 @@ extension LiveControlsServer {
     }
 
     /// Writes the frames `next` handed out (one `send()`), asking for another writable callback when more
-    /// wait; false when lws could not take them (the connection must close).
+    /// wait; false when the socket failed (the connection must close).
     func write(_ next: Outbox.Next, for connection: Connection, to wsi: OpaquePointer) -> Bool {
         switch next {
         case let .one(frame, more):
-            guard lws_write(wsi, frame.unsafePayload, frame.count, LWS_WRITE_TEXT) >= frame.count else { return false }
+            guard writeOne(frame, for: connection, to: wsi) else { return false }
             writeTurns.wrote(by: connection)
             if more { askToWrite(connection, wsi) }
         case let .write(frames, more):
             if frames.count == 1, let frame = frames.first {
-                guard lws_write(wsi, frame.unsafePayload, frame.count, LWS_WRITE_TEXT) >= frame.count else { return false }
-                writeTurns.wrote(by: connection)
+                guard writeOne(frame, for: connection, to: wsi) else { return false }
             } else {
-                // A backlog: frame each message ourselves and hand them to lws as one write (one send()).
+                // A backlog: frame each message ourselves and write them as one (one send()).
                 let (buffer, count) = writeBatch.frame(frames)
-                // LWS_WRITE_HTTP is LWS_WRITE_RAW: the bytes as they are.
-                guard lws_write(wsi, buffer, count, LWS_WRITE_HTTP) >= count else { return false }
-                writeTurns.wrote(by: connection)
+                guard put(buffer, count, for: connection, to: wsi) else { return false }
             }
+            writeTurns.wrote(by: connection)
             if more { askToWrite(connection, wsi) }
         case let .fragment(frame, offset, count, more):
             // Framed here, written raw like a batch: lws's own pongs and close frames can only come between fragments.
             let (buffer, length) = writeBatch.fragments(frame, offset: offset, count: count)
-            guard lws_write(wsi, buffer, length, LWS_WRITE_HTTP) >= length else { return false }
+            guard put(buffer, length, for: connection, to: wsi) else { return false }
             writeTurns.wrote(by: connection)
             if more { askToWrite(connection, wsi) }
         case .idle, .resync, .deferred, .overBudget:
             break
         }
         return true
+    }
+
+    /// One whole message. On a socket of its own, framed in the frame's headroom (the same header for every connection
+    /// it goes to; one write at a time, on this thread) and sent; otherwise lws frames it there.
+    private func writeOne(_ frame: Frame, for connection: Connection, to wsi: OpaquePointer) -> Bool {
+        let payload = frame.unsafePayload
+        guard connection.socket >= 0 else {
+            return lws_write(wsi, payload, frame.count, LWS_WRITE_TEXT) >= frame.count
+        }
+        let start = payload - FrameHeader.length(payload: frame.count)
+        _ = FrameHeader.write(at: start, first: 0x81, count: frame.count)
+        return put(start, payload + frame.count - start, for: connection, to: wsi)
+    }
+
+    /// Writes framed bytes. On a plain TCP socket of its own (`Connection.socket`) with nothing of lws's waiting to go
+    /// first, with one `send()`: lws's write path costs ~550 instructions a call in Debian's build (docs/BENCHMARKS.md,
+    /// "Stop 37"). What the socket does not take at once is handed to lws, which keeps it and sends it before anything
+    /// else of this connection's (its pongs and close frame included) when the socket can take more — the same as when
+    /// lws's own write is partial. A TLS connection or an HTTP/2 stream is always written through lws.
+    func put(_ bytes: UnsafeMutablePointer<UInt8>, _ count: Int, for connection: Connection, to wsi: OpaquePointer) -> Bool {
+        guard connection.socket >= 0, lws_partial_buffered(wsi) == 0 else {
+            // LWS_WRITE_HTTP is LWS_WRITE_RAW: the bytes as they are.
+            return lws_write(wsi, bytes, count, LWS_WRITE_HTTP) >= count
+        }
+        var sent = Glibc.send(connection.socket, bytes, count, Int32(MSG_NOSIGNAL | MSG_DONTWAIT))
+        if sent == count { return true }
+        if sent < 0 {
+            guard errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR else { return false }
+            sent = 0
+        }
+        return lws_write(wsi, bytes + sent, count - sent, LWS_WRITE_HTTP) >= count - sent
     }
 
     /// Frames wait for `connection` (woken, or more after a write): the next writable callback — or, when that callback

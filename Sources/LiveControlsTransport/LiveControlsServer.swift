@@ -42,8 +42,10 @@ public final class LiveControlsServer: @unchecked Sendable {
     var senderThisPass: Connection?
     /// Scratch space for batched writes.
     let writeBatch = BatchBuffer()
-    /// Large writes' share of each pass (`LiveControlsServer+WriteBudget.swift`).
-    var writeTurns = WriteTurns()
+    /// Large writes' share of each pass (`LiveControlsServer+WriteBudget.swift`). Touched on every write: exclusive by
+    /// being the service thread's alone (asserted where it is used), so not checked again at run time — a dynamic
+    /// exclusivity check costs ~80 instructions an access (docs/BENCHMARKS.md, "Stop 37").
+    @exclusivity(unchecked) var writeTurns = WriteTurns()
     var drainDeadline: DispatchTime = .distantFuture
     /// Each client address's share of connections and room creations.
     let shares: AddressShares

@@ -247,7 +247,9 @@ struct Outbox {
     /// Everything was taken: the next enqueue must wake the subscriber again. (A batch handed out is a slice
     /// of the old storage, which it keeps alive; emptying `frames` here does not touch it.)
     private mutating func drained() {
-        frames.removeAll(keepingCapacity: true)
+        // One frame (a write of `.one`, the usual case) leaves through the array's own fast path; the generic
+        // `removeAll(keepingCapacity:)` cost ~180 instructions a delivery (docs/BENCHMARKS.md, "Stop 37").
+        if frames.count == 1 { frames.removeLast() } else { frames.removeAll(keepingCapacity: true) }
         head = 0
         bytes = 0
         writeScheduled = false
