@@ -3,10 +3,10 @@ import LiveControlsProtocol
 /// One encoded text message, with headroom in front of it for a transport's frame header.
 ///
 /// Encoded once and shared by every subscriber it goes to. After `make` the payload is never written
-/// again. The `headroom` bytes in front of it belong to the transport: libwebsockets writes the WebSocket
-/// frame header there (`LWS_PRE`, which the transport checks is no larger), only on its service thread and
-/// one write at a time — so sharing one `Frame` between connections is safe. Nothing in Swift reads the
-/// headroom.
+/// again. The `headroom` bytes in front of it belong to the transport: it writes the WebSocket frame header
+/// there (itself, or libwebsockets in its `LWS_PRE`, which the transport checks is no larger), only on its
+/// service thread and one write at a time, the same bytes for every connection — so sharing one `Frame`
+/// between connections is safe. Nothing else reads the headroom.
 ///
 /// The bytes are one plain allocation owned by the frame (the runtime's only pointer code, all of it in this
 /// file): a transport reads them once per delivery, and through a stored pointer that costs no reference

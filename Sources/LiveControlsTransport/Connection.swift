@@ -104,6 +104,13 @@ final class Connection: RoomSubscriber, @unchecked Sendable {
         dropQueued()
     }
 
+    /// lws began closing the connection (`WS_SERVER_DROP_PROTOCOL`): nothing more is written; its intents still waiting for
+    /// a room are dropped.
+    func libraryClosing() {
+        lifecycle.libraryClosed()
+        gone.store(true, ordering: .releasing)
+    }
+
     /// Service thread, when a shutdown's grace is over: the rooms drop whatever this connection still has queued
     /// (never acked, so nothing it was told of is lost), instead of applying it before they can stop.
     func abandon() {

@@ -90,6 +90,12 @@ extension LiveControlsServer {
             connection(user)?.lifecycle.peerSentClose()
             return answerPeerClose(input, length)
 
+        case LWS_CALLBACK_WS_SERVER_DROP_PROTOCOL:
+            // lws is closing the connection, before any close frame of its own (invalid UTF-8, a malformed frame, or
+            // after ours or the peer's): nothing may be written after it (RFC 6455 §5.5.1), directly or not.
+            connection(user)?.libraryClosing()
+            return 0
+
         case LWS_CALLBACK_CLOSED:
             guard let user, let raw = user.load(as: UnsafeMutableRawPointer?.self) else { return 0 }
             let connection = Unmanaged<Connection>.fromOpaque(raw).takeRetainedValue()

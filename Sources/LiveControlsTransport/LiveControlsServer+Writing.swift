@@ -209,6 +209,10 @@ extension LiveControlsServer {
     /// "Stop 37"). What the socket does not take at once is handed to lws, which keeps it and sends it before anything
     /// else of this connection's (its pongs and close frame included) when the socket can take more — the same as when
     /// lws's own write is partial. A TLS connection or an HTTP/2 stream is always written through lws.
+    ///
+    /// One `put` per callback or direct write: when lws already holds data, `lws_issue_raw` answers with the length of
+    /// *its* oldest piece, not ours, so a second write in the same turn could read as a failed one. Each caller makes
+    /// one write and, for more, asks for the next writable callback (which lws gives only once it holds nothing).
     func put(_ bytes: UnsafeMutablePointer<UInt8>, _ count: Int, for connection: Connection, to wsi: OpaquePointer) -> Bool {
         guard connection.socket >= 0, lws_partial_buffered(wsi) == 0 else {
             // LWS_WRITE_HTTP is LWS_WRITE_RAW: the bytes as they are.

@@ -66,6 +66,7 @@ public final class LiveControlsServer: @unchecked Sendable {
     /// store cannot be opened.
     public init(options: ServerOptions, logger: Logger) throws {
         precondition(Frame.headroomFitsLWS, "libwebsockets' LWS_PRE is larger than Frame.headroom")
+        precondition(FrameHeader.maxLength <= Frame.headroom, "a frame header does not fit in Frame.headroom")
         self.options = options
         self.logger = logger
         self.shares = AddressShares(limits: options.limits, trustedProxies: options.trustedProxies)

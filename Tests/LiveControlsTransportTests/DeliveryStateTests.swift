@@ -180,6 +180,23 @@ final class ConnectionLifecycleTests: XCTestCase {
         XCTAssertFalse(life.requestClose(code: 1001, reason: ""))
     }
 
+    func testAConnectionLibwebsocketsClosesGetsNoMoreData() {
+        for start in [ConnectionLifecycle.open, .closeRequested(code: 1001, reason: "bye")] {
+            var life = start
+            life.libraryClosed()  // invalid UTF-8, a malformed frame: lws sends its own close frame
+            XCTAssertEqual(life, .libraryClosing)
+            XCTAssertEqual(life.direct, .skip)
+            XCTAssertEqual(life.writable(), .nothing)
+            XCTAssertFalse(life.closeNow(code: 1003))
+            XCTAssertFalse(life.requestClose(code: 1001, reason: ""))
+            life.socketClosed()
+            XCTAssertEqual(life, .closed)
+        }
+        var ours = ConnectionLifecycle.closing(code: 1008)
+        ours.libraryClosed()
+        XCTAssertEqual(ours, .closing(code: 1008), "after a close of ours the state says so already")
+    }
+
     func testThePeersAnswerToOurCloseKeepsOurCode() {
         var life = ConnectionLifecycle.closing(code: 1008)
         life.peerSentClose()

@@ -245,3 +245,23 @@ final class FragmentTests: XCTestCase {
         XCTAssertEqual(armed.map(\.session), [b.session])
     }
 }
+
+/// The server's frame headers (RFC 6455 §5.2): the length's encoding changes at 126 and at 65,536 bytes.
+final class FrameHeaderTests: XCTestCase {
+    func header(_ count: Int, first: UInt8 = 0x81) -> [UInt8] {
+        var bytes = [UInt8](repeating: 0xEE, count: 16)
+        let length = bytes.withUnsafeMutableBufferPointer { b in FrameHeader.write(at: b.baseAddress!, first: first, count: count) - b.baseAddress! }
+        XCTAssertEqual(length, FrameHeader.length(payload: count), "length(payload:) agrees with write at \(count)")
+        return Array(bytes[..<length])
+    }
+
+    func testLengthsAtEveryBoundary() {
+        XCTAssertEqual(header(0), [0x81, 0])
+        XCTAssertEqual(header(125), [0x81, 125])
+        XCTAssertEqual(header(126), [0x81, 126, 0, 126])
+        XCTAssertEqual(header(65_535), [0x81, 126, 0xFF, 0xFF])
+        XCTAssertEqual(header(65_536), [0x81, 127, 0, 0, 0, 0, 0, 1, 0, 0])
+        XCTAssertEqual(header(1 << 32, first: 0x00), [0x00, 127, 0, 0, 0, 1, 0, 0, 0, 0])
+        XCTAssertLessThanOrEqual(FrameHeader.maxLength, Frame.headroom, "a whole message is framed in its frame's headroom")
+    }
+}

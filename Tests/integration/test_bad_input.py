@@ -161,9 +161,14 @@ def test_invalid_utf8_closes_the_connection_and_others_carry_on(clients):
     assert other.intent("quantity", "next")["type"] == "ack"
 
 
-def test_nothing_follows_the_servers_close_frame(server, clients):
-    """After the server's close frame (here 1003 for a binary frame) the client gets no more data, even though
-    lws waits a while for the close answer this client never sends and the room keeps changing meanwhile."""
+@pytest.mark.parametrize("opcode, payload, code", [
+    (0x2, b"{}", 1003),  # a binary frame: the server asks for the close
+    (0x1, b'{"type": "join", "room": "\xff"}', 1007),  # invalid UTF-8: libwebsockets closes by itself
+], ids=["1003-binary", "1007-invalid-utf8"])
+def test_nothing_follows_the_servers_close_frame(server, clients, opcode, payload, code):
+    """After the server's close frame the client gets no more data, even though lws waits a while for the close
+    answer this client never sends and the room keeps changing meanwhile — whether the server asked for the close or
+    libwebsockets began it (it then sends the close frame itself)."""
     import os
     import socket
     from rawws import RawClient
@@ -176,20 +181,20 @@ def test_nothing_follows_the_servers_close_frame(server, clients):
     other = clients()
     other.join()
     mask = os.urandom(4)
-    payload = bytes(b ^ mask[i % 4] for i, b in enumerate(b"{}"))
-    raw.sock.sendall(bytes([0x82, 0x80 | len(payload)]) + mask + payload)  # a binary frame
+    masked = bytes(b ^ mask[i % 4] for i, b in enumerate(payload))
+    raw.sock.sendall(bytes([0x80 | opcode, 0x80 | len(masked)]) + mask + masked)
     while True:
-        opcode, body = raw.read_frame()
-        if opcode == 8:
-            assert int.from_bytes(body[:2], "big") == 1003
+        frame_opcode, body = raw.read_frame()
+        if frame_opcode == 8:
+            assert int.from_bytes(body[:2], "big") == code
             break
     for _ in range(5):  # patches for everyone in the room, the closing client still among them
         assert other.intent("quantity", "next")["type"] == "ack"
     raw.sock.settimeout(1)
     try:
         while True:
-            opcode, _ = raw.read_frame()
-            assert opcode not in (1, 2), "data after the server's close frame"
+            frame_opcode, _ = raw.read_frame()
+            assert frame_opcode not in (1, 2), "data after the server's close frame"
     except (socket.timeout, EOFError, ConnectionResetError):
         pass
     raw.close()

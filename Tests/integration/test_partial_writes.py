@@ -14,7 +14,8 @@ ITEM = "x" * 20_000
 def test_what_a_full_socket_did_not_take_still_arrives_whole_and_in_order(start_server):
     # Each append is one ~40 KB patch (the item and its label), written to the stuck client as soon as it is made (one
     # intent at a time: a quiet room's direct write), so 150 of them (6 MB) pass what its socket and the server's can
-    # hold (4 MiB at most here): one write is cut short, and every write after it must wait behind the rest of that one.
+    # hold: one write is cut short (with a 4 KiB receive buffer, the ~30th here, after ~1.4 KB of it), and every write
+    # after it must wait behind the rest of that one.
     # (Checked: with the rest of a short write dropped, the client reads a frame header inside a message.)
     server = start_server("--rate", "100000", "--burst", "100000")
     stuck = RawClient(server.port, recv_buffer=4096)

@@ -5,10 +5,11 @@
 /// open ──requestClose──▶ closeRequested ──(queue drained) closeSent──▶ closing(code) ──socketClosed──▶ closed
 ///   │                                                     ▲
 ///   ├──closeNow(code) (1003, 1009, slow consumer) ────────┘
-///   └──peerSentClose──▶ peerClosing ──socketClosed──▶ closed
+///   ├──peerSentClose──▶ peerClosing ──socketClosed──▶ closed
+///   └──libraryClosing (lws found a protocol error) ──▶ libraryClosing ──socketClosed──▶ closed
 /// ```
-/// Once our close frame is on its way (`closing`) or the peer's close is being answered (`peerClosing`),
-/// nothing more may be written.
+/// Once our close frame is on its way (`closing`), the peer's close is being answered (`peerClosing`) or lws is
+/// closing the connection itself (`libraryClosing`), nothing more may be written.
 enum ConnectionLifecycle: Equatable, Sendable {
     case open
     /// A close was asked for; the writable callbacks send what is still queued (the client's last replies),
@@ -18,6 +19,9 @@ enum ConnectionLifecycle: Equatable, Sendable {
     case closing(code: UInt16)
     /// The client sent a close frame; the library answers it: nothing more is written by us.
     case peerClosing
+    /// The library is closing the connection itself — a protocol error it found (invalid UTF-8: 1007; a malformed
+    /// frame: 1002) — and sends its own close frame: nothing more is written by us.
+    case libraryClosing
     /// The socket is gone.
     case closed
 
@@ -36,7 +40,7 @@ enum ConnectionLifecycle: Equatable, Sendable {
         case .open, .closeRequested:
             self = .closing(code: code)
             return true
-        case .closing, .peerClosing, .closed:
+        case .closing, .peerClosing, .libraryClosing, .closed:
             return false
         }
     }
@@ -57,7 +61,7 @@ enum ConnectionLifecycle: Equatable, Sendable {
             return .write
         case let .closeRequested(code, reason):
             return .drainThenClose(code: code, reason: reason)
-        case .closing, .peerClosing, .closed:
+        case .closing, .peerClosing, .libraryClosing, .closed:
             return .nothing
         }
     }
@@ -81,7 +85,7 @@ enum ConnectionLifecycle: Equatable, Sendable {
         switch self {
         case .open: return .write
         case .closeRequested: return .deferToWritable
-        case .closing, .peerClosing, .closed: return .skip
+        case .closing, .peerClosing, .libraryClosing, .closed: return .skip
         }
     }
 
@@ -97,6 +101,12 @@ enum ConnectionLifecycle: Equatable, Sendable {
         if case .closed = self { return }
         if case .closing = self { return }  // our close went first; this is its answer
         self = .peerClosing
+    }
+
+    /// The library began closing the connection (`WS_SERVER_DROP_PROTOCOL`: whatever the reason, the connection is
+    /// past writing; after a close of ours or the peer's, the state says so already).
+    mutating func libraryClosed() {
+        if case .open = self { self = .libraryClosing } else if case .closeRequested = self { self = .libraryClosing }
     }
 
     /// The socket is gone.
