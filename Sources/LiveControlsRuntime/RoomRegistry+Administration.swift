@@ -51,9 +51,6 @@ extension RoomRegistry: RoomAdministration {
         let made: Result<(RoomRuntime, RoomUpdate), AdminFailure> = rooms.withLock { rooms in
             if let existing = rooms[name], !existing.isDeleted { return .failure(exists) }
             if store.contains(room: name) { return .failure(exists) }  // stored, not loaded: no need to load it to say so
-            guard rooms.count < maxRooms else {
-                return .failure(AdminFailure(.roomLimit, "the server already has \(maxRooms) rooms loaded", room: name))
-            }
             let recipe: RoomTemplate
             do throws(ProtocolError) { recipe = try config.recipe(forRoom: name, template: template) } catch { return .failure(AdminFailure(error)) }
             var room = Room(name: name, template: recipe, epoch: Self.newEpoch(), historyLimit: config.historyLimit)
@@ -62,6 +59,10 @@ extension RoomRegistry: RoomAdministration {
                 update = try room.applyAsServer(intents, at: scheduler.now())
             } catch {
                 return .failure(AdminFailure(error, intents: intents, room: name, numbered: true))
+            }
+            // Full: only a request that would have made a room hears so (an unknown template or intent is told first).
+            guard rooms.count < maxRooms else {
+                return .failure(AdminFailure(.roomLimit, "the server already has \(maxRooms) rooms loaded", room: name))
             }
             room.startHere()
             let runtime = makeRuntime(room)
@@ -107,7 +108,7 @@ extension RoomRegistry: RoomAdministration {
         guard !pinned.contains(name) else {
             return reply(.failure(AdminFailure(.conflict, "room \(name) is one of the config's rooms (it would be made again at the next start); reset it instead", room: name)))
         }
-        switch existing(name) {
+        switch existing(name, force: true) {  // a stored room is loaded past the limit only to be deleted
         case let .success(runtime):
             runtime.delete(forget: { [weak self, weak runtime] in
                 guard let self, let runtime else { return }
@@ -135,10 +136,11 @@ extension RoomRegistry: RoomAdministration {
         }
     }
 
-    /// A loaded room, or a stored one loaded now (as a join would); `unknown_room` when there is none.
-    private func existing(_ name: String) -> Result<RoomRuntime, AdminFailure> {
+    /// A loaded room, or a stored one loaded now (as a join would); `unknown_room` when there is none. With `force`, a
+    /// stored room is loaded even when the server holds `maxRooms` (a delete, which frees its place at once).
+    private func existing(_ name: String, force: Bool = false) -> Result<RoomRuntime, AdminFailure> {
         do throws(ProtocolError) {
-            return .success(try room(named: name, template: nil, force: false, create: false))
+            return .success(try room(named: name, template: nil, force: force, create: false))
         } catch {
             return .failure(AdminFailure(error))
         }

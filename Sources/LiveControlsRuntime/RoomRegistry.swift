@@ -75,6 +75,13 @@ package final class RoomRegistry: RoomDirectory, Sendable {
         let result: Result<RoomRuntime, ProtocolError> = rooms.withLock { rooms in
             if let existing = rooms[name], !existing.isDeleted { return .success(existing) }
             guard force || rooms.count < maxRooms else {
+                // Full: a room that is nowhere gets what it would get anyway (`unknown_room`, or why it could not be
+                // created), not a `room_limit` that asks to retry for something that cannot come.
+                if !store.contains(room: name), !config.hasRoom(named: name) {
+                    guard create else { return .failure(ProtocolError(.unknownRoom, "there is no room \(name)", room: name)) }
+                    if let refusal = config.creationRefusal(room: name, template: template, mayCreate: mayCreate) { return .failure(refusal) }
+                    do throws(ProtocolError) { _ = try config.recipe(forRoom: name, template: template) } catch { return .failure(error) }
+                }
                 return .failure(ProtocolError(.roomLimit, "the server already has \(maxRooms) rooms loaded", room: name))
             }
             // A stored room (unloaded, or not loaded since the server started) comes back as it was.

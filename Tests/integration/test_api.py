@@ -312,6 +312,38 @@ def test_what_the_api_created_and_changed_survives_kill_9(start_server, tmp_path
     assert room["state"]["controls"]["quantity"]["value"] == 12
 
 
+def test_a_full_server_still_says_what_is_not_there_and_can_delete(start_server, tmp_path):
+    """At `--max-rooms`, `room_limit` (503, retry) is for a request that needs one more room loaded; a room that exists
+    nowhere is `unknown_room` (404: retrying cannot help), a creation that could not succeed anyway says why (422), and
+    a stored room can still be deleted (its place is freed at once)."""
+    first = start_server("--api-key", API_KEY, "--max-rooms", "2", "--data-dir", str(tmp_path))
+    assert API(first).post("/rooms", {"room": "kept"}).status_code == 201
+    first.stop()
+    s = start_server("--api-key", API_KEY, "--max-rooms", "2", "--data-dir", str(tmp_path))
+    api = API(s)
+    assert api.post("/rooms", {"room": "other"}).status_code == 201  # demo and other loaded: full; kept only stored
+    for method, path in [("GET", "/rooms/nosuch"), ("DELETE", "/rooms/nosuch"), ("GET", "/rooms/nosuch/members"),
+                         ("GET", "/rooms/nosuch/patches?after=0"), ("POST", "/rooms/nosuch/reset")]:
+        answer = api.call(method, path)
+        assert answer.status_code == 404 and error(answer)["code"] == "unknown_room", (method, path, answer.text)
+    assert error(api.intents("nosuch", intent("quantity", "next")))["code"] == "unknown_room"
+    unknown_template = api.post("/rooms", {"room": "x1", "template": "nope"})
+    assert unknown_template.status_code == 422 and error(unknown_template)["code"] == "unknown_template"
+    unknown_control = api.post("/rooms", {"room": "x1", "intents": [intent("nope", "next")]})
+    assert unknown_control.status_code == 422 and error(unknown_control)["code"] == "unknown_control"
+    full = api.post("/rooms", {"room": "x1"})
+    assert full.status_code == 503 and error(full)["code"] == "room_limit" and full.headers["retry-after"]
+    stored = api.get("/rooms/kept")
+    assert stored.status_code == 503 and error(stored)["code"] == "room_limit", "a stored room needs a place to load"
+    assert api.delete("/rooms/kept").status_code == 200
+    assert error(api.get("/rooms/kept"))["code"] == "unknown_room"
+    assert api.delete("/rooms/other").status_code == 200
+    deadline = time.monotonic() + 10  # a deleted room is forgotten just after the reply
+    while (made := api.post("/rooms", {"room": "x1"})).status_code == 503 and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert made.status_code == 201, "the place of the room loaded to be deleted was freed with it"
+
+
 def test_the_cli_lists_rooms_reads_one_and_applies_an_intent_over_the_api(api_server):
     def cli(*args, key=API_KEY):
         env = {"LIVECONTROLS_API_KEY": key, "PATH": "/usr/bin:/bin"}

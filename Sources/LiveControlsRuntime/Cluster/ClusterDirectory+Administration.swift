@@ -281,10 +281,6 @@ extension ClusterDirectory: RoomAdministration {
                 releaseLease(name, fence: fence)
                 return reply(.failure(exists))
             }
-            guard count < maxRooms else {
-                releaseLease(name, fence: fence)
-                return reply(.failure(AdminFailure(.roomLimit, "this node already serves \(maxRooms) rooms", room: name)))
-            }
             var room = Room(name: name, template: recipe, epoch: RoomRegistry.newEpoch(), historyLimit: config.historyLimit)
             let update: RoomUpdate
             do throws(ServerIntentError) {
@@ -292,6 +288,11 @@ extension ClusterDirectory: RoomAdministration {
             } catch {
                 releaseLease(name, fence: fence)
                 return reply(.failure(AdminFailure(error, intents: intents, room: name, numbered: true)))
+            }
+            // Full: only a request that would have made a room hears so (an unknown intent is told first).
+            guard count < maxRooms else {
+                releaseLease(name, fence: fence)
+                return reply(.failure(AdminFailure(.roomLimit, "this node already serves \(maxRooms) rooms", room: name)))
             }
             room.startHere()
             let details = RoomDetails(name: name, template: recipe.name, epoch: room.epoch, version: room.version, state: room.render(), members: [])
