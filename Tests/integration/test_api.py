@@ -131,6 +131,23 @@ def test_a_list_of_intents_is_one_patch_members_see_before_the_reply(api, api_se
     assert reply.json() == {"room": "demo", "epoch": watcher.rooms["demo"]["epoch"], "version": version}
 
 
+def test_a_list_that_replaces_the_servers_hold_with_one_just_like_it_makes_no_patch(api, api_server, connect):
+    """As PROTOCOL.md says (found by an audit): the state shows no change, so no patch (and no `hold.ended`); a member's
+    hold a list replaces always shows, as `holding` then names the server."""
+    watcher = connect(api_server)
+    watcher.join()
+    first = api.intents("demo", intent("month", "press", {"direction": "next"})).json()["version"]
+    same = api.intents("demo", intent("month", "press", {"direction": "prev"}), intent("month", "press", {"direction": "next"}))
+    assert same.status_code == 200 and same.json()["version"] == first, same.text
+    assert api.intents("demo", intent("month", "release")).json()["version"] == first + 1
+    watcher.intent("month", "press", {"direction": "next"})
+    taken = api.intents("demo", intent("month", "press", {"direction": "prev"}), intent("month", "press", {"direction": "next"})).json()
+    patch = patch_at(watcher, taken["version"])
+    assert [(e["session"], e["reason"]) for e in patch["cause"]["ended"]] == [(watcher.session, "replaced"), ("server", "replaced")]
+    assert watcher.state()["controls"]["month"]["holding"] == {"session": "server", "direction": "next"}
+    api.intents("demo", intent("month", "release"))
+
+
 def test_a_refused_intent_applies_nothing_and_maps_to_its_status(api, api_server, connect):
     watcher = connect(api_server)
     before = watcher.join()["version"]
