@@ -38,6 +38,16 @@ extension LiveControlsServer {
             serviceWakeUps()
             return 0  // never non-zero here: it would close lws's wake pipe
 
+        case LWS_CALLBACK_HTTP_CONFIRM_UPGRADE:
+            // A client that offers subprotocols, none of them ours, would be hung up on by lws without a word (RFC 6455
+            // lets a server choose none; lws 4.1 cannot): it gets a 400 that says what to offer.
+            guard let offered = header(wsi, WSI_TOKEN_PROTOCOL),
+                  !offered.split(separator: ",").contains(where: { $0.trimmingCharacters(in: .whitespaces) == protocolName })
+            else { return 0 }
+            logger.info("WebSocket refused: subprotocol not offered", metadata: ["offered": "\(offered)"])
+            _ = lws_return_http_status(wsi, 400, "offer the subprotocol \(protocolName), or none")
+            return 1  // answered; lws ends the request
+
         case LWS_CALLBACK_FILTER_PROTOCOL_CONNECTION:
             // WebSocket upgrades are accepted on /ws only, from allowed browser origins.
             guard requestPath(wsi) == "/ws" else { return 1 }

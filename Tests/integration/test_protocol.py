@@ -25,6 +25,30 @@ def test_join_works_with_or_without_subprotocol(clients, subprotocol):
     assert isinstance(snap["epoch"], str) and snap["version"] >= 1
 
 
+def test_offering_only_other_subprotocols_is_answered_400_not_dropped(server):
+    """Found by an audit: lws 4.1 hung up without a response when none of the offered subprotocols was ours."""
+    import base64
+    import os
+    import socket
+
+    def handshake(offer: str) -> bytes:
+        with socket.create_connection(("127.0.0.1", server.port), timeout=5) as sock:
+            key = base64.b64encode(os.urandom(16)).decode()
+            sock.sendall((f"GET /ws HTTP/1.1\r\nHost: 127.0.0.1\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
+                          f"Sec-WebSocket-Key: {key}\r\nSec-WebSocket-Version: 13\r\nSec-WebSocket-Protocol: {offer}\r\n\r\n").encode())
+            answer = b""  # the head of a 101; all of a refusal (its page ends with </html>)
+            while not (b" 101 " in answer.split(b"\r\n", 1)[0] and b"\r\n\r\n" in answer) and b"</html>" not in answer:
+                chunk = sock.recv(4096)
+                if not chunk:
+                    break
+                answer += chunk
+            return answer
+
+    refused = handshake("chat, http")
+    assert refused.split(b" ", 2)[1] == b"400" and b"offer the subprotocol livecontrols.v1" in refused, refused
+    assert handshake("chat, livecontrols.v1").startswith(b"HTTP/1.1 101")
+
+
 def test_intent_is_patched_then_acked_with_the_new_version(clients):
     c = clients()
     c.join()
