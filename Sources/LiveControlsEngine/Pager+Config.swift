@@ -31,13 +31,15 @@ extension Pager {
         guard (0...50).contains(radius) else { throw node.error(at: "radius", "must be 0…50") }
         let bounds = Swift.max(min ?? .min, PagerPosition.naturalBounds(domain).lowerBound)...Swift.min(max ?? .max, PagerPosition.naturalBounds(domain).upperBound)
         let start: Int
-        if let explicit = try position("start") {
+        if node["start"]?.value != "current", let explicit = try position("start") {
             guard bounds.contains(explicit) else {
                 throw node.error(at: "start", "\(JSONWriter.string(PagerPosition.json(explicit, in: domain))) is outside min…max")
             }
             start = explicit
         } else {
-            // Default: 0 for integers, today for calendars, moved into the bounds.
+            // Default, and `"current"` written out (today moves, so a config that starts today must not stop starting once
+            // today passes `max`): 0 for integers, today for calendars, moved into the bounds.
+            if node["start"]?.value == "current" { _ = try position("start") }  // refused for integers
             let preferred = domain == .integer ? 0 : PagerPosition.ordinal(of: today, in: domain)
             start = Swift.min(Swift.max(preferred, bounds.lowerBound), bounds.upperBound)
         }

@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import LiveControlsEngine
+import LiveControlsProtocol
 
 /// `livecontrols token`: mints a signed token for hosts to hand out.
 struct Token: ParsableCommand {
@@ -20,7 +21,7 @@ struct Token: ParsableCommand {
     @Option(help: "A room the token grants: an exact name, a prefix ending in *, or * for all (repeatable).")
     var room: [String] = []
 
-    @Option(help: "Display name shown in presence.")
+    @Option(help: "Display name shown in presence (at most 64 characters).")
     var name: String?
 
     @Option(help: "Subject (a user id of yours), carried as `sub`.")
@@ -47,6 +48,9 @@ struct Token: ParsableCommand {
         }
         guard roles.custom.count <= Role.maxCustomRoles else { throw ValidationError("at most \(Role.maxCustomRoles) custom roles") }
         guard ttl > 0 else { throw ValidationError("--ttl must be positive") }
+        if let name, name.count > ClientMessage.maxNameLength {
+            throw ValidationError("--name: a display name is at most \(ClientMessage.maxNameLength) characters")
+        }
     }
 
     func run() throws {

@@ -177,6 +177,7 @@ final class PagerTests: XCTestCase {
             "month": ["kind": "pager", "domain": "month", "start": "current"],
             "day": ["kind": "pager", "domain": "day", "start": "current", "radius": 1],
             "from": ["kind": "pager", "domain": "day", "min": "current"],
+            "until": ["kind": "pager", "domain": "month", "start": "current", "max": "2026-01"],
         ]]]]
         let today = CivilDate.today(fromUnixSeconds: 1_772_236_800 + 12 * 3600)
         XCTAssertEqual(today, CivilDate(year: 2026, month: 2, day: 28))
@@ -188,6 +189,8 @@ final class PagerTests: XCTestCase {
         XCTAssertEqual(controls?["day"]?["window"], ["2026-02-27", "2026-02-28", "2026-03-01"])
         XCTAssertEqual(controls?["from"]?["position"], "2026-02-28", "the default start moved into min")
         XCTAssertEqual(controls?["from"]?["min"], "2026-02-28")
+        XCTAssertEqual(controls?["until"]?["position"], "2026-01",
+                       "\"current\" written out is moved into min…max too: a config must not stop loading once today passes max")
 
         let leap = try ServerConfig(json: json, file: "t.json", today: CivilDate(year: 2028, month: 2, day: 29))
         XCTAssertEqual((leap.templates["t"]?.controls[1].control as? Pager)?.render()["position"], "2028-02-29")

@@ -85,6 +85,23 @@ final class TokenTests: XCTestCase {
         }
     }
 
+    /// Found by an audit: a `name` of another type passed, unlike every other claim of the wrong shape.
+    func testANameMustBeAShortStringOrNull() throws {
+        func signed(_ payload: String) -> String {
+            let input = Base64URL.encode(Array(#"{"alg":"HS256","typ":"JWT"}"#.utf8)) + "." + Base64URL.encode(Array(payload.utf8))
+            return input + "." + Base64URL.encode(HMACSHA256.authenticate(Array(input.utf8), key: Array("unit-test-secret-0123456789".utf8)))
+        }
+        let base = #""role":"editor","rooms":["*"],"exp":2000"#
+        XCTAssertEqual(try authority.verify(signed("{\(base),\"name\":\"Ann\"}"), now: 1_000).name, "Ann")
+        XCTAssertNil(try authority.verify(signed("{\(base),\"name\":null}"), now: 1_000).name)
+        XCTAssertEqual(try authority.verify(signed("{\(base),\"name\":\"\(String(repeating: "é", count: 64))\"}"), now: 1_000).name?.count, 64)
+        for bad in ["5", #"{"a":1}"#, "[\"Ann\"]", "true", "\"\(String(repeating: "x", count: 65))\""] {
+            XCTAssertThrowsError(try authority.verify(signed("{\(base),\"name\":\(bad)}"), now: 1_000), bad) {
+                XCTAssertEqual($0 as? TokenError, .invalid("name must be a string of at most 64 characters"))
+            }
+        }
+    }
+
     func testTamperedOrForeignTokensAreInvalid() {
         let text = authority.sign(AccessToken(role: .viewer, rooms: ["demo"], expiresAt: 2_000))
         var parts = text.split(separator: ".").map(String.init)

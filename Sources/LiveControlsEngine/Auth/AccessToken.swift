@@ -136,7 +136,15 @@ public struct TokenAuthority: Sendable {
         guard rooms.count == roomValues.count else { throw .invalid("rooms must be strings") }
         guard let expValue = claims["exp"] else { throw .invalid("exp (expiry, seconds since 1970) is required") }
         guard let exp = Self.numericDate(expValue) else { throw .invalid("exp must be a number of seconds since 1970") }
-        let token = AccessToken(subject: claims["sub"]?.stringValue, name: claims["name"]?.stringValue, role: role, roles: roles, rooms: rooms,
+        // The display name presence shows: the same bound as a join's `name`.
+        var name: String? = nil
+        if let nameValue = claims["name"], nameValue != .null {
+            guard let s = nameValue.stringValue, s.count <= ClientMessage.maxNameLength else {
+                throw .invalid("name must be a string of at most \(ClientMessage.maxNameLength) characters")
+            }
+            name = s
+        }
+        let token = AccessToken(subject: claims["sub"]?.stringValue, name: name, role: role, roles: roles, rooms: rooms,
                                 expiresAt: exp, issuedAt: claims["iat"].flatMap(Self.numericDate))
         guard now < exp else { throw .expired }
         return token
