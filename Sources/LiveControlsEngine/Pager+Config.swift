@@ -20,10 +20,19 @@ extension Pager {
             }
             do { return try PagerPosition.parse(n.value, in: domain) } catch { throw n.error(error.message) }
         }
-        let min = try position("min")
-        let max = try position("max")
-        if let min, let max, min > max {
-            throw node.error(at: "max", "\(JSONWriter.string(PagerPosition.json(max, in: domain))) is before min \(JSONWriter.string(PagerPosition.json(min, in: domain)))")
+        // A bound given as "current" moves with the date: where it would pass the other bound it stops there, and an
+        // explicit start outside bounds that move is moved into them — a config that loads today loads on any day.
+        let movingBounds = node["min"]?.value == "current" || node["max"]?.value == "current"
+        var min = try position("min")
+        var max = try position("max")
+        if let lo = min, let hi = max, lo > hi {
+            if node["min"]?.value == "current" {
+                min = hi
+            } else if node["max"]?.value == "current" {
+                max = lo
+            } else {
+                throw node.error(at: "max", "\(JSONWriter.string(PagerPosition.json(hi, in: domain))) is before min \(JSONWriter.string(PagerPosition.json(lo, in: domain)))")
+            }
         }
         let step = try node.int("step", default: 1)
         guard (1...1_000_000).contains(step) else { throw node.error(at: "step", "must be 1…1000000") }
@@ -32,10 +41,10 @@ extension Pager {
         let bounds = Swift.max(min ?? .min, PagerPosition.naturalBounds(domain).lowerBound)...Swift.min(max ?? .max, PagerPosition.naturalBounds(domain).upperBound)
         let start: Int
         if node["start"]?.value != "current", let explicit = try position("start") {
-            guard bounds.contains(explicit) else {
+            guard bounds.contains(explicit) || movingBounds else {
                 throw node.error(at: "start", "\(JSONWriter.string(PagerPosition.json(explicit, in: domain))) is outside min…max")
             }
-            start = explicit
+            start = Swift.min(Swift.max(explicit, bounds.lowerBound), bounds.upperBound)
         } else {
             // Default, and `"current"` written out (today moves, so a config that starts today must not stop starting once
             // today passes `max`): 0 for integers, today for calendars, moved into the bounds.

@@ -41,8 +41,11 @@ extension LiveControlsServer {
         case LWS_CALLBACK_HTTP_CONFIRM_UPGRADE:
             // A client that offers subprotocols, none of them ours, would be hung up on by lws without a word (RFC 6455
             // lets a server choose none; lws 4.1 cannot): it gets a 400 that says what to offer.
-            guard let offered = header(wsi, WSI_TOKEN_PROTOCOL),
-                  !offered.split(separator: ",").contains(where: { $0.trimmingCharacters(in: .whitespaces) == protocolName })
+            // lws binds the first offered name that names any of the vhost's protocols — `http` (protocols[0]) too, which
+            // it would then hang up on: ours must come before it.
+            guard requestPath(wsi) == "/ws", let offered = header(wsi, WSI_TOKEN_PROTOCOL),
+                  offered.split(separator: ",").map({ $0.trimmingCharacters(in: .whitespaces) })
+                      .first(where: { $0 == protocolName || $0 == "http" }) != protocolName
             else { return 0 }
             logger.info("WebSocket refused: subprotocol not offered", metadata: ["offered": "\(offered)"])
             _ = lws_return_http_status(wsi, 400, "offer the subprotocol \(protocolName), or none")
@@ -102,8 +105,12 @@ extension LiveControlsServer {
 
         case LWS_CALLBACK_WS_SERVER_DROP_PROTOCOL:
             // lws is closing the connection, before any close frame of its own (invalid UTF-8, a malformed frame, or
-            // after ours or the peer's): nothing may be written after it (RFC 6455 §5.5.1), directly or not.
-            connection(user)?.libraryClosing()
+            // after ours or the peer's): nothing may be written after it (RFC 6455 §5.5.1), directly or not. Replies
+            // already queued (the ack of an intent read in the same pass, before the bad frame) go first, in one write:
+            // lws sends its close frame on a later writable event, after them.
+            guard let connection = connection(user) else { return 0 }
+            if connection.lifecycle.isOpen { writeDirectly(connection) }
+            connection.libraryClosing()
             return 0
 
         case LWS_CALLBACK_CLOSED:

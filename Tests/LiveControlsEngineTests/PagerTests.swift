@@ -178,6 +178,8 @@ final class PagerTests: XCTestCase {
             "day": ["kind": "pager", "domain": "day", "start": "current", "radius": 1],
             "from": ["kind": "pager", "domain": "day", "min": "current"],
             "until": ["kind": "pager", "domain": "month", "start": "current", "max": "2026-01"],
+            "since": ["kind": "pager", "domain": "month", "min": "current", "max": "2026-01", "start": "2025-06"],
+            "ahead": ["kind": "pager", "domain": "day", "max": "current", "min": "2026-03-05", "start": "2026-03-09"],
         ]]]]
         let today = CivilDate.today(fromUnixSeconds: 1_772_236_800 + 12 * 3600)
         XCTAssertEqual(today, CivilDate(year: 2026, month: 2, day: 28))
@@ -191,6 +193,10 @@ final class PagerTests: XCTestCase {
         XCTAssertEqual(controls?["from"]?["min"], "2026-02-28")
         XCTAssertEqual(controls?["until"]?["position"], "2026-01",
                        "\"current\" written out is moved into min…max too: a config must not stop loading once today passes max")
+        XCTAssertEqual(controls?["since"]?["min"], "2026-01", "a min of \"current\" past max stops at max")
+        XCTAssertEqual(controls?["since"]?["position"], "2026-01", "an explicit start outside moving bounds is moved into them")
+        XCTAssertEqual(controls?["ahead"]?["max"], "2026-03-05", "a max of \"current\" before min stops at min")
+        XCTAssertEqual(controls?["ahead"]?["position"], "2026-03-05")
 
         let leap = try ServerConfig(json: json, file: "t.json", today: CivilDate(year: 2028, month: 2, day: 29))
         XCTAssertEqual((leap.templates["t"]?.controls[1].control as? Pager)?.render()["position"], "2028-02-29")

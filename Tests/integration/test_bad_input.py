@@ -161,6 +161,32 @@ def test_invalid_utf8_closes_the_connection_and_others_carry_on(clients):
     assert other.intent("quantity", "next")["type"] == "ack"
 
 
+def test_an_intent_read_just_before_a_frame_lws_refuses_is_still_acked(server):
+    """An intent and a frame libwebsockets closes the connection for (invalid UTF-8), in one write: the intent is applied
+    in the pass that read it, so its patch and ack leave before lws's close frame (found by a review: for a while
+    they were dropped, applied but never acked)."""
+    import json
+    from rawws import RawClient, encode_frame
+
+    for _ in range(5):
+        raw = RawClient(server.port)
+        assert raw.read_json()["type"] == "welcome"
+        raw.send_text({"type": "join", "room": "demo"})
+        while raw.read_json()["type"] != "snapshot":
+            pass
+        intent = {"type": "intent", "id": "last", "room": "demo", "control": "quantity", "intent": "next"}
+        raw.sock.sendall(encode_frame(1, json.dumps(intent).encode()) + encode_frame(1, b'{"x": "\xff"}'))
+        seen = []
+        while True:
+            opcode, body = raw.read_frame()
+            if opcode == 8:
+                seen.append(("close", int.from_bytes(body[:2], "big")))
+                break
+            seen.append(json.loads(body)["type"])
+        raw.close()
+        assert seen == ["patch", "ack", ("close", 1007)], seen
+
+
 @pytest.mark.parametrize("opcode, payload, code", [
     (0x2, b"{}", 1003),  # a binary frame: the server asks for the close
     (0x1, b'{"type": "join", "room": "\xff"}', 1007),  # invalid UTF-8: libwebsockets closes by itself
