@@ -137,7 +137,7 @@ extension RoomRegistry: RoomAdministration {
     }
 
     /// A loaded room, or a stored one loaded now (as a join would); `unknown_room` when there is none. With `force`, a
-    /// stored room is loaded even when the server holds `maxRooms` (a delete, which frees its place at once).
+    /// stored room is loaded even when the server holds `maxRooms` (a delete, which frees its place right after its reply).
     private func existing(_ name: String, force: Bool = false) -> Result<RoomRuntime, AdminFailure> {
         do throws(ProtocolError) {
             return .success(try room(named: name, template: nil, force: force, create: false))

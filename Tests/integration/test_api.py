@@ -332,7 +332,7 @@ def test_what_the_api_created_and_changed_survives_kill_9(start_server, tmp_path
 def test_a_full_server_still_says_what_is_not_there_and_can_delete(start_server, tmp_path):
     """At `--max-rooms`, `room_limit` (503, retry) is for a request that needs one more room loaded; a room that exists
     nowhere is `unknown_room` (404: retrying cannot help), a creation that could not succeed anyway says why (422), and
-    a stored room can still be deleted (its place is freed at once)."""
+    a stored room can still be deleted (its place is freed right after the reply)."""
     first = start_server("--api-key", API_KEY, "--max-rooms", "2", "--data-dir", str(tmp_path))
     assert API(first).post("/rooms", {"room": "kept"}).status_code == 201
     first.stop()
