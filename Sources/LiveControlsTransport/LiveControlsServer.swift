@@ -279,6 +279,10 @@ public final class LiveControlsServer: @unchecked Sendable {
             info.options |= UInt64(LWS_SERVER_OPTION_DO_SSL_GLOBAL_INIT)
             info.ssl_cert_filepath = a.string(tls.certificate)
             info.ssl_private_key_filepath = a.string(tls.privateKey)
+            // HTTP/1.1 only: offered h2, a browser that already has an HTTP/2 connection opens its WebSocket as an HTTP/2
+            // stream (RFC 8441's extended CONNECT, which lws 4.1 advertises), and lws 4.1 gives that stream neither the
+            // path the server checks nor a tested write path: the WebSocket would never open.
+            info.alpn = UnsafePointer(a.string("http/1.1"))
         }
         info.user = Unmanaged.passUnretained(self).toOpaque()
         return info

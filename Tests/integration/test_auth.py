@@ -3,6 +3,7 @@ import base64
 import hashlib
 import hmac
 import json
+import socket
 import ssl
 import subprocess
 import time
@@ -207,11 +208,16 @@ def test_tls_serves_https_and_wss_on_the_same_port(start_server, tmp_path):
     context = ssl.create_default_context(cafile=str(cert))
     with urllib.request.urlopen(s.http_url + "healthz", context=context, timeout=5) as r:
         assert json.loads(r.read())["status"] == "ok"
-    # Browsers and curl speak HTTP/2 over TLS (ALPN): its requests have no HTTP/1 version line and no Host header.
+    # HTTP/1.1 only, even to a client that asks for h2 (ALPN): a browser with an HTTP/2 connection would open its
+    # WebSocket as an HTTP/2 stream (RFC 8441), which lws 4.1 does not serve (found by a review: the socket never opened).
     for path in ("healthz", ""):
         h2 = subprocess.run(["curl", "-sS", "--http2", "--cacert", str(cert), "-o", "/dev/null", "-w", "%{http_version} %{http_code}",
                              s.http_url + path], capture_output=True, text=True, timeout=20)
-        assert h2.stdout == "2 200", (path, h2.stdout, h2.stderr)
+        assert h2.stdout == "1.1 200", (path, h2.stdout, h2.stderr)
+    alpn = ssl.create_default_context(cafile=str(cert))
+    alpn.set_alpn_protocols(["h2", "http/1.1"])
+    with alpn.wrap_socket(socket.create_connection(("127.0.0.1", s.port), timeout=5), server_hostname="127.0.0.1") as tls:
+        assert tls.selected_alpn_protocol() == "http/1.1"
     with ws_connect(s.ws_url, ssl=context, open_timeout=5) as ws:
         assert received(ws)["type"] == "welcome"
         join = {"type": "join", "room": "demo"}
