@@ -121,7 +121,8 @@ final class Connection: RoomSubscriber, @unchecked Sendable {
     /// counted. Service thread.
     var countedAddress: String?
 
-    /// Set once a close was asked for, or the socket closed (service thread); read by rooms on any thread.
+    /// Set once a close was asked for, lws began one itself (`libraryClosing`), or the socket closed (service thread); read
+    /// by rooms on any thread.
     private let gone = Atomic<Bool>(false)
 
     /// Whether the connection is closing or closed: rooms drop the intents it left queued (`RoomSubscriber.isGone`).
