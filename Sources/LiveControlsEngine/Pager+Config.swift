@@ -22,13 +22,13 @@ extension Pager {
         }
         // A bound given as "current" moves with the date: where it would pass the other bound it stops there, and an
         // explicit start outside bounds that move is moved into them — a config that loads today loads on any day.
-        let movingBounds = node["min"]?.value == "current" || node["max"]?.value == "current"
+        func isCurrent(_ key: String) -> Bool { node[key]?.value == "current" }
         var min = try position("min")
         var max = try position("max")
         if let lo = min, let hi = max, lo > hi {
-            if node["min"]?.value == "current" {
+            if isCurrent("min") {
                 min = hi
-            } else if node["max"]?.value == "current" {
+            } else if isCurrent("max") {
                 max = lo
             } else {
                 throw node.error(at: "max", "\(JSONWriter.string(PagerPosition.json(hi, in: domain))) is before min \(JSONWriter.string(PagerPosition.json(lo, in: domain)))")
@@ -39,21 +39,20 @@ extension Pager {
         let radius = try node.int("radius", default: 2)
         guard (0...50).contains(radius) else { throw node.error(at: "radius", "must be 0…50") }
         let bounds = Swift.max(min ?? .min, PagerPosition.naturalBounds(domain).lowerBound)...Swift.min(max ?? .max, PagerPosition.naturalBounds(domain).upperBound)
-        let start: Int
-        if node["start"]?.value != "current", let explicit = try position("start") {
-            guard bounds.contains(explicit) || movingBounds else {
+        // An explicit start, or the default — 0 for integers, today for calendars, and `"current"` written out (today
+        // moves, so a config that starts today must not stop starting once today passes `max`) — moved into the bounds.
+        let preferred: Int
+        if let explicit = try position("start"), !isCurrent("start") {  // (position refuses "current" for integers)
+            guard bounds.contains(explicit) || isCurrent("min") || isCurrent("max") else {
                 throw node.error(at: "start", "\(JSONWriter.string(PagerPosition.json(explicit, in: domain))) is outside min…max")
             }
-            start = Swift.min(Swift.max(explicit, bounds.lowerBound), bounds.upperBound)
+            preferred = explicit
         } else {
-            // Default, and `"current"` written out (today moves, so a config that starts today must not stop starting once
-            // today passes `max`): 0 for integers, today for calendars, moved into the bounds.
-            if node["start"]?.value == "current" { _ = try position("start") }  // refused for integers
-            let preferred = domain == .integer ? 0 : PagerPosition.ordinal(of: today, in: domain)
-            start = Swift.min(Swift.max(preferred, bounds.lowerBound), bounds.upperBound)
+            preferred = domain == .integer ? 0 : PagerPosition.ordinal(of: today, in: domain)
         }
+        let start = Swift.min(Swift.max(preferred, bounds.lowerBound), bounds.upperBound)
         self.init(label: try node.string("label", default: id.rawValue), domain: domain, position: start,
                   min: min, max: max, step: step, radius: radius, timing: try node.holdTiming(defaultIntervalMs: 250))
-        currentBounds = ["min", "max"].filter { node[$0]?.value == "current" }
+        currentBounds = ["min", "max"].filter(isCurrent)
     }
 }

@@ -74,16 +74,12 @@ package final class RoomRegistry: RoomDirectory, Sendable {
               takeCreation: () -> ProtocolError? = { nil }) throws(ProtocolError) -> RoomRuntime {
         let result: Result<RoomRuntime, ProtocolError> = rooms.withLock { rooms in
             if let existing = rooms[name], !existing.isDeleted { return .success(existing) }
-            guard force || rooms.count < maxRooms else {
-                // Full: a room that is nowhere gets what it would get anyway (`unknown_room`, or why it could not be
-                // created), not a `room_limit` that asks to retry for something that cannot come.
-                if !store.contains(room: name), !config.hasRoom(named: name) {
-                    guard create else { return .failure(ProtocolError(.unknownRoom, "there is no room \(name)", room: name)) }
-                    if let refusal = config.creationRefusal(room: name, template: template, mayCreate: mayCreate) { return .failure(refusal) }
-                    do throws(ProtocolError) { _ = try config.recipe(forRoom: name, template: template) } catch { return .failure(error) }
-                }
-                return .failure(ProtocolError(.roomLimit, "the server already has \(maxRooms) rooms loaded", room: name))
-            }
+            // Full: a stored or configured room has no place to load in. A room that is nowhere goes on to hear what it
+            // would anyway (`unknown_room`, or why it could not be created): `room_limit` asks to retry, so only a
+            // request that would make a room hears it, just before the room would be made.
+            let full = !force && rooms.count >= maxRooms
+            let roomLimit = ProtocolError(.roomLimit, "the server already has \(maxRooms) rooms loaded", room: name)
+            if full, store.contains(room: name) || config.hasRoom(named: name) { return .failure(roomLimit) }
             // A stored room (unloaded, or not loaded since the server started) comes back as it was.
             var template = template
             var stored = false
@@ -109,6 +105,7 @@ package final class RoomRegistry: RoomDirectory, Sendable {
             }
             let recipe: RoomTemplate
             do throws(ProtocolError) { recipe = try config.recipe(forRoom: name, template: template) } catch { return .failure(error) }
+            if full { return .failure(roomLimit) }
             if !force, !stored, !config.hasRoom(named: name), var refusal = takeCreation() {
                 refusal.room = name
                 return .failure(refusal)

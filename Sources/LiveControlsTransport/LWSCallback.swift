@@ -39,13 +39,12 @@ extension LiveControlsServer {
             return 0  // never non-zero here: it would close lws's wake pipe
 
         case LWS_CALLBACK_HTTP_CONFIRM_UPGRADE:
-            // A client that offers subprotocols, none of them ours, would be hung up on by lws without a word (RFC 6455
-            // lets a server choose none; lws 4.1 cannot): it gets a 400 that says what to offer.
-            // lws binds the first offered name that names any of the vhost's protocols — `http` (protocols[0]) too, which
-            // it would then hang up on: ours must come before it.
+            // lws binds the first offered subprotocol that names one of the vhost's protocols, and hangs up without a word
+            // when none does (RFC 6455 lets a server choose none; lws 4.1 cannot) — or when that is the HTTP side's. A
+            // client whose offer would end so gets a 400 that says what to offer.
             guard requestPath(wsi) == "/ws", let offered = header(wsi, WSI_TOKEN_PROTOCOL),
                   offered.split(separator: ",").map({ $0.trimmingCharacters(in: .whitespaces) })
-                      .first(where: { $0 == protocolName || $0 == "http" }) != protocolName
+                      .first(where: { $0 == protocolName || $0 == Self.httpProtocolName }) != protocolName
             else { return 0 }
             logger.info("WebSocket refused: subprotocol not offered", metadata: ["offered": "\(offered)"])
             _ = lws_return_http_status(wsi, 400, "offer the subprotocol \(protocolName), or none")

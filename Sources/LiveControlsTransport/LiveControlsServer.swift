@@ -194,10 +194,14 @@ public final class LiveControlsServer: @unchecked Sendable {
         finished.signal()
     }
 
+    /// The name of the vhost's HTTP protocol (lws's protocols[0], the callback mounts' origin). A client may offer it as a
+    /// WebSocket subprotocol too: lws would bind the upgrade to it (`LWS_CALLBACK_HTTP_CONFIRM_UPGRADE` refuses that).
+    static let httpProtocolName = "http"
+
     private func makeContextInfo(_ a: CAllocations) -> lws_context_creation_info {
         // Protocols: [0] http (also serves /healthz), [1] livecontrols.v1, [2] terminator.
         let protocols = a.allocate(lws_protocols.self, count: 3)
-        protocols[0].name = a.string("http")
+        protocols[0].name = a.string(Self.httpProtocolName)
         protocols[0].callback = lwsCallback
         protocols[1].name = a.string(protocolName)
         protocols[1].callback = lwsCallback
@@ -221,23 +225,23 @@ public final class LiveControlsServer: @unchecked Sendable {
         let health = a.allocate(lws_http_mount.self)
         health.pointee.mountpoint = a.string("/healthz")
         health.pointee.mountpoint_len = UInt8("/healthz".utf8.count)
-        health.pointee.origin = a.string("http")
+        health.pointee.origin = a.string(Self.httpProtocolName)
         shim_mount_set_protocol(health, UInt8(LWSMPRO_CALLBACK.rawValue))
         let metrics = a.allocate(lws_http_mount.self)
         metrics.pointee.mountpoint = a.string("/metrics")
         metrics.pointee.mountpoint_len = UInt8("/metrics".utf8.count)
-        metrics.pointee.origin = a.string("http")
+        metrics.pointee.origin = a.string(Self.httpProtocolName)
         shim_mount_set_protocol(metrics, UInt8(LWSMPRO_CALLBACK.rawValue))
         let ready = a.allocate(lws_http_mount.self)
         ready.pointee.mountpoint = a.string("/readyz")
         ready.pointee.mountpoint_len = UInt8("/readyz".utf8.count)
-        ready.pointee.origin = a.string("http")
+        ready.pointee.origin = a.string(Self.httpProtocolName)
         shim_mount_set_protocol(ready, UInt8(LWSMPRO_CALLBACK.rawValue))
         // The server API: every method, every path under /api (the router answers 404 for what it does not have).
         let api = a.allocate(lws_http_mount.self)
         api.pointee.mountpoint = a.string("/api")
         api.pointee.mountpoint_len = UInt8("/api".utf8.count)
-        api.pointee.origin = a.string("http")
+        api.pointee.origin = a.string(Self.httpProtocolName)
         shim_mount_set_protocol(api, UInt8(LWSMPRO_CALLBACK.rawValue))
         health.pointee.mount_next = UnsafePointer(ready)
         ready.pointee.mount_next = UnsafePointer(api)

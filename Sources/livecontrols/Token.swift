@@ -48,7 +48,7 @@ struct Token: ParsableCommand {
         }
         guard roles.custom.count <= Role.maxCustomRoles else { throw ValidationError("at most \(Role.maxCustomRoles) custom roles") }
         guard ttl > 0 else { throw ValidationError("--ttl must be positive") }
-        if let name, name.count > ClientMessage.maxNameLength {
+        if let name, !AccessToken.isValidName(name) {
             throw ValidationError("--name: a display name is at most \(ClientMessage.maxNameLength) characters")
         }
     }

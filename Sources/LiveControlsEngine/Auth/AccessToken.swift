@@ -28,6 +28,8 @@ public enum Role: String, Sendable, CaseIterable, Comparable {
 public struct AccessToken: Sendable, Equatable {
     public var subject: String?
     public var name: String?
+    /// Whether `name` may be a token's display name: the same bound as a join's `name`.
+    public static func isValidName(_ name: String) -> Bool { name.count <= ClientMessage.maxNameLength }
     public var role: Role
     /// Custom roles (`host`, `reviewer`…), beside `role`.
     public var roles: [String]
@@ -136,10 +138,9 @@ public struct TokenAuthority: Sendable {
         guard rooms.count == roomValues.count else { throw .invalid("rooms must be strings") }
         guard let expValue = claims["exp"] else { throw .invalid("exp (expiry, seconds since 1970) is required") }
         guard let exp = Self.numericDate(expValue) else { throw .invalid("exp must be a number of seconds since 1970") }
-        // The display name presence shows: the same bound as a join's `name`.
         var name: String? = nil
         if let nameValue = claims["name"], nameValue != .null {
-            guard let s = nameValue.stringValue, s.count <= ClientMessage.maxNameLength else {
+            guard let s = nameValue.stringValue, AccessToken.isValidName(s) else {
                 throw .invalid("name must be a string of at most \(ClientMessage.maxNameLength) characters")
             }
             name = s
