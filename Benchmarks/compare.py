@@ -5,7 +5,7 @@ docs/BENCHMARKS.md).
 
 Usage: python3 Benchmarks/compare.py [--repetitions 3] [--seconds 5] [--quick] [--only SCENARIO ...]
                                      [--json Benchmarks/results.json] [--svg docs/benchmarks.svg]
-                                     [--baseline PATH/TO/older/livecontrols]
+                                     [--baseline PATH/TO/older/livecontrols] [--uws-bytes N]
        python3 Benchmarks/compare.py --plot-from results.json [--svg docs/benchmarks.svg]
 Needs: `libwebsockets-test-server` (Debian package libwebsockets-test-server, found on PATH), release builds of
 `livecontrols` and of the tool (`swift build -c release --package-path Benchmarks`); socketify (uWebSockets) is
@@ -13,6 +13,10 @@ installed from PyPI by the script when missing.
 
 With --baseline, an older `livecontrols` binary (built from an earlier commit, e.g. in a `git worktree`) runs as a
 third server, "baseline", interleaved with the others in every scenario: a before/after check of a change in one run.
+
+uWebSockets relays the load tool's message, a number of a few bytes; LiveControls sends a versioned patch of ~240
+bytes (the tables' "msg B" column). With --uws-bytes N a second uWebSockets, "uws-NB", relays messages padded to N
+bytes, so the same run shows how much of a difference is the message's size.
 
 Before every run the script waits until both servers are quiet (their CPU time stops growing), so a
 scenario never pays for the teardown of the previous one (10,000 closes take the server a while).
@@ -150,6 +154,7 @@ def main():
                     "--quick and --only runs write none unless asked)")
     ap.add_argument("--plot-from", type=pathlib.Path, help="no runs: plot the results a previous --json wrote")
     ap.add_argument("--baseline", type=pathlib.Path, help="an older livecontrols binary, run as a third server ('baseline')")
+    ap.add_argument("--uws-bytes", type=int, metavar="N", help="also run uWebSockets relaying messages padded to N bytes ('uws-NB')")
     args = ap.parse_args()
     if args.svg is None and not (args.quick or args.only):
         args.svg = REPO / "docs" / "benchmarks.svg"
@@ -174,7 +179,12 @@ def main():
     mirror, mirror_port = start_mirror()
     uws, uws_port = start_uws()
     servers = [("livecontrols", lc, lc_port), ("uws", uws, uws_port), ("mirror", mirror, mirror_port)]
-    relays = ("mirror", "uws")  # speak the mirror's protocol: a message is a number, echoed to every connection
+    # Relays speak the mirror's protocol (a message is a number, echoed to every connection); these are their flags.
+    relays = {"mirror": ["--mirror"], "uws": ["--mirror"]}
+    if args.uws_bytes:
+        sized, sized_port = start_uws(port=17683)
+        servers.append((f"uws-{args.uws_bytes}B", sized, sized_port))
+        relays[f"uws-{args.uws_bytes}B"] = ["--mirror", "--mirror-bytes", str(args.uws_bytes)]
     if args.baseline:
         base, base_port = start_livecontrols(args.baseline)
         servers.append(("baseline", base, base_port))
@@ -187,7 +197,7 @@ def main():
             for scenario, extra in runs:
                 for name, proc, port in order:
                     settle(*pids)
-                    r = run_tool(scenario, port, proc.pid, name in relays, extra + ["--seconds", str(args.seconds)])
+                    r = run_tool(scenario, port, proc.pid, False, extra + ["--seconds", str(args.seconds)] + relays.get(name, []))
                     key = (scenario, " ".join(extra), name)
                     results.setdefault(key, []).append(r)
                     print(f"rep {rep + 1} {scenario} {' '.join(extra)} {name}: {r['deliveriesPerSecond']} /s, p99 {r['latencyMicros']['p99']} µs, lost {r['lost']}", file=sys.stderr)
@@ -214,8 +224,8 @@ def main():
         write_svg(args.svg, results, note)
         print(f"plot written to {args.svg}", file=sys.stderr)
     print(note + "\n")
-    print("| scenario | server | deliveries/s | p50 µs | p90 µs | p99 µs | max µs | lost | server CPU µs/delivery | peak RSS KiB |")
-    print("|---|---|---|---|---|---|---|---|---|---|")
+    print("| scenario | server | deliveries/s | p50 µs | p90 µs | p99 µs | max µs | lost | server CPU µs/delivery | peak RSS KiB | msg B |")
+    print("|---|---|---|---|---|---|---|---|---|---|---|")
     for (scenario, extra, name), rs in results.items():
         if scenario not in ("fanout", "latency"):
             continue
@@ -223,7 +233,7 @@ def main():
               f"{med(rs, lambda r: r['latencyMicros']['p50']):,.0f} | {med(rs, lambda r: r['latencyMicros']['p90']):,.0f} | "
               f"{med(rs, lambda r: r['latencyMicros']['p99']):,.0f} | {med(rs, lambda r: r['latencyMicros']['max']):,.0f} | "
               f"{max(r['lost'] for r in rs)} | {med(rs, lambda r: r.get('serverCPUMicrosPerDelivery', 0)):.2f} | "
-              f"{max(r.get('serverPeakRSSKiB', 0) for r in rs):,} |")
+              f"{max(r.get('serverPeakRSSKiB', 0) for r in rs):,} | {med(rs, lambda r: r.get('messageBytes', 0)):.0f} |")
     for (scenario, extra, name), rs in results.items():
         if scenario == "idle":
             print(f"\nidle ({extra}, template without presence, {name}): connected in {med(rs, lambda r: r['seconds']):.2f} s (median), "

@@ -7,6 +7,8 @@ struct FanoutResult {
     var seconds: Double
     var sent = 0
     var deliveries = 0
+    /// Payload bytes of the deliveries counted (their mean is the size of the message each subscriber gets).
+    var deliveredBytes = 0
     var expected = 0
     /// Intents the server refused (each also counts as lost deliveries).
     var errors = 0
@@ -24,6 +26,7 @@ struct FanoutResult {
         var fields = [
             #""subscribers":\#(subscribers)"#, #""window":\#(window)"#, #""seconds":\#(String(format: "%.2f", seconds))"#,
             #""sent":\#(sent)"#, #""errors":\#(errors)"#, #""deliveries":\#(deliveries)"#, #""deliveriesPerSecond":\#(Int(deliveriesPerSecond))"#, #""lost":\#(lost)"#,
+            #""messageBytes":\#(deliveries > 0 ? deliveredBytes / deliveries : 0)"#,
             #""latencyMicros":{"p50":\#(histogram.percentile(0.5)),"p90":\#(histogram.percentile(0.9)),"p99":\#(histogram.percentile(0.99)),"max":\#(histogram.maxValue)}"#,
         ]
         if let cpu = serverCPUSeconds, deliveries > 0 { fields.append(#""serverCPUMicrosPerDelivery":\#(String(format: "%.3f", cpu * 1e6 / Double(deliveries)))"#) }
@@ -49,6 +52,7 @@ func runFanout(loop: Loop, target: Target, subscribers: Int, window: Int, second
     let subs = connectAll(loop, target: target, count: subscribers) { _, bytes in
         guard counting, let id = requestID(bytes), id < sendTimes.count else { return }
         result.deliveries += 1
+        result.deliveredBytes += bytes.count
         result.histogram.record(nanos: nowNanos() &- sendTimes[id])
     }
     guard subs.count == subscribers else {
@@ -65,7 +69,9 @@ func runFanout(loop: Loop, target: Target, subscribers: Int, window: Int, second
         case .livecontrols, .livecontrolsRooms:
             conn.sendText(#"{"type":"intent","id":\#(id),"room":"\#(target.room(forTag: conn.tag)!)","control":"quantity","intent":"set","args":{"value":\#(id % 2 + 10)}}"#)
         case .mirror:
-            conn.sendText(String(id))
+            // `--mirror-bytes N`: the relayed message padded to N bytes, its id last (where the scan finds it first).
+            let text = mirrorBytes > 0 ? #""id":\#(id)"# : String(id)
+            conn.sendText(String(repeating: "x", count: max(0, mirrorBytes - text.utf8.count)) + text)
         }
     }
     let drivers = connectAll(loop, target: target, count: 1, node: driverNode, firstTag: subscribers) { conn, bytes in

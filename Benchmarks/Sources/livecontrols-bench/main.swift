@@ -50,6 +50,8 @@ let driverNode = Int(option("driver-node") ?? (endpoints.count > 1 ? "1" : "0"))
 guard driverNode >= 0 && driverNode < endpoints.count else { print("--driver-node must be below the number of --ports"); exit(2) }
 let redisPID = option("redis-pid").flatMap { Int32($0) }
 let mirror = arguments.contains("--mirror")
+/// Mirror peers only: pad each relayed message to this many bytes (0: the bare id).
+let mirrorBytes = Int(option("mirror-bytes") ?? "0")!
 let room = option("room") ?? "bench-\(getpid())-\(nowNanos() % 1_000_000)"
 let target: Target = mirror ? .mirror : .livecontrols(room: room, template: option("template"))
 let serverPIDs = options("server-pid").compactMap { Int32($0) }
