@@ -38,15 +38,30 @@ extension ListStepper {
         if selected == nil { selected = id }
     }
 
-    /// `move {id, index}`: the item to flattened position `index` (0…count − 1, counted without it), into the section
-    /// of the item now there (the end of the last section for the last position). Keeps its id and the selection.
+    /// `move {id, index, section?}`: without `section`, the item to flattened position `index` (0…count − 1, counted
+    /// without it), into the section of the item now there (the end of the last section for the last position);
+    /// with `section`, to position `index` of that section (0…its count without the item: its end) — the only way
+    /// to the end of a section that is not the last, or into an empty one. Keeps its id and the selection.
     mutating func move(_ args: IntentArgs) throws(IntentError) {
         let id = try args.string("id")
         let position = try args.int("index")
+        let sectionID = try args.optionalString("section")
         guard index(of: id) != nil else { throw IntentError(.notFound, "the list has no item \"\(id)\"") }
-        guard (0..<count).contains(position) else { throw IntentError(.outOfRange, "index \(position) is outside 0…\(count - 1)") }
+        guard let sectionID else {
+            guard (0..<count).contains(position) else { throw IntentError(.outOfRange, "index \(position) is outside 0…\(count - 1)") }
+            let item = removeItem(id)!
+            place(item, at: position)
+            return
+        }
+        guard let s = sections.firstIndex(where: { $0.id == sectionID }) else {
+            throw IntentError(.notFound, "the list has no section \"\(sectionID)\" (it has: \(sections.map(\.id).joined(separator: ", ")))")
+        }
+        let room = sections[s].items.count - (sections[s].items.contains { $0.id == id } ? 1 : 0)
+        guard (0...room).contains(position) else {
+            throw IntentError(.outOfRange, "index \(position) is outside 0…\(room) for section \"\(sectionID)\"")
+        }
         let item = removeItem(id)!
-        place(item, at: position)
+        sections[s].items.insert(item, at: position)
     }
 
     /// `edit {id, value}`: the item's value; it keeps its id (and stays selected if it was).

@@ -13,8 +13,8 @@ final class IntentFuzzTests: XCTestCase {
     static let iterations = Int(ProcessInfo.processInfo.environment["FUZZ_ITERATIONS"] ?? "") ?? 20_000
 
     static let intents = ["next", "prev", "set", "press", "release", "select", "append", "remove", "finish", "expand",
-                          "reset", "goto", "jump", ""]
-    static let keys = ["value", "direction", "id", "section", "element", "field", "position", "step", "x"]
+                          "reset", "goto", "jump", "move", "insert", ""]
+    static let keys = ["value", "direction", "id", "section", "element", "field", "position", "step", "index", "x"]
 
     func randomValue(_ rng: inout SplitMix64, depth: Int = 0) -> JSONValue {
         switch Int.random(in: 0..<(depth > 1 ? 6 : 8), using: &rng) {
@@ -22,7 +22,7 @@ final class IntentFuzzTests: XCTestCase {
         case 1: return .bool(Bool.random(using: &rng))
         case 2: return .int(Int.random(in: -5...120, using: &rng))
         case 3: return .double(Double.random(in: -10...10, using: &rng))
-        case 4: return .string(["next", "prev", "", "i1", "i2", "2026-02-29", "2025-13", "abc", "0", "account", "email"].randomElement(using: &rng)!)
+        case 4: return .string(["next", "prev", "", "i1", "i2", "2026-02-29", "2025-13", "abc", "0", "account", "email", "s1", "s2"].randomElement(using: &rng)!)
         case 5: return .int(Int.random(in: Int.min...Int.max, using: &rng))
         case 6: return .array((0..<Int.random(in: 0...3, using: &rng)).map { _ in randomValue(&rng, depth: depth + 1) })
         default:

@@ -17,6 +17,7 @@ final class ListStepperPatchTests: XCTestCase {
         try H.roomApply(&room, "person", "remove", ["id": "i3"])
         try H.roomApply(&room, "person", "insert", ["value": ["name": "Bo"], "index": 0])
         try H.roomApply(&room, "person", "move", ["id": "i2", "index": 3])
+        try H.roomApply(&room, "person", "move", ["id": "i2", "index": 0, "section": "s1"])
         try H.roomApply(&room, "person", "edit", ["id": "i1", "value": ["name": "Jo", "age": 24]])
         let patch = try H.roomApply(&room, "person", "select", ["id": "i4"], by: H.bob)
         XCTAssertEqual(patch?.cause["session"], "bob")

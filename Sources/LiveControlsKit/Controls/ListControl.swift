@@ -56,9 +56,12 @@ public struct ListControl: SequentialControl {
         try await control.send("insert", ["value": value, "index": .int(index)])
     }
 
-    /// Moves an item to position `index` of the list without it.
-    @discardableResult public func move(_ id: String, to index: Int) async throws -> Int {
-        try await control.send("move", ["id": .string(id), "index": .int(index)])
+    /// Moves an item to position `index` of the list without it (into the section of the item now there), or, with
+    /// `section`, to position `index` of that section (0…its count without the item: its end).
+    @discardableResult public func move(_ id: String, to index: Int, section: String? = nil) async throws -> Int {
+        var args: JSONObject = ["id": .string(id), "index": .int(index)]
+        if let section { args["section"] = .string(section) }
+        return try await control.send("move", args)
     }
 
     /// Replaces an item's value (it keeps its id).
