@@ -10,7 +10,8 @@ import { pagerView } from "./views/pager.js";
 const params = new URLSearchParams(location.search);
 // The name: the URL's (?name=), else the one chosen here before (kept in this browser).
 const storedName = (() => { try { return localStorage.getItem("livecontrols.name"); } catch { return null; } })();
-const name = params.get("name") ?? storedName;
+// A name is 1–64 characters (the server refuses a longer one): what the box would save, the URL's is cut to.
+const name = (params.get("name") ?? storedName)?.trim().slice(0, 64) || null;
 const room = new LiveRoom({ room: params.get("room") || "demo", name, token: params.get("token"), template: params.get("template") });
 const $ = (id) => document.getElementById(id);
 $("room-name").textContent = room.room;
@@ -35,7 +36,7 @@ $("debug-toggle").addEventListener("change", (e) => {
 });
 
 const statusText = { open: "connected", connecting: "connecting…", closed: "disconnected — reconnecting…", refused: "could not join",
-                     deleted: "room deleted", removed: "disconnected by the server" };
+                     deleted: "room deleted", removed: "disconnected by the server", expired: "access expired" };
 // Disconnected: the page keeps trying by itself. Only a disconnection that lasts is worth a message (a restart takes
 // a few seconds); "Retry now" skips the wait.
 const unreachableAfterMs = 8000;
@@ -45,12 +46,18 @@ $("retry").addEventListener("click", () => room.reconnectNow());
 for (const type of ["online", "visibilitychange"]) {
   addEventListener(type, () => { if (document.visibilityState === "visible") room.reconnectNow(); });
 }
+let reconnecting = false; // from a lost connection until joined again: each new attempt is still "reconnecting"
 room.addEventListener("status", (e) => {
   const status = e.detail.status;
-  $("status").textContent = statusText[status] ?? status;
-  $("status").dataset.state = status;
+  if (status === "closed") reconnecting = true;
+  else if (status !== "connecting") reconnecting = false;
+  const shown = status === "connecting" && reconnecting ? "closed" : status;
+  $("status").textContent = statusText[shown] ?? shown;
+  $("status").dataset.state = shown;
   document.body.dataset.status = status;
-  $("retry").hidden = status !== "closed";
+  // Not joined: nothing in the controls acts, keyboard included (greyed by the stylesheet; `inert` stops typing too).
+  $("controls").inert = status !== "open";
+  $("retry").hidden = shown !== "closed";
   if (status !== "closed" && status !== "connecting") {
     // Connected, or ended for a reason of its own (refused, deleted, removed): no longer "still trying".
     clearTimeout(unreachableTimer);
@@ -77,7 +84,10 @@ room.addEventListener("startedover", () => {
 room.addEventListener("state", render);
 room.addEventListener("patch", (e) => logPatch(e.detail));
 room.addEventListener("error", (e) => {
-  $("errors").textContent = plainWords(e.detail);
+  // A token in the link that the server does not take (mistyped, cut, signed for another server) is not a missing one.
+  const badToken = e.detail.code === "unauthorized" && params.get("token");
+  $("errors").textContent = badToken ? "The access link's token is not valid on this server (it may be cut short or meant for another server): ask for a new link."
+    : plainWords(e.detail);
   $("errors").dataset.code = e.detail.code; // the protocol's code, for tools and tests
 });
 
@@ -91,8 +101,25 @@ function genericView(room, id) {
     update(c) { title.textContent = c.label || id; pre.textContent = JSON.stringify(c, null, 2); } };
 }
 
+/** What this session may do and is called, as the server has it: a viewer's page says it only watches; a name set by
+ * the access token shows in the name box, which cannot change it. */
+function renderSelf() {
+  const me = room.state.presence?.[room.session];
+  if (!me) return;
+  const viewer = (me.roles ?? []).includes("viewer");
+  document.body.classList.toggle("viewer", viewer);
+  $("viewer-note").hidden = !viewer;
+  const fromToken = params.get("token") && me.name !== null && me.name !== (name ?? null);
+  if (fromToken) {
+    $("name-input").value = me.name;
+    $("name-input").disabled = $("name-save").disabled = true;
+    $("name-input").title = "Your access link sets your name";
+  }
+}
+
 function render() {
   $("version").textContent = room.version;
+  renderSelf();
   const controls = room.state.controls;
   for (const [id, control] of Object.entries(controls)) {
     let view = views.get(id);
@@ -107,6 +134,8 @@ function render() {
     view.update(control);
   }
   for (const [id, view] of views) if (!(id in controls)) { view.element.remove(); views.delete(id); }
+  // A viewer sends no intents: every control shows disabled (still read out, unlike an inert part of the page).
+  if (document.body.classList.contains("viewer")) for (const c of $("controls").querySelectorAll("button, input, select")) c.disabled = true;
   renderPresence();
 }
 

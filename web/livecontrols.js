@@ -40,7 +40,7 @@ export function applyPatch(doc, ops) {
 
 /** A client for one room. Events: "status", "state", "patch", "error", "startedover" (a snapshot of a new epoch). */
 export class LiveRoom extends EventTarget {
-  constructor({ url, room = "demo", name = null, template = null, token = null } = {}) {
+  constructor({ url, room = "demo", name = null, template = null, token = null, maxMessageBytes = 65536 } = {}) {
     super();
     // A token travels in the WebSocket URL (`/ws?token=…`), which browsers can set, unlike headers.
     this.url = (url ?? LiveRoom.defaultURL()) + (token ? `?token=${encodeURIComponent(token)}` : "");
@@ -60,6 +60,7 @@ export class LiveRoom extends EventTarget {
     this.joinTimer = null;
     this.closedByUser = false;
     this.presenceData = {};
+    this.maxMessageBytes = maxMessageBytes;
     this.connect();
   }
 
@@ -77,8 +78,13 @@ export class LiveRoom extends EventTarget {
     ws.onclose = (event) => {
       if (this.ws !== ws) return;
       clearTimeout(this.joinTimer);
-      for (const { reject } of this.pending.values()) reject(Object.assign(new Error("connection closed"), { code: "disconnected" }));
+      // 1009: a message of ours was larger than the server takes (its --max-message-bytes is below maxMessageBytes).
+      const closed = event.code === 1009
+        ? Object.assign(new Error("a message was larger than the server accepts"), { code: "too_large" })
+        : Object.assign(new Error("connection closed"), { code: "disconnected" });
+      for (const { reject } of this.pending.values()) reject(closed);
       this.pending.clear();
+      if (event.code === 1009) this.emit("error", { type: "error", code: "too_large", message: closed.message });
       if (event.code === LiveRoom.disconnectedCode) {
         // The server's operator disconnected this session (server API): do not come back on our own.
         this.setStatus("removed");
@@ -126,8 +132,15 @@ export class LiveRoom extends EventTarget {
         reject(Object.assign(new Error("not connected"), { code: "disconnected" }));
         return;
       }
+      const text = JSON.stringify({ ...message, id });
+      // The server closes the connection (1009) on a message over its limit: refuse it here instead, nothing sent.
+      const bytes = new TextEncoder().encode(text).length;
+      if (bytes > this.maxMessageBytes) {
+        reject(Object.assign(new Error(`the message would take ${bytes} bytes; the server takes at most ${this.maxMessageBytes}`), { code: "too_large" }));
+        return;
+      }
       this.pending.set(id, { resolve, reject });
-      this.send({ ...message, id });
+      this.ws.send(text);
     });
   }
 
@@ -238,6 +251,13 @@ export class LiveRoom extends EventTarget {
           clearTimeout(this.joinTimer);
           this.epoch = this.version = null;
           this.setStatus("deleted");
+        } else if (msg.id === undefined && msg.code === "token_expired" && msg.room === this.room) {
+          // The token expired: the server took this session out of the room. Joining again needs a new token.
+          this.emit("error", msg);
+          for (const { reject } of this.pending.values()) reject(err);
+          this.pending.clear();
+          clearTimeout(this.joinTimer);
+          this.setStatus("expired");
         } else if (msg.id !== undefined && this.pending.has(msg.id)) {
           this.pending.get(msg.id).reject(err);
           this.pending.delete(msg.id);

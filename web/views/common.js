@@ -31,6 +31,7 @@ export function plainWords(error) {
     case "room_deleted": return "This room was deleted. Reload the page to start it anew.";
     case "unavailable": return "The room is briefly unavailable (it is moving or restarting). Trying again…";
     case "unknown_room": return "There is no room by this name on this server.";
+    case "too_large": return `That is too large to send or keep here (${error.message}).`;
     default: return error.message;
   }
 }

@@ -83,7 +83,9 @@ function inputFor(room, control, elementID, field) {
   input.setAttribute("aria-describedby", `${error.id} ${inputID}-changed`);
   fieldClaim(room, control, `${elementID}.${field.id}`, input);
   const row = el("div", { class: `field field-${field.type}` },
-    el("div", { class: "field-head" }, el("label", { for: inputID }, field.label || field.id), editor), input, changed, error);
+    el("div", { class: "field-head" }, el("label", { for: inputID }, field.label || field.id,
+      field.required ? el("span", { class: "required-mark", title: "required", "aria-hidden": "true" }, "*") : null), editor),
+    input, changed, error);
   function update(f, claims) {
     last = { f, claims };
     // Who else is on this field (their claim, on the field or its whole element), shown on the field itself.
@@ -171,6 +173,8 @@ function buildElement(room, control, e, form) {
   const summary = el("p", { class: "summary" });
   const li = el("li", { class: `element ${e.status}`, "data-element": e.id }, heading);
   const inputs = new Map();
+  // Why the button waits, for everyone in the room (a field's own error shows once that field was left).
+  const need = el("p", { class: "hint", "data-testid": `${control}-${e.id}-needs` });
   let cta = null;
   let edit = null;
   if (e.status === "expanded") {
@@ -181,7 +185,7 @@ function buildElement(room, control, e, form) {
     }
     cta = el("button", { type: "button", class: "cta", "data-testid": `${control}-cta` });
     cta.addEventListener("click", () => act(room, control, "finish", { element: e.id }));
-    li.append(cta);
+    li.append(cta, need);
   } else {
     edit = el("button", { type: "button", class: "text", "aria-label": `Edit ${e.title || e.id}` }, "Edit");
     edit.addEventListener("click", () => act(room, control, "expand", { element: e.id }));
@@ -205,6 +209,8 @@ function buildElement(room, control, e, form) {
         cta.hidden = c.cta === null;
         cta.textContent = c.cta ?? "";
         cta.disabled = !c.canFinish;
+        const missing = state.fields.filter((f) => f.error !== null).map((f) => f.label || f.id);
+        need.textContent = c.cta !== null && !c.canFinish && missing.length ? `To continue: ${missing.join(", ")}.` : "";
       }
     },
   };

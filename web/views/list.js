@@ -36,6 +36,12 @@ export function listView(room, id) {
     b.addEventListener("click", (e) => { e.stopPropagation(); onClick(); });
     return b;
   };
+  // Disabled at the top of the first section and the bottom of the last: there is nowhere further to go.
+  const moveButton = (text, label, item, to) => {
+    const b = iconButton(text, label, () => act(room, id, "move", { id: item.id, ...to }));
+    b.disabled = to === null;
+    return b;
+  };
   const removeButton = (item, keep) => {
     const b = iconButton("×", keep ? `Select another item to remove ${item.label}` : `Remove ${item.label}`, () => act(room, id, "remove", { id: item.id }));
     b.disabled = keep; // selectionPolicy "fail": the selected item stays until another is selected
@@ -52,19 +58,27 @@ export function listView(room, id) {
       holding.textContent = holdingText(room, c.holding, "›", "‹");
       const focused = sections.contains(document.activeElement) ? document.activeElement.dataset.item : null;
       const flat = c.sections.flatMap((s) => s.items);
-      let position = 0;
-      sections.replaceChildren(...c.sections.map((section) => {
+      // One step up or down, as shown: past the neighbour in its section, or from a section's end into the next
+      // section's start (and back). `move` with `section` counts in that section, so every place is reachable.
+      const step = (s, i, by) => {
+        const items = c.sections[s].items;
+        if (i + by >= 0 && i + by < items.length) return { section: c.sections[s].id, index: i + by };
+        const t = s + by;
+        if (t < 0 || t >= c.sections.length) return null;
+        return { section: c.sections[t].id, index: by > 0 ? 0 : c.sections[t].items.length };
+      };
+      sections.replaceChildren(...c.sections.map((section, s) => {
         const items = el("ul", { role: "listbox", "aria-label": section.header || c.label });
-        for (const item of section.items) {
-          const index = position++;
+        for (const [i, item] of section.items.entries()) {
+          const up = step(s, i, -1), down = step(s, i, 1);
           const selected = item.id === c.selected;
           const claim = c.claims?.[item.id];
           const option = el("li", { role: "option", tabindex: "0", "aria-selected": String(selected), "data-item": item.id,
             class: selected ? "selected" : null }, el("span", { class: "item-label" }, item.label),
             claim && claim.session !== room.session ? el("span", { class: "editor" }, " (being edited)") : null,
             el("span", { class: "item-actions" },
-              iconButton("↑", `Move ${item.label} up`, () => act(room, id, "move", { id: item.id, index: Math.max(0, index - 1) })),
-              iconButton("↓", `Move ${item.label} down`, () => act(room, id, "move", { id: item.id, index: Math.min(flat.length - 1, index + 1) })),
+              moveButton("↑", `Move ${item.label} up`, item, up),
+              moveButton("↓", `Move ${item.label} down`, item, down),
               removeButton(item, selected && c.selectionPolicy === "fail" && flat.length > 1)));
           const choose = () => act(room, id, "select", { id: item.id });
           option.addEventListener("click", choose);

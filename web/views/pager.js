@@ -67,8 +67,8 @@ export function pagerView(room, id) {
         input = positionInput(id, c.domain);
         goto.append(inlineForm("Go to a page", input, "Go", (v) => act(room, id, "goto", { position: c.domain === "integer" ? Number(v) : v })));
       }
-      // An empty month field shows only dashes: it starts at the current page (never refilled while someone types in it).
-      if (input.value === "" && document.activeElement !== input) input.value = c.position;
+      // The box shows the current page (an empty month field would show only dashes), except while someone types in it.
+      if (document.activeElement !== input) input.value = c.position;
       if (c.min !== null) input.min = c.min;
       if (c.max !== null) input.max = c.max;
       generation.textContent = c.generation ? `reloaded ${c.generation === 1 ? "once" : `${c.generation} times`}` : "";

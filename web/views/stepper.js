@@ -25,7 +25,9 @@ export function stepperView(room, id) {
       plus.disabled = !c.canNext || onlyFor !== null;
       set.hidden = missingRoles(room, id, "set") !== null;
       syncPressed(room, c.holding, minus, plus);
-      holding.textContent = onlyFor ? `Only ${onlyFor.join(" or ")} can change ${c.label}.` : holdingText(room, c.holding);
+      // Who holds it is news for everyone, the ones who may not change it included.
+      const held = holdingText(room, c.holding);
+      holding.textContent = onlyFor ? `${held ? `${held}. ` : ""}Only ${onlyFor.join(" or ")} can change ${c.label}.` : held;
     },
   };
 }

@@ -5,7 +5,7 @@ import { act, controlHeader, el, inlineForm, intentButton, missingRoles } from "
 const phaseText = { start: "Not started", inProgress: "In progress", complete: "Complete", exit: "Left at the first step" };
 
 export function wizardView(room, id) {
-  const [title, caption, notice] = controlHeader(id, "Steps everyone goes through together; some wait for a form part to be filled in.");
+  const [title, caption, notice] = controlHeader(id, "Steps everyone goes through together.");
   const phase = el("p", { class: "phase", "aria-live": "polite", "data-testid": `${id}-phase` });
   const steps = el("ol", { class: "steps" });
   const back = intentButton(room, id, "prev", "Back");
@@ -27,6 +27,9 @@ export function wizardView(room, id) {
       title.textContent = c.label;
       phase.textContent = `${phaseText[c.phase] ?? c.phase} · step ${c.index + 1} of ${c.count}: ${c.title}`;
       phase.dataset.phase = c.phase;
+      // Steps that wait for a form part say so (the caption would say it of every wizard).
+      caption.textContent = c.steps.some((s) => s.guard) ? "Steps everyone goes through together; some wait for a form part to be filled in."
+        : "Steps everyone goes through together.";
       const canNext = c.canNext ?? !(c.phase === "complete" || c.phase === "exit");
       const canPrev = c.canPrev ?? canNext;
       const onlyFor = missingRoles(room, id, "next") ?? missingRoles(room, id, "prev");
