@@ -195,6 +195,7 @@ extension LiveControlsServer {
         if shutdown && !draining {
             draining = true
             drainDeadline = .now() + .milliseconds(options.shutdownGraceMilliseconds)
+            roomWaitDeadline = .now() + .milliseconds(max(options.shutdownGraceMilliseconds, options.shutdownRoomWaitMilliseconds))
             registry.beginShutdown()
             resumeAllReading()
             logger.info("shutting down", metadata: ["connections": "\(connections.count)"])

@@ -47,6 +47,8 @@ public final class LiveControlsServer: @unchecked Sendable {
     /// exclusivity check costs ~80 instructions an access (docs/BENCHMARKS.md, "Stop 37").
     @exclusivity(unchecked) var writeTurns = WriteTurns()
     var drainDeadline: DispatchTime = .distantFuture
+    /// Past the grace, closes wait for rooms (their durable acks) until this (`ServerOptions.shutdownRoomWaitMilliseconds`).
+    var roomWaitDeadline: DispatchTime = .distantFuture
     /// Each client address's share of connections and room creations.
     let shares: AddressShares
     /// The web root with every symlink resolved: static files must resolve inside it.
@@ -156,6 +158,7 @@ public final class LiveControlsServer: @unchecked Sendable {
         var ticker: DispatchSourceTimer? = nil
         var cpu = ThreadCPUClock()
         var closesForced = false
+        var waitedForRooms = false
         while true {
             _ = lws_service(context, 0)
             if hub.hasReady || messagesThisPass > 0 { flushReady() }
@@ -173,10 +176,25 @@ public final class LiveControlsServer: @unchecked Sendable {
                 }
                 if connections.isEmpty { break }
                 if DispatchTime.now() >= drainDeadline {
-                    // Closes still waiting for their rooms (a stalled store) go now, in one more short pass.
-                    guard !closesForced, forceCloses() else { break }
-                    closesForced = true
-                    drainDeadline = .now() + .milliseconds(200)
+                    let waiting = !closesForced && connections.values.contains { $0.closeBarriers > 0 }
+                    if waiting && DispatchTime.now() < roomWaitDeadline {
+                        // Rooms still carry out and store what they were applying (a slow store): their acks go
+                        // before the close, so wait on (looked at again on the drain ticker's next poke).
+                        waitedForRooms = true
+                        drainDeadline = .now() + .milliseconds(50)
+                    } else if waiting {
+                        // A store that did not finish in time (stalled): those closes go now, in one more short pass.
+                        _ = forceCloses()
+                        closesForced = true
+                        drainDeadline = .now() + .milliseconds(200)
+                    } else if waitedForRooms {
+                        // The last rooms finished after the grace: their acks and close frames are being written now.
+                        waitedForRooms = false
+                        closesForced = true
+                        drainDeadline = .now() + .milliseconds(200)
+                    } else {
+                        break
+                    }
                 }
             }
         }

@@ -16,6 +16,10 @@ public struct ServerOptions: Sendable {
     public var dataDirectory: String? = nil
     /// How long a graceful shutdown waits for clients to take their close frames.
     public var shutdownGraceMilliseconds: Int = 2_000
+    /// How long a shutdown's closes may wait, past the grace, for rooms still carrying out and storing what they were
+    /// applying (their acks go before the close): a store that is slow, not stalled, gets this long to finish.
+    /// `livecontrols serve` sets it to `--shutdown-timeout` less 1.5 s.
+    public var shutdownRoomWaitMilliseconds: Int = 8_500
     public var limits = Limits()
     /// Reverse proxies whose `X-Forwarded-For` names the client address (`AddressShares`).
     public var trustedProxies: [AddressPattern] = []

@@ -70,6 +70,8 @@ struct Serve: ParsableCommand {
         options.limits = limitFlags.limits
         options.trustedProxies = limitFlags.trustedProxies.compactMap(AddressPattern.init)
         options.dataDirectory = dataDir
+        // Closes may wait for a slow store's last writes (their acks go first) until 1.5 s before the stop's bound.
+        options.shutdownRoomWaitMilliseconds = max(0, shutdownTimeout * 1000 - 1_500)
         options.auth = authFlags.policy
         options.metricsNeedCredential = authFlags.metricsAccess == .key
         options.tls = authFlags.tls
