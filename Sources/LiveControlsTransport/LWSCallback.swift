@@ -39,10 +39,22 @@ extension LiveControlsServer {
             return 0  // never non-zero here: it would close lws's wake pipe
 
         case LWS_CALLBACK_HTTP_CONFIRM_UPGRADE:
+            // An upgrade lws would refuse later (FILTER_PROTOCOL_CONNECTION) by hanging up gets an HTTP answer instead: a
+            // client (and its developer) sees why at once, instead of an empty reply or a time-out.
+            if requestPath(wsi) != "/ws" {
+                logger.info("WebSocket refused: not /ws", metadata: ["path": "\(requestPath(wsi))"])
+                _ = lws_return_http_status(wsi, 404, "WebSockets are served at /ws only")
+                return 1
+            }
+            if !options.auth.originAllowed(header(wsi, WSI_TOKEN_ORIGIN)) {
+                logger.info("WebSocket refused: origin not allowed", metadata: ["origin": "\(header(wsi, WSI_TOKEN_ORIGIN) ?? "")"])
+                _ = lws_return_http_status(wsi, 403, "this page's origin is not in the server's --allowed-origin list")
+                return 1
+            }
             // lws binds the first offered subprotocol that names one of the vhost's protocols, and hangs up without a word
             // when none does (RFC 6455 lets a server choose none; lws 4.1 cannot) — or when that is the HTTP side's. A
             // client whose offer would end so gets a 400 that says what to offer.
-            guard requestPath(wsi) == "/ws", let offered = header(wsi, WSI_TOKEN_PROTOCOL),
+            guard let offered = header(wsi, WSI_TOKEN_PROTOCOL),
                   offered.split(separator: ",").map({ $0.trimmingCharacters(in: .whitespaces) })
                       .first(where: { $0 == protocolName || $0 == Self.httpProtocolName }) != protocolName
             else { return 0 }
@@ -51,7 +63,8 @@ extension LiveControlsServer {
             return 1  // answered; lws ends the request
 
         case LWS_CALLBACK_FILTER_PROTOCOL_CONNECTION:
-            // WebSocket upgrades are accepted on /ws only, from allowed browser origins.
+            // WebSocket upgrades are accepted on /ws only, from allowed browser origins (CONFIRM_UPGRADE answered the
+            // others already; kept here as the rule's last word).
             guard requestPath(wsi) == "/ws" else { return 1 }
             guard options.auth.originAllowed(header(wsi, WSI_TOKEN_ORIGIN)) else {
                 logger.info("WebSocket refused: origin not allowed", metadata: ["origin": "\(header(wsi, WSI_TOKEN_ORIGIN) ?? "")"])

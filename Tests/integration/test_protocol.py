@@ -25,30 +25,47 @@ def test_join_works_with_or_without_subprotocol(clients, subprotocol):
     assert isinstance(snap["epoch"], str) and snap["version"] >= 1
 
 
-def test_offering_only_other_subprotocols_is_answered_400_not_dropped(server):
-    """Found by an audit: lws 4.1 hung up without a response when none of the offered subprotocols was ours."""
+def raw_handshake(port: int, path: str = "/ws", extra: str = "") -> bytes:
+    """A WebSocket upgrade request sent by hand; the head of a 101, or all of a refusal (its page ends with </html>)."""
     import base64
     import os
     import socket
 
+    with socket.create_connection(("127.0.0.1", port), timeout=5) as sock:
+        key = base64.b64encode(os.urandom(16)).decode()
+        sock.sendall((f"GET {path} HTTP/1.1\r\nHost: 127.0.0.1\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
+                      f"Sec-WebSocket-Key: {key}\r\nSec-WebSocket-Version: 13\r\n{extra}\r\n").encode())
+        answer = b""
+        while not (b" 101 " in answer.split(b"\r\n", 1)[0] and b"\r\n\r\n" in answer) and b"</html>" not in answer:
+            chunk = sock.recv(4096)
+            if not chunk:
+                break
+            answer += chunk
+        return answer
+
+
+def test_offering_only_other_subprotocols_is_answered_400_not_dropped(server):
+    """Found by an audit: lws 4.1 hung up without a response when none of the offered subprotocols was ours."""
     def handshake(offer: str) -> bytes:
-        with socket.create_connection(("127.0.0.1", server.port), timeout=5) as sock:
-            key = base64.b64encode(os.urandom(16)).decode()
-            sock.sendall((f"GET /ws HTTP/1.1\r\nHost: 127.0.0.1\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
-                          f"Sec-WebSocket-Key: {key}\r\nSec-WebSocket-Version: 13\r\nSec-WebSocket-Protocol: {offer}\r\n\r\n").encode())
-            answer = b""  # the head of a 101; all of a refusal (its page ends with </html>)
-            while not (b" 101 " in answer.split(b"\r\n", 1)[0] and b"\r\n\r\n" in answer) and b"</html>" not in answer:
-                chunk = sock.recv(4096)
-                if not chunk:
-                    break
-                answer += chunk
-            return answer
+        return raw_handshake(server.port, extra=f"Sec-WebSocket-Protocol: {offer}\r\n")
 
     for offer in ("chat", "chat, http", "http, livecontrols.v1"):  # lws binds the first name it knows: `http` is its
         refused = handshake(offer)
         assert refused.split(b" ", 2)[1] == b"400" and b"offer the subprotocol livecontrols.v1" in refused, (offer, refused)
     for offer in ("chat, livecontrols.v1", "livecontrols.v1, http"):
         assert handshake(offer).startswith(b"HTTP/1.1 101"), offer
+
+
+def test_an_upgrade_on_another_path_or_from_a_refused_origin_is_answered_not_dropped(start_server):
+    """Found by an SDK audit: these upgrades were hung up on without a response, so a client waited out its connect
+    time-out (10 s in LiveControlsKit) and reported a time-out instead of the reason."""
+    s = start_server("--allowed-origin", "https://app.example.com")
+    other_path = raw_handshake(s.port, path="/socket")
+    assert other_path.split(b" ", 2)[1] == b"404" and b"/ws only" in other_path, other_path
+    refused_origin = raw_handshake(s.port, extra="Origin: https://evil.example.net\r\n")
+    assert refused_origin.split(b" ", 2)[1] == b"403" and b"--allowed-origin" in refused_origin, refused_origin
+    assert raw_handshake(s.port, extra="Origin: https://app.example.com\r\n").startswith(b"HTTP/1.1 101")
+    assert raw_handshake(s.port).startswith(b"HTTP/1.1 101"), "no Origin: not a browser"
 
 
 def test_intent_is_patched_then_acked_with_the_new_version(clients):
