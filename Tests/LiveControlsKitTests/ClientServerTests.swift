@@ -235,6 +235,24 @@ final class ClientServerTests: XCTestCase {
         }
     }
 
+    func testAHandshakeTheServerRefusesFailsWithItsAnswerNotATimeOut() async throws {
+        // The server used to hang up on an upgrade to another path without an answer: the client waited out its
+        // connect time-out and said "no connection within the time-out" (found by an SDK audit). Now it answers 404.
+        let server = try startServer()
+        var configuration = LiveControlsClient.Configuration()
+        configuration.connectTimeout = .seconds(60)
+        configuration.maxReconnectAttempts = 0
+        let lost = LiveControlsClient(url: URL(string: "ws://127.0.0.1:\(server.port)/socket")!, configuration: configuration)
+        clients.append(lost)
+        do {
+            _ = try await lost.join("demo")
+            XCTFail("an upgrade the server refused was taken for a connection")
+        } catch let error as LiveControlsError {
+            guard case .connectFailed(let why) = error else { return XCTFail("\(error)") }
+            XCTAssertFalse(why.contains("time-out"), why)
+        }
+    }
+
     func testPresenceAndClaimsReachOthers() async throws {
         let server = try startServer()
         let ann = try await client(server, name: "Ann").join("demo")
