@@ -11,6 +11,8 @@ extension LiveControlsClient {
             do {
                 try await connectAndRead()
                 failure = "no welcome from the server in time"  // the stream ended without an error: our close
+            } catch let LiveControlsError.connectFailed(why) {
+                failure = why  // said once: connectFailed(failure) below adds "cannot connect:" again
             } catch {
                 failure = "\(error)"
                 // 4001: the server API disconnected this session; the protocol says not to reconnect on one's own.

@@ -31,6 +31,21 @@ final class LifecycleTests: XCTestCase {
         return client
     }
 
+    func testAConnectionThatNeverOpensFailsWithTheTimeOutSaidOnce() async throws {
+        var configuration = LiveControlsClient.Configuration()
+        configuration.connectTimeout = .milliseconds(100)
+        let silent = LiveControlsClient(url: URL(string: "ws://127.0.0.1:9/ws")!, configuration: configuration, transport: SilentTransport())
+        clients.append(silent)
+        do {
+            _ = try await silent.join("demo")
+            XCTFail("joined without a connection")
+        } catch let error as LiveControlsError {
+            guard case .connectFailed(let why) = error else { return XCTFail("\(error)") }
+            XCTAssertEqual(why, "no connection within the time-out")
+            XCTAssertEqual(error.description, "cannot connect: no connection within the time-out")
+        }
+    }
+
     func testDroppingAClaimHandleGivesTheClaimUp() async throws {
         let server = try start()
         let ann = try await client(server, name: "Ann").join("demo")

@@ -79,3 +79,11 @@ struct GatedConnection: WebSocketConnection {
     func send(_ text: String) async throws { try await inner.send(text) }
     func close() async { await inner.close() }
 }
+
+/// A transport whose connections never open (a server that takes the TCP connection and never answers).
+struct SilentTransport: WebSocketTransport {
+    func connect(to url: URL, headers: [String: String]) async throws -> any WebSocketConnection {
+        try await Task.sleep(for: .seconds(3600))
+        throw CancellationError()
+    }
+}
