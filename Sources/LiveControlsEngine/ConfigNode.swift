@@ -112,13 +112,15 @@ public struct ConfigNode: Sendable {
             minIntervalMs: try node.int("minIntervalMs", default: interval),
             accelerationMs: try node.int("accelerationMs", default: 0),
             maxHoldMs: try node.int("maxHoldMs", default: 30_000))
-        guard timing.delayMs >= 0 else { throw node.error(at: "delayMs", "must be ≥ 0") }
-        guard timing.intervalMs >= 1 else { throw node.error(at: "intervalMs", "must be ≥ 1") }
+        // At most a day each (HoldTiming.maxMs): deadlines are nanoseconds from the press, and no hold outlives that.
+        let day = HoldTiming.maxMs
+        guard (0...day).contains(timing.delayMs) else { throw node.error(at: "delayMs", "must be 0…\(day)") }
+        guard (1...day).contains(timing.intervalMs) else { throw node.error(at: "intervalMs", "must be 1…\(day)") }
         guard timing.minIntervalMs >= 1, timing.minIntervalMs <= timing.intervalMs else {
             throw node.error(at: "minIntervalMs", "must be between 1 and intervalMs (\(timing.intervalMs))")
         }
-        guard timing.accelerationMs >= 0 else { throw node.error(at: "accelerationMs", "must be ≥ 0") }
-        guard timing.maxHoldMs >= 1 else { throw node.error(at: "maxHoldMs", "must be ≥ 1") }
+        guard (0...day).contains(timing.accelerationMs) else { throw node.error(at: "accelerationMs", "must be 0…\(day)") }
+        guard (1...day).contains(timing.maxHoldMs) else { throw node.error(at: "maxHoldMs", "must be 1…\(day)") }
         return timing
     }
 }

@@ -20,10 +20,15 @@ public struct HoldTiming: Sendable, Equatable {
         self.maxHoldMs = maxHoldMs
     }
 
+    /// The longest any of the timings may be: a day, in milliseconds.
+    public static let maxMs = 86_400_000
+
     /// The gap after repeat number `repeatIndex` (0 = the gap between the first and second repeat).
     public func interval(afterRepeat repeatIndex: Int) -> Int {
-        let shortened = intervalMs - repeatIndex * accelerationMs
-        return max(minIntervalMs, shortened)
+        // A long hold's repeats times the acceleration can pass Int's range: it is past the shortest gap long before.
+        let (shortening, overflow) = repeatIndex.multipliedReportingOverflow(by: accelerationMs)
+        guard !overflow, shortening < intervalMs else { return minIntervalMs }
+        return max(minIntervalMs, intervalMs - shortening)
     }
 }
 

@@ -6,6 +6,8 @@ import LiveControlsProtocol
 /// stepping past a bound lands on the other one. `next`/`prev`, `set {value}`, and hold-to-repeat.
 public struct Stepper: HoldableControl {
     public static let kind = "stepper"
+    /// The largest magnitude of `min`, `max` and `step`: 2^53 − 1, JSON's safe integer.
+    public static let maxMagnitude = 9_007_199_254_740_991
     public static let intents = ["next", "prev", "set", "press", "release"]
 
     public var label: String
@@ -71,11 +73,15 @@ extension Stepper {
     /// Reads a stepper from its template entry.
     public init(config node: ConfigNode, id: ControlID) throws(ConfigError) {
         _ = try node.object(allowed: ["kind", "label", "min", "max", "step", "value", "wrap", "hold"])
+        // JSON's safe integers (±(2^53 − 1)): every client reads them exactly, and no step can overflow.
+        let limit = Self.maxMagnitude
         let min = try node.int("min", default: 0)
+        guard (-limit...limit).contains(min) else { throw node.error(at: "min", "must be within ±\(limit)") }
         let max = try node.int("max", default: 100)
+        guard (-limit...limit).contains(max) else { throw node.error(at: "max", "must be within ±\(limit)") }
         guard min <= max else { throw node.error(at: "max", "max (\(max)) must be ≥ min (\(min))") }
         let step = try node.int("step", default: 1)
-        guard step >= 1 else { throw node.error(at: "step", "must be ≥ 1") }
+        guard (1...limit).contains(step) else { throw node.error(at: "step", "must be 1…\(limit)") }
         let value = try node.int("value", default: min)
         guard (min...max).contains(value) else { throw node.error(at: "value", "\(value) is outside \(min)…\(max)") }
         self.init(label: try node.string("label", default: id.rawValue), min: min, max: max, value: value,

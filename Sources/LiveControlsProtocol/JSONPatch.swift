@@ -98,7 +98,8 @@ public enum JSONDiff {
     /// Objects are diffed key by key (removals, then replacements in place, then additions in the new
     /// order); arrays element by element where they differ, after their common start and end, with `add` for what
     /// was inserted and `remove` for what went (so appending one item to a long list is one `add` of that item, not
-    /// the list again), and one element moved as its `remove` and `add`; anything else is replaced whole.
+    /// the list again), and one element moved, or one out and another in with the rest shifted, as one `remove` and
+    /// one `add`; anything else is replaced whole.
     public static func diff(from old: JSONValue, to new: JSONValue, at path: JSONPointer = .root) -> [PatchOp] {
         var ops: [PatchOp] = []
         diff(old, new, path, &ops)
@@ -121,8 +122,9 @@ public enum JSONDiff {
                 }
             }
         case let (.array(a), .array(b)) where a.count == b.count:
-            // Only the span between the first and the last element that differ changes. One element moved within it
-            // (a list's `move`) is one `remove` and one `add`, not a `replace` of every element it shifted.
+            // Only the span between the first and the last element that differ changes. One element out at one end of
+            // it and one in at the other, the rest shifted (a list's `move`; a removal and an append) is one `remove`
+            // and one `add`, not a `replace` of every element it shifted.
             var first = 0
             while first < a.count, sameElement(a[first], b[first]) { first += 1 }
             guard first < a.count else { break }
@@ -161,11 +163,14 @@ public enum JSONDiff {
         }
     }
 
-    /// Whether `b` is `a` with one element moved from one end of `first...last` to the other: (from, to) in `a`'s and
-    /// `b`'s indices, such that removing `from` and then adding `b[to]` at `to` makes `b`.
+    /// Whether `b` is `a` with one element out at one end of `first...last` and one in at the other, the rest shifted
+    /// by one: (from, to), such that removing `a[from]` and then adding `b[to]` at `to` makes `b`.
     private static func singleMove(_ a: [JSONValue], _ b: [JSONValue], _ first: Int, _ last: Int) -> (Int, Int)? {
-        if sameElement(a[first], b[last]), (first..<last).allSatisfy({ sameElement(a[$0 + 1], b[$0]) }) { return (first, last) }
-        if sameElement(a[last], b[first]), (first..<last).allSatisfy({ sameElement(a[$0], b[$0 + 1]) }) { return (last, first) }
+        // What lies between shifted by one: one element went at one end of the span and one came at the other — the
+        // same one (a `move`) or another (a list's selected item removed and a new one appended, `selectionPolicy`
+        // `append`): one `remove` and one `add` either way.
+        if (first..<last).allSatisfy({ sameElement(a[$0 + 1], b[$0]) }) { return (first, last) }
+        if (first..<last).allSatisfy({ sameElement(a[$0], b[$0 + 1]) }) { return (last, first) }
         return nil
     }
 

@@ -42,4 +42,17 @@ final class ListStepperPatchTests: XCTestCase {
         list.display = try DisplayTemplate("{name}")
         XCTAssertEqual(list.items.map(\.label), ["Joe", "Tim", "Joe", "James"])
     }
+
+    func testRemovingTheSelectedItemUnderAppendIsOneRemoveAndOneAdd() throws {
+        // Found by an audit: the list keeps its length (one out, its value back at the end as a new item), and the
+        // patch replaced every item it shifted — 150 ops for 50 items.
+        let list = try ListStepper(config: H.node(["kind": "list", "values": .array((0..<50).map { .int($0) }), "selectionPolicy": "append"]),
+                                   id: ControlID("numbers"))
+        var room = H.room([("numbers", list)])
+        let patch = try XCTUnwrap(try H.roomApply(&room, "numbers", "remove", ["id": "i1"]))
+        let items = patch.ops.filter { $0.path.description.hasPrefix("/controls/numbers/sections/0/items") }
+        XCTAssertEqual(items.map(\.json), [["op": "remove", "path": "/controls/numbers/sections/0/items/0"],
+                                          ["op": "add", "path": "/controls/numbers/sections/0/items/49",
+                                           "value": ["id": "i51", "label": "0", "value": 0]]])
+    }
 }

@@ -57,9 +57,15 @@ final class StepperIntentTests: XCTestCase {
         let bad: [(JSONValue, String, String)] = [
             (["kind": "stepper", "min": 5, "max": 1], "/templates/t/controls/q/max", "must be ≥ min"),
             (["kind": "stepper", "value": 500], "/templates/t/controls/q/value", "outside"),
-            (["kind": "stepper", "step": 0], "/templates/t/controls/q/step", "≥ 1"),
+            (["kind": "stepper", "step": 0], "/templates/t/controls/q/step", "1…"),
+            // Found by an audit: these were accepted, and one intent or one held button crashed the server (overflow).
+            (["kind": "stepper", "min": .int(Int.min), "value": 1], "/templates/t/controls/q/min", "±9007199254740991"),
+            (["kind": "stepper", "max": 9_007_199_254_740_992], "/templates/t/controls/q/max", "±9007199254740991"),
+            (["kind": "stepper", "hold": ["delayMs": .int(Int.max)]], "/templates/t/controls/q/hold/delayMs", "0…86400000"),
+            (["kind": "stepper", "hold": ["maxHoldMs": 86_400_001]], "/templates/t/controls/q/hold/maxHoldMs", "1…86400000"),
+            (["kind": "stepper", "hold": ["accelerationMs": 10_000_000_000_000_000]], "/templates/t/controls/q/hold/accelerationMs", "0…86400000"),
             (["kind": "stepper", "mim": 0], "/templates/t/controls/q/mim", "unknown key"),
-            (["kind": "stepper", "hold": ["intervalMs": 0]], "/templates/t/controls/q/hold/intervalMs", "≥ 1"),
+            (["kind": "stepper", "hold": ["intervalMs": 0]], "/templates/t/controls/q/hold/intervalMs", "1…86400000"),
             (["kind": "slider"], "/templates/t/controls/q/kind", "unknown control kind"),
         ]
         for (control, path, message) in bad {
@@ -70,6 +76,25 @@ final class StepperIntentTests: XCTestCase {
                 XCTAssertTrue(text.contains(message), text)
             }
         }
+    }
+
+    func testTheWidestStepperStepsAndWrapsWithoutOverflow() throws {
+        let limit = Stepper.maxMagnitude
+        var stepper = Stepper(label: "W", min: -limit, max: limit, value: -limit, step: limit, wrap: true)
+        stepper.step(.prev)
+        XCTAssertEqual(stepper.value, limit, "wraps from the bound")
+        stepper.step(.next)
+        XCTAssertEqual(stepper.value, -limit)
+        stepper.step(.next)
+        stepper.step(.next)
+        XCTAssertEqual(stepper.value, limit, "clamped at the bound it would pass")
+    }
+
+    func testAcceleratedGapsStopAtTheShortestWhateverTheRepeatCount() {
+        let timing = HoldTiming(delayMs: 0, intervalMs: 100, minIntervalMs: 1, accelerationMs: HoldTiming.maxMs)
+        XCTAssertEqual(timing.interval(afterRepeat: 0), 100)
+        XCTAssertEqual(timing.interval(afterRepeat: 1), 1)
+        XCTAssertEqual(timing.interval(afterRepeat: Int.max / 2), 1, "the product overflows: the gap is the shortest")
     }
 
     func testBuiltinConfigHasTheDemoRoomAndStepper() throws {

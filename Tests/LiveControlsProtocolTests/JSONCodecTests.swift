@@ -191,8 +191,15 @@ final class JSONPatchTests: XCTestCase {
         XCTAssertEqual(JSONDiff.diff(from: ["l": [["v": 1], 2]], to: ["l": [["v": 1.0]]]),
                        [.replace(path: JSONPointer(["l", "0", "v"]), value: 1.0), .remove(path: JSONPointer(["l", "1"]))],
                        "arrays of different lengths")
-        XCTAssertEqual(JSONDiff.diff(from: ["l": [["v": 1], ["w": 2]]], to: ["l": [["w": 2], ["v": 1.0]]]).count, 4,
-                       "not taken for a move (the moved element is not the same)")
+        XCTAssertEqual(JSONDiff.diff(from: ["l": [["v": 1], ["w": 2]]], to: ["l": [["w": 2], ["v": 1.0]]]),
+                       [.remove(path: JSONPointer(["l", "0"])), .add(path: JSONPointer(["l", "1"]), value: ["v": 1.0])],
+                       "one out and another in, the rest shifted: the new element goes whole (1.0, not 1)")
+        var replaced = items
+        replaced.remove(at: 0)
+        replaced.append("new")
+        XCTAssertEqual(JSONDiff.diff(from: ["items": .array(items)], to: ["items": .array(replaced)]),
+                       [.remove(path: p.appending("0")), .add(path: p.appending(String(items.count - 1)), value: "new")],
+                       "the first removed and another appended: not every element replaced")
         XCTAssertEqual(JSONDiff.diff(from: ["h": ["a"]], to: ["h": []]), [.remove(path: JSONPointer(["h", "0"]))])
         XCTAssertEqual(JSONDiff.diff(from: ["h": [1]], to: ["h": [1.0, 2]]),
                        [.replace(path: JSONPointer(["h", "0"]), value: 1.0), .add(path: JSONPointer(["h", "1"]), value: 2)],
