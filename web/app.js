@@ -135,8 +135,21 @@ function render() {
   }
   for (const [id, view] of views) if (!(id in controls)) { view.element.remove(); views.delete(id); }
   // A viewer sends no intents: every control shows disabled (still read out, unlike an inert part of the page).
-  if (document.body.classList.contains("viewer")) for (const c of $("controls").querySelectorAll("button, input, select")) c.disabled = true;
+  if (document.body.classList.contains("viewer")) {
+    for (const c of $("controls").querySelectorAll("button, input, select")) c.disabled = true;
+    for (const li of $("controls").querySelectorAll('li[role="option"]')) { li.removeAttribute("tabindex"); li.setAttribute("aria-disabled", "true"); }
+  }
   renderPresence();
+}
+
+/** "Email" for a claim on a form's `account.email`; an item's label in a list; else the target's last part. */
+function partLabel(control, target) {
+  const c = room.state.controls[control];
+  const [element, field] = target.split(".");
+  const found = c?.elements?.find((e) => e.id === element);
+  if (found) return (field ? found.fields?.find((f) => f.id === field)?.label : found.title) ?? target.split(".").pop();
+  const item = c?.sections?.flatMap((s) => s.items).find((i) => i.id === target);
+  return item?.label ?? target.split(".").pop();
 }
 
 function renderPresence() {
@@ -147,7 +160,7 @@ function renderPresence() {
     const who = member.name || "Guest";
     const roles = (member.roles ?? []).filter((r) => !["viewer", "editor", "admin"].includes(r));
     const holds = member.holding.length ? ` — holding ${member.holding.map(label).join(", ")}` : "";
-    const editing = (member.editing ?? []).map((e) => (e.target === "*" ? label(e.control) : `${label(e.control)} › ${e.target.split(".").pop()}`));
+    const editing = (member.editing ?? []).map((e) => (e.target === "*" ? label(e.control) : `${label(e.control)} › ${partLabel(e.control, e.target)}`));
     const dot = el("span", { class: "dot", "aria-hidden": "true" });
     dot.style.background = memberColor(room, session); // CSSOM, not a style attribute: the page's CSP allows only this
     return el("li", { "data-session": session }, dot,

@@ -57,7 +57,7 @@ def test_a_focused_field_shows_who_is_editing_it_in_the_other_window(server, bro
     a, b = two_windows(server, browser, "Ann", "Bob")
     form_input(a, "email").click()  # focus: a claim
     wait(b, lambda d: editor_label(d, "email") == "Ann is editing", message="the claim shows on the field itself")
-    wait(b, lambda d: "editing Sign up › email" in d.find_element(By.ID, "presence").text)
+    wait(b, lambda d: "editing Sign up › Email" in d.find_element(By.ID, "presence").text)
     assert editor_label(a, "email") == "", "not on your own field"
     SCREENSHOTS.mkdir(parents=True, exist_ok=True)
     b.save_screenshot(str(SCREENSHOTS / "claimed-field-seen-by-the-other-window.png"))

@@ -154,13 +154,30 @@ export function memberName(room, session) {
 
 const palette = ["#2563eb", "#db2777", "#16a34a", "#ea580c", "#7c3aed", "#0891b2", "#ca8a04", "#dc2626"];
 
-/** The colour a member chose (presence `data.color`), or one derived from its session id. */
-export function memberColor(room, session) {
-  const chosen = room.state?.presence?.[session]?.data?.color;
-  if (typeof chosen === "string" && /^#[0-9a-fA-F]{6}$/.test(chosen)) return chosen;
+function hashColor(session) {
   let hash = 0;
   for (const ch of session) hash = (hash * 31 + ch.charCodeAt(0)) >>> 0;
-  return palette[hash % palette.length];
+  return hash % palette.length;
+}
+
+/**
+ * The colour a member chose (presence `data.color`), or one of the palette: its session id's, unless a member who
+ * joined before has that one — then the next free one (members keep theirs as others come; eight apart at least).
+ */
+export function memberColor(room, session) {
+  const presence = room.state?.presence ?? {};
+  const chosen = presence[session]?.data?.color;
+  if (typeof chosen === "string" && /^#[0-9a-fA-F]{6}$/.test(chosen)) return chosen;
+  const members = Object.keys(presence);
+  if (members.length > 64 || !members.includes(session)) return palette[hashColor(session)];
+  const taken = new Set();
+  for (const other of members) {  // presence lists members in join order
+    let c = hashColor(other);
+    if (taken.size < palette.length) while (taken.has(c)) c = (c + 1) % palette.length;
+    if (other === session) return palette[c];
+    taken.add(c);
+  }
+  return palette[hashColor(session)];
 }
 
 /** Tints the hold button of this session's running hold, and only that one (a hold taken over is no longer ours). */

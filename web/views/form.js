@@ -1,6 +1,6 @@
 // form (StackedForm): collapsed elements show their summary; the expanded one shows its fields, with
 // server-side errors, and the call to action enabled only while the element is valid.
-import { act, controlHeader, el, intentButton, memberColor, memberName } from "./common.js";
+import { act, clearNotice, controlHeader, el, intentButton, memberColor, memberName, reportError } from "./common.js";
 
 /**
  * Claims a field while it has focus (and again while the user keeps typing, within the lease), and gives it up on
@@ -25,11 +25,15 @@ function fieldClaim(room, control, target, input) {
   });
 }
 
-/** Sends `set` while the user types: debounced, always the latest value, flushed on change/blur. */
+/**
+ * Sends `set` while the user types: debounced, always the latest value, flushed on change/blur. A value whose send
+ * the lost connection cut off is kept (the field shows it) and sent again as soon as the page has rejoined.
+ */
 function fieldSender(room, control, element, field) {
   let timer = null;
   let pending;
   let inFlight = 0; // sets sent and not yet answered (their patch comes before their ack)
+  let unsent; // a value the connection dropped before it was answered: sent again once joined
   const sent = []; // the last values sent: their echoes are not someone else's change
   const flush = () => {
     if (timer === null) return;
@@ -38,11 +42,24 @@ function fieldSender(room, control, element, field) {
     sent.push(pending);
     if (sent.length > 20) sent.shift();
     inFlight++;
-    act(room, control, "set", { element, field, value: pending }).finally(() => { inFlight--; });
+    const value = pending;
+    room.intent(control, "set", { element, field, value }).then(
+      () => { if (unsent === value) unsent = undefined; clearNotice(control); },
+      (e) => { if (e.code === "disconnected") unsent = value; else reportError(e, control); },
+    ).finally(() => { inFlight--; });
   };
+  room.addEventListener("status", (e) => {
+    if (e.detail.status !== "open" || unsent === undefined) return;
+    pending = unsent;
+    unsent = undefined;
+    timer = 0;
+    flush();
+  });
   return {
-    /** A value of this page's is on its way: the field keeps it until it is answered. */
-    get inFlight() { return inFlight > 0; },
+    /** A value of this page's is on its way (or waits for the connection): the field keeps it until it is answered. */
+    get inFlight() { return inFlight > 0 || unsent !== undefined; },
+    /** Typed here while the connection was lost: not saved yet. */
+    get unsaved() { return unsent !== undefined; },
     /** Whether `value` is one this page sent (an echo), not another member's. */
     sentHere(value) { return sent.includes(value); },
     send(value, immediate = false) {
@@ -106,7 +123,8 @@ function inputFor(room, control, elementID, field) {
     // that the next keystroke here replaces it.
     const theirs = document.activeElement === input && editing && !sender.typing && String(f.value ?? "") !== input.value
       && !sender.sentHere(f.value);
-    changed.textContent = theirs ? `Changed meanwhile to “${f.value ?? ""}” — what you type replaces it` : "";
+    changed.textContent = sender.unsaved ? "Not saved yet: it is sent when the connection is back"
+      : theirs ? `Changed meanwhile to “${f.value ?? ""}” — what you type replaces it` : "";
     input.required = !!f.required;
     // Errors once the field has been left (not while its first value is being typed), or for a value typed elsewhere.
     const shown = f.error !== null && (touched || (document.activeElement !== input && f.value !== null && f.value !== "" && f.value !== false));
@@ -147,6 +165,8 @@ export function formView(room, id) {
   return {
     element,
     update(c) {
+      // A part that closed or opened replaces its fields: focus that was in the form stays in it, on the open part.
+      const focusWasHere = element.contains(document.activeElement);
       title.textContent = c.label;
       status.textContent = c.completed ? "Completed — here is what was entered:" : `Part ${c.elements.findIndex((e) => e.id === c.current) + 1} of ${c.elements.length}`;
       result.replaceChildren(...(c.completed ? [collected(c)] : []));
@@ -163,6 +183,9 @@ export function formView(room, id) {
           rows.set(e.id, row);
         }
         row.update(e, c);
+      }
+      if (focusWasHere && !element.contains(document.activeElement)) {
+        (list.querySelector(".element.expanded input, .element.expanded select") ?? reset).focus();
       }
     },
   };

@@ -31,19 +31,19 @@ export function listView(room, id) {
   add.prepend(where);
   const element = el("section", { class: "control", "data-control": id, "data-kind": "list", "aria-labelledby": `${id}-label` },
     title, caption, el("div", { class: "stepper" }, prev, current, next), holding, sections, add, notice);
-  const iconButton = (text, label, onClick) => {
-    const b = el("button", { type: "button", class: "icon", "aria-label": label, title: label }, text);
+  const iconButton = (text, label, onClick, action) => {
+    const b = el("button", { type: "button", class: "icon", "aria-label": label, title: label, "data-action": action }, text);
     b.addEventListener("click", (e) => { e.stopPropagation(); onClick(); });
     return b;
   };
   // Disabled at the top of the first section and the bottom of the last: there is nowhere further to go.
   const moveButton = (text, label, item, to) => {
-    const b = iconButton(text, label, () => act(room, id, "move", { id: item.id, ...to }));
+    const b = iconButton(text, label, () => act(room, id, "move", { id: item.id, ...to }), text === "↑" ? "up" : "down");
     b.disabled = to === null;
     return b;
   };
   const removeButton = (item, keep) => {
-    const b = iconButton("×", keep ? `Select another item to remove ${item.label}` : `Remove ${item.label}`, () => act(room, id, "remove", { id: item.id }));
+    const b = iconButton("×", keep ? `Select another item to remove ${item.label}` : `Remove ${item.label}`, () => act(room, id, "remove", { id: item.id }), "remove");
     b.disabled = keep; // selectionPolicy "fail": the selected item stays until another is selected
     return b;
   };
@@ -56,7 +56,11 @@ export function listView(room, id) {
       next.disabled = !c.canNext;
       syncPressed(room, c.holding, prev, next);
       holding.textContent = holdingText(room, c.holding, "›", "‹");
-      const focused = sections.contains(document.activeElement) ? document.activeElement.dataset.item : null;
+      // Focus stays on the item it was on (or on the same button of it: ↑ pressed twice moves twice), as the list is
+      // drawn again.
+      const active = sections.contains(document.activeElement) ? document.activeElement : null;
+      const focused = active?.closest("li[data-item]")?.dataset.item ?? null;
+      const focusedAction = active?.dataset.action ?? null;
       const flat = c.sections.flatMap((s) => s.items);
       // One step up or down, as shown: past the neighbour in its section, or from a section's end into the next
       // section's start (and back). `move` with `section` counts in that section, so every place is reachable.
@@ -74,7 +78,7 @@ export function listView(room, id) {
           const selected = item.id === c.selected;
           const claim = c.claims?.[item.id];
           const option = el("li", { role: "option", tabindex: "0", "aria-selected": String(selected), "data-item": item.id,
-            class: selected ? "selected" : null }, el("span", { class: "item-label" }, item.label),
+            class: selected ? "selected" : null }, el("span", { class: "item-label", title: item.label.length > 80 ? item.label : null }, item.label),
             claim && claim.session !== room.session ? el("span", { class: "editor" }, " (being edited)") : null,
             el("span", { class: "item-actions" },
               moveButton("↑", `Move ${item.label} up`, item, up),
@@ -93,7 +97,11 @@ export function listView(room, id) {
       flatIDs = flat.map((item) => item.id);
       where.replaceChildren(el("option", { value: "" }, "at the end"), ...flat.map((item) => el("option", { value: item.id }, `before ${shortened(item.label)}`)));
       where.value = flatIDs.includes(chosen) ? chosen : "";
-      if (focused) sections.querySelector(`[data-item="${focused}"]`)?.focus();
+      if (focused) {
+        const row = sections.querySelector(`[data-item="${CSS.escape(focused)}"]`);
+        const button = focusedAction ? row?.querySelector(`[data-action="${focusedAction}"]`) : null;
+        (button && !button.disabled ? button : row)?.focus();
+      }
     },
   };
 }

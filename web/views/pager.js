@@ -65,7 +65,8 @@ export function pagerView(room, id) {
       holding.textContent = holdingText(room, c.holding, "›", "‹");
       if (!input) {
         input = positionInput(id, c.domain);
-        goto.append(inlineForm("Go to a page", input, "Go", (v) => act(room, id, "goto", { position: c.domain === "integer" ? Number(v) : v })));
+        // The box keeps what was typed (the page it goes to), rather than emptying itself as an add box does.
+        goto.append(inlineForm("Go to a page", input, "Go", (v) => act(room, id, "goto", { position: c.domain === "integer" ? Number(v) : v }).then(() => false)));
       }
       // The box shows the current page (an empty month field would show only dashes), except while someone types in it.
       if (document.activeElement !== input) input.value = c.position;
