@@ -137,7 +137,7 @@ function render() {
   // A viewer sends no intents: every control shows disabled (still read out, unlike an inert part of the page).
   if (document.body.classList.contains("viewer")) {
     for (const c of $("controls").querySelectorAll("button, input, select")) c.disabled = true;
-    for (const li of $("controls").querySelectorAll('li[role="option"]')) { li.removeAttribute("tabindex"); li.setAttribute("aria-disabled", "true"); }
+    for (const li of $("controls").querySelectorAll("li.item")) li.setAttribute("aria-disabled", "true");
   }
   renderPresence();
 }

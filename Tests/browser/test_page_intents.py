@@ -21,7 +21,7 @@ def submit(driver, control, testid, value, clear=True):
 
 
 def items(driver, control="person"):
-    return [li.get_attribute("data-item") for li in driver.find_elements(By.CSS_SELECTOR, f'[data-control="{control}"] li[role="option"]')]
+    return [li.get_attribute("data-item") for li in driver.find_elements(By.CSS_SELECTOR, f'[data-control="{control}"] li.item')]
 
 
 def labels(driver, control="person"):
@@ -109,7 +109,7 @@ def test_keyboard_only_holds_steps_and_selects(server, browser):
     wait(a, lambda d: quantity(d) >= 5, message="holding Space repeats, as the pointer does")
     ActionChains(a).key_up(Keys.SPACE).perform()
     stopped = quantity(a)
-    a.execute_script("arguments[0].focus()", at(a, '[data-control="person"] li[data-item="i2"]'))
+    a.execute_script("arguments[0].focus()", at(a, '[data-control="person"] li[data-item="i2"] button[data-action="select"]'))
     ActionChains(a).send_keys(Keys.ENTER).perform()
     wait(a, lambda d: at(d, '[data-testid="person-value"]').text == "Tim: 20", message="Enter selects an item")
     assert quantity(a) == stopped, "the hold ended when Space was let go"

@@ -72,21 +72,23 @@ export function listView(room, id) {
         return { section: c.sections[t].id, index: by > 0 ? 0 : c.sections[t].items.length };
       };
       sections.replaceChildren(...c.sections.map((section, s) => {
-        const items = el("ul", { role: "listbox", "aria-label": section.header || c.label });
+        // A plain list: each item is a button that selects it (the current one marked), then its own buttons — an
+        // ARIA option may not hold buttons, and screen readers read such an option as one run-on name.
+        const items = el("ul", { "aria-label": section.header || c.label });
         for (const [i, item] of section.items.entries()) {
           const up = step(s, i, -1), down = step(s, i, 1);
           const selected = item.id === c.selected;
           const claim = c.claims?.[item.id];
-          const option = el("li", { role: "option", tabindex: "0", "aria-selected": String(selected), "data-item": item.id,
-            class: selected ? "selected" : null }, el("span", { class: "item-label", title: item.label.length > 80 ? item.label : null }, item.label),
+          const select = el("button", { type: "button", class: "item-select", "data-action": "select", "aria-current": selected ? "true" : null,
+            title: item.label.length > 80 ? item.label : null }, el("span", { class: "item-label" }, item.label));
+          const option = el("li", { class: selected ? "item selected" : "item", "data-item": item.id }, select,
             claim && claim.session !== room.session ? el("span", { class: "editor" }, " (being edited)") : null,
             el("span", { class: "item-actions" },
               moveButton("↑", `Move ${item.label} up`, item, up),
               moveButton("↓", `Move ${item.label} down`, item, down),
               removeButton(item, selected && c.selectionPolicy === "fail" && flat.length > 1)));
           const choose = () => act(room, id, "select", { id: item.id });
-          option.addEventListener("click", choose);
-          option.addEventListener("keydown", (e) => { if (e.target === option && (e.key === "Enter" || e.key === " ")) { e.preventDefault(); choose(); } });
+          option.addEventListener("click", choose);  // the row, its select button's click (Enter, Space) included
           items.append(option);
         }
         if (section.items.length === 0) items.append(el("li", { class: "empty" }, "(empty)"));
