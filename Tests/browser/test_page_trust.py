@@ -4,6 +4,7 @@ checked here as a user would meet it."""
 from selenium.common.exceptions import WebDriverException
 from selenium.webdriver.common.by import By
 from selenium.webdriver.common.keys import Keys
+from selenium.webdriver.support.ui import Select
 
 from test_auth import SECRET, mint
 from test_page import button, connected, form_input, quantity, wait
@@ -233,3 +234,12 @@ def test_members_get_different_colours(server, browser):
     wait(windows[0], lambda d: len(d.find_elements(By.CSS_SELECTOR, "#presence li")) == 4, message="all four are here")
     colours = windows[0].execute_script("return [...document.querySelectorAll('#presence .dot')].map(e => e.style.background)")
     assert len(set(colours)) == 4, colours
+
+
+def test_an_item_can_be_added_at_the_end_of_any_section(server, browser):
+    page = browser(server.http_url + "?name=Ann&room=ends")
+    wait(page, connected)
+    Select(at(page, '[data-testid="person-where"]')).select_by_visible_text("at the end of Siblings")
+    submit(page, "person", "new", "Zoe")
+    wait(page, lambda d: sections(d)[0] == ("Siblings", ["Joe: 23", "Tim: 20", "Zoe"]), message="appended to that section")
+    assert at(page, '[data-testid="person-where"]').get_attribute("value") == "end:siblings", "the place is kept for the next one"

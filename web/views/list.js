@@ -24,7 +24,9 @@ export function listView(room, id) {
   let flatIDs = [];
   const add = inlineForm("Add an item", input, "Add", (text) => {
     const value = parseValue(text);
-    // "before X" means before that item where it is now (others may have inserted or removed items meanwhile).
+    // "before X" means before that item where it is now (others may have inserted or removed items meanwhile);
+    // "at the end of S" appends to that section (the protocol's `append` with `section`).
+    if (where.value.startsWith("end:")) return act(room, id, "append", { value, section: where.value.slice(4) });
     const before = where.value === "" ? -1 : flatIDs.indexOf(where.value);
     return before < 0 ? act(room, id, "append", { value }) : act(room, id, "insert", { value, index: before });
   });
@@ -97,8 +99,14 @@ export function listView(room, id) {
       // Options name items, not positions: a choice stays with its item as the list changes (and goes if it is removed).
       const chosen = where.value;
       flatIDs = flat.map((item) => item.id);
-      where.replaceChildren(el("option", { value: "" }, "at the end"), ...flat.map((item) => el("option", { value: item.id }, `before ${shortened(item.label)}`)));
-      where.value = flatIDs.includes(chosen) ? chosen : "";
+      // With several sections, the end of each is a place too ("" stays the end of the last, the default).
+      const ends = c.sections.length > 1
+        ? c.sections.map((sec, i) => el("option", { value: i === c.sections.length - 1 ? "" : `end:${sec.id}` },
+            `at the end of ${shortened(sec.header || sec.id)}`))
+        : [el("option", { value: "" }, "at the end")];
+      where.replaceChildren(...ends, ...flat.map((item) => el("option", { value: item.id }, `before ${shortened(item.label)}`)));
+      const places = new Set([...flatIDs, ...c.sections.slice(0, -1).map((sec) => `end:${sec.id}`)]);
+      where.value = places.has(chosen) ? chosen : "";
       if (focused) {
         const row = sections.querySelector(`[data-item="${CSS.escape(focused)}"]`);
         const button = focusedAction ? row?.querySelector(`[data-action="${focusedAction}"]`) : null;
