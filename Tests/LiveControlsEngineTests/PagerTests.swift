@@ -269,6 +269,15 @@ final class PagerTests: XCTestCase {
         XCTAssertEqual(room.render()["controls"]?["month"]?["window"], ["1999-11", "1999-12", "2000-01", "2000-02", "2000-03"])
     }
 
+    func testAStepMovesTheWindowByOneEntryNotAllOfThem() throws {
+        // An audit saw a radius-50 pager send 102 ops per step, every window entry replaced; the window shifts by one.
+        var room = H.room([("page", try pager(["domain": "integer", "start": 0, "radius": 50]))])
+        let patch = try XCTUnwrap(try H.roomApply(&room, "page", "next"))
+        let window = patch.ops.filter { $0.path.description.hasPrefix("/controls/page/window") }
+        XCTAssertEqual(window.map(\.json), [["op": "remove", "path": "/controls/page/window/0"],
+                                           ["op": "add", "path": "/controls/page/window/100", "value": 51]])
+    }
+
     func testStoredStateRoundTrip() throws {
         var p = try pager(["domain": "day", "start": "2024-02-28", "min": "2024-01-01"])
         try H.apply(&p, "press", ["direction": "next"])
