@@ -243,3 +243,21 @@ def test_an_item_can_be_added_at_the_end_of_any_section(server, browser):
     submit(page, "person", "new", "Zoe")
     wait(page, lambda d: sections(d)[0] == ("Siblings", ["Joe: 23", "Tim: 20", "Zoe"]), message="appended to that section")
     assert at(page, '[data-testid="person-where"]').get_attribute("value") == "end:siblings", "the place is kept for the next one"
+
+
+def test_starting_over_for_everyone_asks_first(server, browser):
+    page, other = browser(server.http_url + "?name=Ann&room=over"), browser(server.http_url + "?name=Bob&room=over")
+    wait(page, connected)
+    wait(other, connected)
+    form_input(other, "email").send_keys("bob@example.com")
+    wait(page, lambda d: form_input(d, "email").get_attribute("value") == "bob@example.com", message="Bob's entry shows")
+    start_over = at(page, '[data-control="signup"] > button.text')
+    start_over.click()
+    assert start_over.text == "Clear it for everyone?", "the first click asks"
+    assert form_input(other, "email").get_attribute("value") == "bob@example.com", "nothing cleared yet"
+    start_over.click()
+    wait(page, lambda d: form_input(d, "email").get_attribute("value") == "", message="the second click clears it for everyone")
+    leave = at(page, '[data-control="onboarding"] .actions button')
+    assert leave.text == "Leave"
+    leave.click()
+    assert leave.text == "Leave for everyone?"

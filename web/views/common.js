@@ -126,6 +126,34 @@ export function holdingText(room, holding, next = "+", prev = "−") {
   return `${who} holding ${holding.direction === "next" ? next : prev}`;
 }
 
+/**
+ * A button whose action is for everyone in the room and cannot be undone (starting a form over clears what everyone
+ * entered): the first click asks (`question` on the button), a second one within 4 s does it; leaving the button
+ * or waiting takes the question back. `button.dataset.ask = "no"` makes it act at once (a label that changed).
+ */
+export function confirmingButton(text, question, action) {
+  const button = el("button", { type: "button", class: "text", "data-text": text }, text);
+  let timer = null;
+  const disarm = () => {
+    clearTimeout(timer);
+    timer = null;
+    button.classList.remove("confirming");
+    button.textContent = button.dataset.text;
+  };
+  button.addEventListener("click", () => {
+    if (timer === null && button.dataset.ask !== "no") {
+      button.classList.add("confirming");
+      button.textContent = button.dataset.question ?? question;
+      timer = setTimeout(disarm, 4000);
+      return;
+    }
+    disarm();
+    action();
+  });
+  button.addEventListener("blur", () => { if (timer !== null) disarm(); });
+  return button;
+}
+
 /** A plain button that sends one intent. */
 export function intentButton(room, control, intent, text, args, attrs = {}) {
   const button = el("button", { type: "button", class: "text", ...attrs }, text);

@@ -1,6 +1,6 @@
 // form (StackedForm): collapsed elements show their summary; the expanded one shows its fields, with
 // server-side errors, and the call to action enabled only while the element is valid.
-import { act, clearNotice, controlHeader, el, intentButton, memberColor, memberName, reportError } from "./common.js";
+import { act, clearNotice, confirmingButton, controlHeader, el, memberColor, memberName, reportError } from "./common.js";
 
 /**
  * Claims a field while it has focus (and again while the user keeps typing, within the lease), and gives it up on
@@ -158,7 +158,7 @@ export function formView(room, id) {
   const status = el("p", { class: "phase", "aria-live": "polite", "data-testid": `${id}-status` });
   const list = el("ol", { class: "elements" });
   const result = el("div", { class: "result" });
-  const reset = intentButton(room, id, "reset", "Start over");
+  const reset = confirmingButton("Start over", "Clear it for everyone?", () => act(room, id, "reset"));
   const element = el("section", { class: "control", "data-control": id, "data-kind": "form", "aria-labelledby": `${id}-label` },
     title, caption, status, list, result, reset, notice);
   const rows = new Map(); // element id → {li, body, inputs: Map, cta, shape}

@@ -1,6 +1,6 @@
 // wizard (StepView): the steps with the current one marked, the phase, next / back / reset, why Next waits,
 // and a box to add a step.
-import { act, controlHeader, el, inlineForm, intentButton, missingRoles } from "./common.js";
+import { act, confirmingButton, controlHeader, el, inlineForm, intentButton, missingRoles } from "./common.js";
 
 const phaseText = { start: "Not started", inProgress: "In progress", complete: "Complete", exit: "Left at the first step" };
 
@@ -8,9 +8,11 @@ export function wizardView(room, id) {
   const [title, caption, notice] = controlHeader(id, "Steps everyone goes through together.");
   const phase = el("p", { class: "phase", "aria-live": "polite", "data-testid": `${id}-phase` });
   const steps = el("ol", { class: "steps" });
-  const back = intentButton(room, id, "prev", "Back");
+  // Back from the first step leaves the steps for everyone, and Start over goes back to the first for everyone: each
+  // asks first. (Back elsewhere, and Next, act at once.)
+  const back = confirmingButton("Back", "Leave for everyone?", () => act(room, id, "prev"));
   const next = intentButton(room, id, "next", "Next");
-  const reset = intentButton(room, id, "reset", "Start over");
+  const reset = confirmingButton("Start over", "Start over for everyone?", () => act(room, id, "reset"));
   const hint = el("p", { class: "hint", "data-testid": `${id}-hint` });
   const input = el("input", { type: "text", "aria-label": "New step title", placeholder: "New step", "data-testid": `${id}-new` });
   let count = 0;
@@ -35,7 +37,9 @@ export function wizardView(room, id) {
       const onlyFor = missingRoles(room, id, "next") ?? missingRoles(room, id, "prev");
       // Back from the first step leaves the steps (the wizard's exit): say so on the button.
       const leaves = c.index === 0 && c.phase !== "exit";
-      back.textContent = leaves ? "Leave" : "Back";
+      back.dataset.text = leaves ? "Leave" : "Back";
+      back.dataset.ask = leaves ? "yes" : "no";
+      if (!back.classList.contains("confirming")) back.textContent = back.dataset.text;
       back.title = leaves ? "Leave the steps (Start over comes back)" : "";
       back.disabled = !canPrev || missingRoles(room, id, "prev") !== null;
       next.disabled = !canNext || missingRoles(room, id, "next") !== null;
