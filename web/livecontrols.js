@@ -90,6 +90,8 @@ export class LiveRoom extends EventTarget {
         this.setStatus("removed");
         return;
       }
+      // Out of the room for good (its token expired): a reconnect would be refused with the same token.
+      if (this.status === "expired") return;
       this.setStatus("closed");
       if (this.closedByUser) return;
       // Backoff up to 4 s (jittered): a server back after a restart is found within seconds.

@@ -39,6 +39,8 @@ extension LiveControlsServer {
             return 0  // never non-zero here: it would close lws's wake pipe
 
         case LWS_CALLBACK_HTTP_CONFIRM_UPGRADE:
+            // Only WebSocket upgrades are ours to judge here (lws asks for `h2c` too, which it handles itself).
+            guard let input, String(cString: input.assumingMemoryBound(to: CChar.self)).lowercased() == "websocket" else { return 0 }
             // An upgrade lws would refuse later (FILTER_PROTOCOL_CONNECTION) by hanging up gets an HTTP answer instead: a
             // client (and its developer) sees why at once, instead of an empty reply or a time-out.
             if requestPath(wsi) != "/ws" {

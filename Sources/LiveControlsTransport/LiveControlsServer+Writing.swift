@@ -45,6 +45,7 @@ extension LiveControlsServer {
     /// Nothing new is taken for a closing connection; its writable callback writes what is queued, then the close frame.
     private func sealAndFinish(_ connection: Connection) {
         connection.seal()
+        if draining { lastSealAt = .now() }
         if !connection.lifecycle.isGone { lws_callback_on_writable(connection.wsi.raw) }
     }
 

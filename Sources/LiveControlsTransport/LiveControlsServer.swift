@@ -49,6 +49,8 @@ public final class LiveControlsServer: @unchecked Sendable {
     var drainDeadline: DispatchTime = .distantFuture
     /// Past the grace, closes wait for rooms (their durable acks) until this (`ServerOptions.shutdownRoomWaitMilliseconds`).
     var roomWaitDeadline: DispatchTime = .distantFuture
+    /// When a draining connection's outbox was last sealed: its last messages and close frame get 200 ms from then.
+    var lastSealAt = DispatchTime(uptimeNanoseconds: 0)
     /// Each client address's share of connections and room creations.
     let shares: AddressShares
     /// The web root with every symlink resolved: static files must resolve inside it.
@@ -157,8 +159,6 @@ public final class LiveControlsServer: @unchecked Sendable {
         sweeper.resume()
         var ticker: DispatchSourceTimer? = nil
         var cpu = ThreadCPUClock()
-        var closesForced = false
-        var waitedForRooms = false
         while true {
             _ = lws_service(context, 0)
             if hub.hasReady || messagesThisPass > 0 { flushReady() }
@@ -176,22 +176,19 @@ public final class LiveControlsServer: @unchecked Sendable {
                 }
                 if connections.isEmpty { break }
                 if DispatchTime.now() >= drainDeadline {
-                    let waiting = !closesForced && connections.values.contains { $0.closeBarriers > 0 }
+                    let waiting = connections.values.contains { $0.closeBarriers > 0 }
                     if waiting && DispatchTime.now() < roomWaitDeadline {
                         // Rooms still carry out and store what they were applying (a slow store): their acks go
                         // before the close, so wait on (looked at again on the drain ticker's next poke).
-                        waitedForRooms = true
                         drainDeadline = .now() + .milliseconds(50)
                     } else if waiting {
-                        // A store that did not finish in time (stalled): those closes go now, in one more short pass.
+                        // A store that did not finish in time (stalled): those closes go now (`lastSealAt`).
                         _ = forceCloses()
-                        closesForced = true
                         drainDeadline = .now() + .milliseconds(200)
-                    } else if waitedForRooms {
-                        // The last rooms finished after the grace: their acks and close frames are being written now.
-                        waitedForRooms = false
-                        closesForced = true
-                        drainDeadline = .now() + .milliseconds(200)
+                    } else if DispatchTime.now() < lastSealAt + .milliseconds(200) {
+                        // Closes sealed just now (their rooms finished late, or were forced): their acks and close
+                        // frames go out in the next passes.
+                        drainDeadline = lastSealAt + .milliseconds(200)
                     } else {
                         break
                     }

@@ -261,3 +261,35 @@ def test_starting_over_for_everyone_asks_first(server, browser):
     assert leave.text == "Leave"
     leave.click()
     assert leave.text == "Leave for everyone?"
+
+
+def test_text_cut_off_by_a_drop_does_not_overwrite_a_change_made_meanwhile(server, browser):
+    """Found by a review of the fix above: the kept text was sent back blindly, over someone else's newer value."""
+    page, other = browser(server.http_url + "?name=Ann&room=unsent2"), browser(server.http_url + "?name=Bob&room=unsent2")
+    wait(page, connected)
+    wait(other, connected)
+    form_input(page, "name").send_keys("Ann")
+    wait(other, lambda d: form_input(d, "name").get_attribute("value") == "Ann", message="typed and saved")
+    # The next change is cut off, and the page cannot get back in until the other member has changed the field.
+    page.execute_script("""
+        const Real = WebSocket, send = Real.prototype.send;
+        window.blocked = true;
+        window.WebSocket = function (url, protocols) { return new Real(window.blocked ? url.replace(/:\\d+\\//, ":9/") : url, protocols); };
+        Object.assign(window.WebSocket, { CONNECTING: 0, OPEN: 1, CLOSING: 2, CLOSED: 3 });
+        Real.prototype.send = function (data) {
+          if (!window.dropped && data.includes('"set"')) { window.dropped = true; this.close(); return; }
+          return send.call(this, data);
+        };""")
+    form_input(page, "name").send_keys(" Lee")
+    wait(page, lambda d: d.execute_script("return window.dropped === true"), message="the change met a dropped connection")
+    field = form_input(other, "name")
+    field.send_keys(Keys.CONTROL, "a")
+    field.send_keys("Bob")
+    field.send_keys(Keys.TAB)
+    page.execute_script("window.blocked = false")
+    wait(page, connected, timeout=15, message="back in")
+    wait(page, lambda d: at(d, '[data-testid="signup-notice"]').get_attribute("data-code") == "not_saved", message="said")
+    shown = lambda d: form_input(d, "name").get_attribute("value")  # noqa: E731
+    wait(page, lambda d: shown(d) == "Bob", message="the room's value shown")
+    assert page.execute_script("return document.querySelector('[data-testid=signup-account-name-changed]').textContent") == ""
+    assert form_input(other, "name").get_attribute("value") == "Bob", "the newer value was not overwritten"

@@ -66,6 +66,11 @@ def test_an_upgrade_on_another_path_or_from_a_refused_origin_is_answered_not_dro
     assert refused_origin.split(b" ", 2)[1] == b"403" and b"--allowed-origin" in refused_origin, refused_origin
     assert raw_handshake(s.port, extra="Origin: https://app.example.com\r\n").startswith(b"HTTP/1.1 101")
     assert raw_handshake(s.port).startswith(b"HTTP/1.1 101"), "no Origin: not a browser"
+    # An HTTP/2 upgrade (h2c) is lws's own business, not a WebSocket on the wrong path (found by a review).
+    import subprocess
+    h2c = subprocess.run(["curl", "-sS", "--http2", "-o", "/dev/null", "-w", "%{http_code}", s.http_url + "healthz"],
+                         capture_output=True, text=True, timeout=20)
+    assert h2c.stdout == "200", (h2c.stdout, h2c.stderr)
 
 
 def test_intent_is_patched_then_acked_with_the_new_version(clients):

@@ -27,14 +27,19 @@ function fieldClaim(room, control, target, input) {
 
 /**
  * Sends `set` while the user types: debounced, always the latest value, flushed on change/blur. A value whose send
- * the lost connection cut off is kept (the field shows it) and sent again as soon as the page has rejoined.
+ * the lost connection cut off is kept (the field shows it) and sent again once the page has rejoined and caught up —
+ * unless the field changed meanwhile (someone else's value, a Start over, a room that started over): then it is
+ * dropped, and the page says so.
  */
-function fieldSender(room, control, element, field) {
+function fieldSender(room, control, element, field, label) {
   let timer = null;
   let pending;
   let inFlight = 0; // sets sent and not yet answered (their patch comes before their ack)
-  let unsent; // a value the connection dropped before it was answered: sent again once joined
+  let unsent; // a value the connection dropped before it was answered
+  let unsentBase, unsentEpoch; // the field's value in the room, and the room's epoch, when it was cut off
   const sent = []; // the last values sent: their echoes are not someone else's change
+  const roomValue = () => room.state?.controls?.[control]?.elements?.find((e) => e.id === element)?.fields?.find((f) => f.id === field)?.value ?? null;
+  const self = {};
   const flush = () => {
     if (timer === null) return;
     clearTimeout(timer);
@@ -45,17 +50,35 @@ function fieldSender(room, control, element, field) {
     const value = pending;
     room.intent(control, "set", { element, field, value }).then(
       () => { if (unsent === value) unsent = undefined; clearNotice(control); },
-      (e) => { if (e.code === "disconnected") unsent = value; else reportError(e, control); },
+      (e) => {
+        if (e.code !== "disconnected") return reportError(e, control);
+        if (unsent === undefined) { unsentBase = roomValue(); unsentEpoch = room.shownEpoch; }
+        unsent = value;
+      },
     ).finally(() => { inFlight--; });
   };
-  room.addEventListener("status", (e) => {
-    if (e.detail.status !== "open" || unsent === undefined) return;
-    pending = unsent;
+  // Caught up: a snapshot, or (after a resume) the patch of this session's own join, which follows the missed ones; a
+  // room without presence makes no such patch, so there the resume itself is the sign.
+  const caughtUp = (e) => e.type === "status" ? e.detail.status === "open" && Object.keys(room.state?.presence ?? {}).length === 0
+    : e.detail.reason === "snapshot" || (e.detail.patch?.cause?.kind === "join" && e.detail.patch.cause.session === room.session);
+  const resend = (e) => {
+    if (unsent === undefined || room.status !== "open" || !self.alive() || !caughtUp(e)) return;
+    const value = unsent;
     unsent = undefined;
+    if (room.shownEpoch !== unsentEpoch || JSON.stringify(roomValue()) !== JSON.stringify(unsentBase)) {
+      reportError({ code: "not_saved", message: `What you typed in ${label} was not saved: it changed while the connection was down.` }, control);
+      self.dropped?.(roomValue());
+      return;
+    }
+    pending = value;
     timer = 0;
     flush();
-  });
-  return {
+  };
+  room.addEventListener("state", resend);
+  room.addEventListener("status", resend);
+  self.alive = () => true;
+  // (Descriptors, not Object.assign: the getters must stay getters.)
+  return Object.defineProperties(self, Object.getOwnPropertyDescriptors({
     /** A value of this page's is on its way (or waits for the connection): the field keeps it until it is answered. */
     get inFlight() { return inFlight > 0 || unsent !== undefined; },
     /** Typed here while the connection was lost: not saved yet. */
@@ -70,12 +93,12 @@ function fieldSender(room, control, element, field) {
     },
     flush,
     get typing() { return timer !== null; },
-  };
+  }));
 }
 
 function inputFor(room, control, elementID, field) {
   const inputID = `${control}-${elementID}-${field.id}`;
-  const sender = fieldSender(room, control, elementID, field.id);
+  const sender = fieldSender(room, control, elementID, field.id, field.label || field.id);
   let touched = false;
   let input;
   if (field.type === "boolean") {
@@ -91,6 +114,8 @@ function inputFor(room, control, elementID, field) {
     input.addEventListener("change", () => sender.flush());
     input.addEventListener("blur", () => sender.flush());
   }
+  sender.alive = () => input.isConnected;  // a part drawn again has new fields: this one's sender is done
+  sender.dropped = (value) => { if (last) update({ ...last.f, value }, last.claims); };  // the room's value, no "Not saved yet"
   let last = null; // the field and claims last shown: leaving the field shows them as they are now
   // (unless what was typed is still on its way: then the field keeps it, and its echo follows)
   input.addEventListener("blur", () => { touched = true; if (last) update(last.f, last.claims); });
