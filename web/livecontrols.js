@@ -245,21 +245,15 @@ export class LiveRoom extends EventTarget {
           this.setStatus("connecting");
           const delay = Math.min(10000, 250 * 2 ** this.joinRetry++) * (0.75 + Math.random() / 2);
           this.joinTimer = setTimeout(() => this.join(), delay);
-        } else if (msg.id === undefined && msg.code === "room_deleted" && msg.room === this.room) {
-          // The room was deleted on the server: nothing we were waiting for will be answered, and we are out of it.
+        } else if (msg.id === undefined && msg.room === this.room && LiveRoom.leavingErrors.has(msg.code)) {
+          // Out of the room for good: it was deleted on the server (a rejoin would make it anew), or the token expired
+          // (a rejoin needs a new one). Nothing we were waiting for will be answered.
           this.emit("error", msg);
           for (const { reject } of this.pending.values()) reject(err);
           this.pending.clear();
           clearTimeout(this.joinTimer);
-          this.epoch = this.version = null;
-          this.setStatus("deleted");
-        } else if (msg.id === undefined && msg.code === "token_expired" && msg.room === this.room) {
-          // The token expired: the server took this session out of the room. Joining again needs a new token.
-          this.emit("error", msg);
-          for (const { reject } of this.pending.values()) reject(err);
-          this.pending.clear();
-          clearTimeout(this.joinTimer);
-          this.setStatus("expired");
+          if (msg.code === "room_deleted") this.epoch = this.version = null;
+          this.setStatus(LiveRoom.leavingErrors.get(msg.code));
         } else if (msg.id !== undefined && this.pending.has(msg.id)) {
           this.pending.get(msg.id).reject(err);
           this.pending.delete(msg.id);
@@ -283,5 +277,7 @@ export class LiveRoom extends EventTarget {
 LiveRoom.joinID = "join";
 /** The close code of a session the server API disconnected (docs/PROTOCOL.md): no automatic reconnect. */
 LiveRoom.disconnectedCode = 4001;
+/** Errors about the room (no id) that take this session out of it for good, with the status each leaves. */
+LiveRoom.leavingErrors = new Map([["room_deleted", "deleted"], ["token_expired", "expired"]]);
 /** Join refusals that pass on their own: the join is sent again after a backoff. */
 LiveRoom.retriedJoinErrors = new Set(["unavailable", "rate_limited", "room_limit"]);

@@ -21,6 +21,16 @@ def sections(driver, control="person"):
             for s in driver.find_elements(By.CSS_SELECTOR, f'[data-control="{control}"] .section')]
 
 
+def drop_the_next_set(page):
+    """The connection drops as the page's next `set` goes out: that message never reaches the server."""
+    page.execute_script("""
+        const send = WebSocket.prototype.send;
+        WebSocket.prototype.send = function (data) {
+          if (!window.dropped && data.includes('"set"')) { window.dropped = true; this.close(); return; }
+          return send.call(this, data);
+        };""")
+
+
 def move(driver, label, direction):
     at(driver, f'[data-control="person"] button[aria-label="Move {label} {direction}"]').click()
 
@@ -186,12 +196,7 @@ def test_text_typed_as_the_connection_drops_is_kept_and_sent_once_joined_again(s
     form_input(page, "name").send_keys("Ann")
     wait(other, lambda d: form_input(d, "name").get_attribute("value") == "Ann", message="typed and saved")
     # The connection drops just as the next change goes out: its `set` never reaches the server.
-    page.execute_script("""
-        const send = WebSocket.prototype.send;
-        WebSocket.prototype.send = function (data) {
-          if (!window.dropped && data.includes('"set"')) { window.dropped = true; this.close(); return; }
-          return send.call(this, data);
-        };""")
+    drop_the_next_set(page)
     form_input(page, "name").send_keys(" Lee")
     wait(page, lambda d: d.execute_script("return window.dropped === true"), message="the change met a dropped connection")
     wait(other, lambda d: form_input(d, "name").get_attribute("value") == "Ann Lee", message="sent once the page rejoined")
@@ -271,15 +276,12 @@ def test_text_cut_off_by_a_drop_does_not_overwrite_a_change_made_meanwhile(serve
     form_input(page, "name").send_keys("Ann")
     wait(other, lambda d: form_input(d, "name").get_attribute("value") == "Ann", message="typed and saved")
     # The next change is cut off, and the page cannot get back in until the other member has changed the field.
+    drop_the_next_set(page)
     page.execute_script("""
-        const Real = WebSocket, send = Real.prototype.send;
+        const Real = WebSocket;
         window.blocked = true;
         window.WebSocket = function (url, protocols) { return new Real(window.blocked ? url.replace(/:\\d+\\//, ":9/") : url, protocols); };
-        Object.assign(window.WebSocket, { CONNECTING: 0, OPEN: 1, CLOSING: 2, CLOSED: 3 });
-        Real.prototype.send = function (data) {
-          if (!window.dropped && data.includes('"set"')) { window.dropped = true; this.close(); return; }
-          return send.call(this, data);
-        };""")
+        Object.assign(window.WebSocket, { CONNECTING: 0, OPEN: 1, CLOSING: 2, CLOSED: 3 });""")
     form_input(page, "name").send_keys(" Lee")
     wait(page, lambda d: d.execute_script("return window.dropped === true"), message="the change met a dropped connection")
     field = form_input(other, "name")

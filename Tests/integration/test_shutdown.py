@@ -33,6 +33,22 @@ def applied_intents(node) -> int:
     return 0
 
 
+def intents_replayed_after_restart(start_server, tmp_path, joined) -> list:
+    """Restarts on the same data dir and resumes from `joined`: the ids of the intents the store kept, in order."""
+    again = start_server("--data-dir", str(tmp_path))
+    reader = RawClient(again.port)
+    session = reader.read_json()["session"]
+    reader.send_text({"type": "join", "room": "demo", "id": "r", "since": {"epoch": joined["epoch"], "version": joined["version"]}})
+    assert reader.read_json()["type"] == "resumed"
+    applied = []
+    while True:  # the missed patches, then the one that adds this session
+        patch = reader.read_json()
+        if patch["cause"].get("kind") == "join" and patch["cause"].get("session") == session:
+            return applied
+        if patch["cause"].get("kind") == "intent":
+            applied.append(patch["cause"]["id"])
+
+
 def test_sigterm_exits_within_the_shutdown_timeout_when_the_stop_cannot_finish(start_server, tmp_path):
     node, blocker = stalled_store(start_server, tmp_path, "--shutdown-timeout", "2")
     started = time.monotonic()
@@ -93,18 +109,7 @@ def test_at_sigterm_every_intent_is_acked_or_never_applied(start_server, tmp_pat
                 assert message["version"] in patched, "an intent's patch comes before its ack, a closing connection's too"
     assert closed.value.args[0] == 1001
     assert node.proc.wait(15) == 0
-    again = start_server("--data-dir", str(tmp_path))
-    reader = RawClient(again.port)
-    session = reader.read_json()["session"]
-    reader.send_text({"type": "join", "room": "demo", "id": "r", "since": {"epoch": joined["epoch"], "version": joined["version"]}})
-    assert reader.read_json()["type"] == "resumed"
-    applied = []
-    while True:  # the missed patches, then the one that adds this session
-        patch = reader.read_json()
-        if patch["cause"].get("kind") == "join" and patch["cause"].get("session") == session:
-            break
-        if patch["cause"].get("kind") == "intent":
-            applied.append(patch["cause"]["id"])
+    applied = intents_replayed_after_restart(start_server, tmp_path, joined)
     assert set(applied) == acked, f"applied but never acked: {sorted(set(applied) - acked)[:5]}…; acked: {len(acked)}"
 
 
@@ -148,17 +153,6 @@ def test_at_sigterm_a_slow_stores_last_writes_are_acked_before_the_close(start_s
                 acked.add(message["id"])
     assert closed.value.args[0] == 1001
     assert node.proc.wait(15) == 0
-    again = start_server("--data-dir", str(tmp_path))
-    reader = RawClient(again.port)
-    session = reader.read_json()["session"]
-    reader.send_text({"type": "join", "room": "demo", "id": "r", "since": {"epoch": joined["epoch"], "version": joined["version"]}})
-    assert reader.read_json()["type"] == "resumed"
-    applied = set()
-    while True:  # the missed patches, then the one that adds this session
-        patch = reader.read_json()
-        if patch["cause"].get("kind") == "join" and patch["cause"].get("session") == session:
-            break
-        if patch["cause"].get("kind") == "intent":
-            applied.add(patch["cause"]["id"])
+    applied = set(intents_replayed_after_restart(start_server, tmp_path, joined))
     assert applied == acked, f"stored but never acked: {sorted(applied - acked)}; acked, not stored: {sorted(acked - applied)}"
     assert len(acked) == 21, "the slow writes finished within the shutdown's bound: every one was acked"
