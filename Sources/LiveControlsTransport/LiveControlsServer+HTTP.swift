@@ -23,6 +23,12 @@ extension LiveControlsServer {
         if APIRoute.isAPIPath(path) {  // the /api mount; the router answers 404 for what it lacks
             return serveAPI(wsi, method: method, path: path)
         }
+        if ["/healthz", "/readyz", "/metrics"].contains(path) || resolvedWebRoot != nil, method != "GET" && method != "HEAD" {
+            respond(wsi, PendingHTTPResponse(status: 405, contentType: "text/plain; charset=utf-8", headers: [("allow", "GET, HEAD")],
+                                             body: Array("\(method) is not served here: GET or HEAD\n".utf8), closeAfter: declaresBody(wsi),
+                                             headOnly: method == "HEAD"))
+            return 0
+        }
         switch path {
         case "/healthz":
             respond(wsi, PendingHTTPResponse(status: draining ? 503 : 200, contentType: "application/json", body: healthBody(), headOnly: method == "HEAD"))
@@ -39,10 +45,34 @@ extension LiveControlsServer {
             for line in registry.metricLines() { text += line + "\n" }
             respond(wsi, PendingHTTPResponse(status: 200, contentType: ServerMetrics.contentType, body: Array(text.utf8), headOnly: method == "HEAD"))
         default:
-            if lws_return_http_status(wsi, UInt32(HTTP_STATUS_NOT_FOUND.rawValue), nil) != 0 { return -1 }
-            return lws_http_transaction_completed(wsi) != 0 ? -1 : 0
+            serveFile(wsi, path: path, head: method == "HEAD")
         }
         return 0
+    }
+
+    /// A file of the web root, or 404 (also without a web root). A request's body is not read (`closeAfter`).
+    private func serveFile(_ wsi: OpaquePointer, path: String, head: Bool) {
+        let outcome = resolvedWebRoot.map { StaticFiles.read(root: $0, path: path) } ?? .notFound
+        var response: PendingHTTPResponse
+        switch outcome {
+        case let .file(contentType, bytes):
+            response = PendingHTTPResponse(status: 200, contentType: contentType, body: bytes)
+        case .notFound:
+            response = PendingHTTPResponse(status: 404, contentType: "text/plain; charset=utf-8", body: Array("not found\n".utf8))
+        case .tooLarge:
+            logger.warning("static file not served: larger than the web root's limit", metadata: ["path": "\(path)", "limit": "\(StaticFiles.maxFileBytes)"])
+            response = PendingHTTPResponse(status: 500, contentType: "text/plain; charset=utf-8", body: Array("file too large to serve\n".utf8))
+        }
+        response.headOnly = head
+        response.closeAfter = declaresBody(wsi)
+        respond(wsi, response)
+    }
+
+    /// Whether the request declared a body (its bytes follow; a route that reads none closes the connection after
+    /// its answer).
+    func declaresBody(_ wsi: OpaquePointer) -> Bool {
+        let declared = header(wsi, WSI_TOKEN_HTTP_CONTENT_LENGTH).flatMap { Int($0.trimmingCharacters(in: .whitespaces)) } ?? 0
+        return declared > 0 || header(wsi, WSI_TOKEN_HTTP_TRANSFER_ENCODING) != nil
     }
 
     /// The request's method and path (without the query), whatever the method.
@@ -86,6 +116,7 @@ extension LiveControlsServer {
         }
         httpResponses[wsi] = nil
         apiExchanges[wsi] = nil
+        lws_rx_flow_control(wsi, 1)  // (a server API request stopped reading until its answer: `handle`)
         guard writeHeaders(wsi, response), writeBody(wsi, response.headOnly ? [] : response.body),
               lws_http_transaction_completed(wsi) == 0 else {
             // The socket failed, or the client asked for the connection to end (HTTP/1.0, `Connection: close`).

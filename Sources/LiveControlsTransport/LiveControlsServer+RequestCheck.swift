@@ -98,6 +98,9 @@ extension LiveControlsServer {
             }
             return refuseAndClose(wsi, refusal.status, refusal.reason)
         }
+        if let contentLength, let declared = Int(contentLength), declared > 0, inputWaitsUnparsed(wsi) {
+            return refusePipelinedBody(wsi, path: path)
+        }
         if let root = resolvedWebRoot, !path.isEmpty {
             if !isCallbackMount(path), !RequestCheck.staysInside(root: root, path: path) {
                 logger.warning("static file refused: it resolves outside the web root", metadata: ["path": "\(path)"])
@@ -105,6 +108,30 @@ extension LiveControlsServer {
             }
         }
         return 0
+    }
+
+    /// Whether bytes libwebsockets has read wait in a connection's input list to be parsed — which is where a request
+    /// pipelined behind another (sent before the earlier one's answer) is parsed from. libwebsockets 4.1 reads the body
+    /// of such a request from the start of that list, its own header bytes: the body is wrong, and its parser then
+    /// consumes nothing more and spins, the whole service thread with it (issue 42). lws 4.1 says this only for the
+    /// whole service thread (`lws_service_adjust_timeout` is 0 when any connection has parsable input waiting), so
+    /// another connection's waiting input can make a request that was not pipelined count as one, rarely: it is
+    /// answered 503 `unavailable` with `Retry-After`, and sent again it is served (PROTOCOL.md, *HTTP*).
+    func inputWaitsUnparsed(_ wsi: OpaquePointer) -> Bool {
+        lws_service_adjust_timeout(lws_get_context(wsi), 1, 0) == 0
+    }
+
+    /// A request with a body that may have been pipelined: answered 503 without reading its body, and the connection
+    /// closed (returned to lws before it reads the body).
+    private func refusePipelinedBody(_ wsi: OpaquePointer, path: String) -> Int32 {
+        let reason = "a request with a body was sent before the previous answer on this connection (pipelined): it was not read; send it again after the answer, or on a new connection"
+        logger.info("HTTP request refused: a body pipelined behind another request")
+        var response = PendingHTTPResponse(APIResponse.failure(APIError(status: 503, ProtocolError(.unavailable, reason))))
+        if !APIRoute.isAPIPath(path) {
+            response = PendingHTTPResponse(status: 503, contentType: "text/plain; charset=utf-8", headers: [("retry-after", "1")],
+                                           body: Array((reason + "\n").utf8))
+        }
+        return respondAndClose(wsi, response)
     }
 
     /// Every header name libwebsockets knows, spelled with whitespace before its colon: lws does not take such a line as

@@ -262,16 +262,13 @@ public final class LiveControlsServer: @unchecked Sendable {
         ready.pointee.mount_next = UnsafePointer(api)
         api.pointee.mount_next = UnsafePointer(metrics)
         let mounts = UnsafePointer(health)
-        if let webRoot = options.webRoot {
-            let files = a.allocate(lws_http_mount.self)
-            files.pointee.mountpoint = a.string("/")
-            files.pointee.mountpoint_len = 1
-            files.pointee.origin = a.string(URL(fileURLWithPath: webRoot).standardizedFileURL.path)
-            files.pointee.def = a.string("index.html")
-            files.pointee.cache_max_age = 0
-            shim_mount_set_protocol(files, UInt8(LWSMPRO_FILE.rawValue))
-            metrics.pointee.mount_next = UnsafePointer(files)
-        }
+        // Every other path: the web root's files, answered by the server itself (`StaticFiles`), or 404.
+        let files = a.allocate(lws_http_mount.self)
+        files.pointee.mountpoint = a.string("/")
+        files.pointee.mountpoint_len = 1
+        files.pointee.origin = a.string(Self.httpProtocolName)
+        shim_mount_set_protocol(files, UInt8(LWSMPRO_CALLBACK.rawValue))
+        metrics.pointee.mount_next = UnsafePointer(files)
 
         // No lws keepalive (both times 0): lws keeps each connection's validity timer in one sorted list, and every
         // connection's pong or open inserts into it by walking it, O(connections) each, which at 18,000 connections

@@ -22,6 +22,9 @@ extension ClusterDirectory {
                 owners.withLock { $0[room] = holder }
                 return .owner(holder)
             }
+            if stopping.load(ordering: .acquiring) {
+                return .refused(ProtocolError(.unavailable, "room \(room) has no owner and this node is stopping; retry on another node"))
+            }
             if let resolution = try takeOver(room, creation: creation) { return resolution }
         }
         return .refused(ProtocolError(.unavailable, "room \(room) is changing owner; retry in a moment"))
@@ -102,6 +105,7 @@ extension ClusterDirectory {
 
     /// Link queue: takes the room's lease if no node holds it; its new fencing token, or nil when another holds it.
     func acquireLease(_ room: String) throws(RedisError) -> Lease? {
+        guard !stopping.load(ordering: .acquiring) else { return nil }  // (a stopping node takes no room: `stopping`)
         let asked = scheduler.now()
         let acquired = try link.run { c throws(RedisError) in
             try c.eval(ClusterScripts.acquire, keys: [keys.lease(room), keys.fence(room), keys.state(room)],

@@ -90,6 +90,7 @@ extension ClusterDirectory {
         if up {
             subscriberRefusal.withLock { $0 = nil }
             logger.info("Redis subscriber connected")
+            if !subscribedOnce.exchange(true, ordering: .acquiringAndReleasing) { firstSubscription.signal() }
             // Messages published while it was away are lost: every room here resyncs its sessions.
             for room in rooms.withLock({ Array($0.values) }) { room.redisReconnected() }
         } else if wasUp, why != RedisSubscriber.stoppedReason {

@@ -79,6 +79,13 @@ package final class ClusterDirectory: RoomDirectory, @unchecked Sendable {
     let adminWaiters = Mutex<[Int: AdminWaiter]>([:])
     private let tokens = Mutex(0)
     let subscriberUp = Mutex(false)
+    /// The node is stopping (SIGTERM's `beginShutdown`, or `stopAll`): it takes no room's lease any more — a room it
+    /// took back during its own shutdown would leave with it, its lease held, and the next owner would wait for the
+    /// lease to lapse (issue 42).
+    let stopping = Atomic<Bool>(false)
+    /// Signalled when the subscriber first connects (`start` waits for it).
+    let firstSubscription = DispatchSemaphore(value: 0)
+    let subscribedOnce = Atomic<Bool>(false)
     /// The subscriptions' last refusal logged (`subscriberRefused`), nil once they succeed.
     let subscriberRefusal = Mutex<String?>(nil)
     private var subscriber: RedisSubscriber?
@@ -167,6 +174,11 @@ package final class ClusterDirectory: RoomDirectory, @unchecked Sendable {
             onRefused: { [unowned self] message in self.subscriberRefused(message) })
         self.subscriber = subscriber
         subscriber.start()
+        // Serve only once subscribed (bounded by a lease: a Redis down at start leaves the node up but not ready): a
+        // request sent before would have its answer published where this node does not listen yet, so the first
+        // subscription fails every request waiting here (`redisReconnected`) — a join right after the start line got
+        // `unavailable`, and /healthz said `degraded` (issue 42).
+        _ = firstSubscription.wait(timeout: .now() + .milliseconds(options.leaseMilliseconds))
         // Every third of the lease, on the control link's queue, through the scheduler (a manual clock in tests).
         let ticker = scheduler.makeTimer(on: control.queue) { [unowned self] in
             self.armNextTick(retry: !self.tick())
@@ -180,7 +192,12 @@ package final class ClusterDirectory: RoomDirectory, @unchecked Sendable {
         logger.notice("cluster mode", metadata: ["redis": "\(options.redis)", "leaseMs": "\(options.leaseMilliseconds)"])
     }
 
+    package func beginShutdown() {
+        stopping.store(true, ordering: .releasing)
+    }
+
     package func stopAll() {
+        stopping.store(true, ordering: .releasing)
         ticker?.cancel()
         control.queue.sync {}  // a tick under way ends first
         watchdog?.cancel()

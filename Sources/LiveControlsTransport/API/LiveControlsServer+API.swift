@@ -106,6 +106,10 @@ extension LiveControlsServer {
     /// Service thread: hands the request to the rooms; the reply comes back through `Hub.perform`.
     private func handle(_ exchange: APIExchange, _ wsi: OpaquePointer) {
         guard let administration = registry.administration else { return }
+        // Nothing more is read from the connection until the rooms answer (`respond` reads again): bytes already read
+        // behind this request (one pipelined behind it) would otherwise be offered to lws's parser on every pass of the
+        // service thread, which would spin until the answer.
+        lws_rx_flow_control(wsi, 0)
         let key = UInt(bitPattern: wsi)
         let id = exchange.id
         let reply: @Sendable (APIResponse) -> Void = { [self] response in
