@@ -88,3 +88,21 @@ extension WebhookEndpoint {
             maxRetryMs: try bounded("maxRetryMs", try node.int("maxRetryMs", default: max(defaultMaxRetryMs, retryMs)), retryMs...86_400_000))
     }
 }
+
+extension WebhookEndpoint {
+    /// `url` as answers and logs may show it: without its userinfo (`user:password@`), query and fragment, which may
+    /// carry credentials (`?token=…`); scheme, host, port and path only.
+    public static func redacted(_ url: String) -> String {
+        let chars = Array(url.utf8)
+        guard let colon = chars.indices.first(where: { chars[$0...].starts(with: Array("://".utf8)) }) else { return "(not a URL)" }
+        let afterScheme = url.utf8.index(url.utf8.startIndex, offsetBy: colon + 3)
+        var rest = url[afterScheme...]
+        if let cut = rest.firstIndex(where: { $0 == "?" || $0 == "#" }) { rest = rest[..<cut] }
+        let authorityEnd = rest.firstIndex(of: "/") ?? rest.endIndex
+        var authority = rest[..<authorityEnd]
+        if let at = authority.lastIndex(of: "@") { authority = authority[authority.index(after: at)...] }
+        return String(url[..<afterScheme]) + authority + rest[authorityEnd...]
+    }
+
+    public var redactedURL: String { Self.redacted(url) }
+}

@@ -28,7 +28,7 @@ package final class URLSessionWebhookTransport: NSObject, WebhookTransport, URLS
 
     package func post(url: String, headers: [(String, String)], body: [UInt8], timeoutMs: Int,
                       done: @escaping @Sendable (_ failure: String?) -> Void) {
-        guard let target = URL(string: url) else { return done("not a URL: \(url)") }
+        guard let target = URL(string: url) else { return done("not a URL") }  // (the URL may carry credentials: never in a failure)
         var request = URLRequest(url: target, cachePolicy: .reloadIgnoringLocalCacheData, timeoutInterval: Double(timeoutMs) / 1000)
         request.httpMethod = "POST"
         for (name, value) in headers { request.setValue(value, forHTTPHeaderField: name) }

@@ -19,11 +19,15 @@ extension LiveControlsServer {
         }
         switch exchange.route {
         case .webhooks:
+            // Endpoints are the server's own configuration, across every room: the API key's alone (issue 38).
+            guard grant.token == nil else {
+                return reply(.failure(APIError(status: 403, ProtocolError(.forbidden, "only the API key may list webhook endpoints (a token may list and retry its rooms' failed deliveries)"))))
+            }
             webhooks.status { endpoints in
                 let list: [JSONValue] = endpoints.enumerated().map { index, status in
                     let events: [JSONValue] = status.endpoint.events.map { .string($0) }
                     let entry: JSONObject = [
-                        "index": .int(index), "url": .string(status.endpoint.url), "events": .array(events),
+                        "index": .int(index), "url": .string(status.endpoint.redactedURL), "events": .array(events),
                         "pending": .int(status.pending), "inFlight": .int(status.inFlight), "spilled": .bool(status.spilled),
                     ]
                     return .object(entry)
@@ -61,7 +65,7 @@ extension LiveControlsServer {
 
 extension FailedWebhook {
     var json: JSONValue {
-        ["endpoint": .string(endpoint), "attempts": .int(attempts), "error": .string(error),
+        ["endpoint": .string(WebhookEndpoint.redacted(endpoint)), "attempts": .int(attempts), "error": .string(error),
          "failedAt": .string(WebhookEvent.iso8601(milliseconds: failedAt)),
          "event": ["id": .string(event.id), "type": .string(event.type), "room": .string(event.room),
                    "timestamp": .string(WebhookEvent.iso8601(milliseconds: event.timestamp)), "data": .object(event.data)]]
