@@ -6,6 +6,12 @@ public struct Limits: Sendable {
     public var maxConnections: Int = 10_000
     /// WebSocket connections one client address may hold at once (0: no limit); one more is closed with 1013.
     public var maxConnectionsPerAddress: Int = 256
+    /// Connections that are not (yet) WebSockets — plain HTTP requests, handshakes under way — at once; one more is
+    /// closed at accept. Never more than the open-file limit leaves beside `maxConnections` (`SocketBudget`).
+    public var maxHTTPConnections: Int = 1_024
+    /// Connections one address may hold beyond its `maxConnectionsPerAddress` WebSockets (HTTP, handshakes); one more is
+    /// closed at accept (0, or `maxConnectionsPerAddress` 0: no bound).
+    public var maxHTTPConnectionsPerAddress: Int = 64
     /// Rooms the joins from one client address may create per minute, in bursts of as many (0: no limit); past
     /// it a join that would create a room gets `room_limit`.
     public var roomCreationsPerMinute: Int = 60

@@ -36,6 +36,7 @@ package final class ServerMetrics: Sendable {
     private let ticks: Counter
     private let roomsUnloaded: Counter
     private let roomsLoaded: Counter
+    private let acceptRefusals: Counter
     /// How long after its deadline each hold tick ran, since start.
     private let lateness: DurationHistogram
     /// Set by `exposition` from what the server knows at scrape time.
@@ -64,6 +65,8 @@ package final class ServerMetrics: Sendable {
                                              helpText: "How long after its deadline each hold tick ran, since start."),
             buckets: Self.latenessBuckets)
         uptime = registry.gauge("livecontrols_uptime_seconds", "Seconds since start.")
+        acceptRefusals = registry.counter("livecontrols_connections_refused_at_accept_total",
+                                          "Sockets closed at accept: past the open-file budget, --max-http-connections or one address's share.")
     }
 
     func intent(refused: Bool) {
@@ -87,6 +90,9 @@ package final class ServerMetrics: Sendable {
 
     /// An idle room left memory.
     func roomUnloaded() { roomsUnloaded.increment() }
+
+    /// Service thread's sweep: sockets the socket budget refused since the last one.
+    package func refusedAtAccept(_ count: Int) { acceptRefusals.increment(by: Int64(count)) }
 
     /// A stored room was loaded from the store.
     func roomLoaded() { roomsLoaded.increment() }

@@ -74,8 +74,22 @@ extension LiveControlsServer {
             }
             return 0
 
+        case LWS_CALLBACK_FILTER_NETWORK_CONNECTION:
+            // A socket just accepted (its descriptor in `input`): served only within the socket budget.
+            let fd = Int32(truncatingIfNeeded: Int(bitPattern: input))
+            return socketBudget.admit(fd: fd, address: SocketBudget.peerAddress(fd: fd)) ? 0 : 1
+
+        case LWS_CALLBACK_SERVER_NEW_CLIENT_INSTANTIATED:
+            socketBudget.adopted(wsi, fd: Int32(lws_get_socket_fd(wsi)))
+            return lws_callback_http_dummy(wsi, reason, user, input, length)
+
+        case LWS_CALLBACK_WSI_DESTROY:
+            socketBudget?.closed(wsi)
+            return lws_callback_http_dummy(wsi, reason, user, input, length)
+
         case LWS_CALLBACK_ESTABLISHED:
             guard let user else { return -1 }
+            socketBudget.becameWebSocket(wsi)
             guard !draining else { return -1 }
             let connection = Connection(session: newSessionID(), wsi: WSI(raw: wsi), limits: options.limits, now: Transport.now())
             user.storeBytes(of: Unmanaged.passRetained(connection).toOpaque(), as: UnsafeMutableRawPointer.self)
@@ -205,6 +219,11 @@ extension LiveControlsServer {
             closeStuckConsumers()
             expireGrants()
             shares.sweep(now: Transport.now())
+            for (bound, count) in socketBudget.takeRefusals() {
+                logger.warning("connections refused at accept", metadata: ["count": "\(count)", "bound": "\(bound)",
+                    "sockets": "\(socketBudget.sockets)/\(socketBudget.maxSockets)", "http": "\(socketBudget.http)/\(socketBudget.maxHTTP)"])
+                registry.metrics.refusedAtAccept(count)
+            }
             registry.unloadIdleRooms(idleSeconds: options.limits.roomIdleSeconds)
         }
         if shutdown && !draining {

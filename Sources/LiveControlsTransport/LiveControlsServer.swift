@@ -53,6 +53,8 @@ public final class LiveControlsServer: @unchecked Sendable {
     var lastSealAt = DispatchTime(uptimeNanoseconds: 0)
     /// Each client address's share of connections and room creations.
     let shares: AddressShares
+    /// Sockets lws holds, bounded at accept (service thread; set once the context exists).
+    var socketBudget: SocketBudget!
     /// The web root with every symlink resolved: static files must resolve inside it.
     let resolvedWebRoot: String?
     private var context: OpaquePointer?
@@ -146,6 +148,12 @@ public final class LiveControlsServer: @unchecked Sendable {
             return
         }
         self.context = context
+        let files = SocketBudget.processFiles()
+        socketBudget = SocketBudget(openFileLimit: files.limit, openAtStart: files.open, maxConnections: options.limits.maxConnections,
+                                    maxHTTP: options.limits.maxHTTPConnections, maxConnectionsPerAddress: options.limits.maxConnectionsPerAddress,
+                                    maxHTTPPerAddress: options.limits.maxHTTPConnectionsPerAddress, trustedProxies: options.trustedProxies)
+        logger.debug("socket budget", metadata: ["sockets": "\(socketBudget.maxSockets)", "http": "\(socketBudget.maxHTTP)",
+                                                 "perAddress": "\(socketBudget.maxPerAddress)"])
         hub.setContext(context)
         let port = Int(lws_get_vhost_listen_port(lws_get_vhost_by_name(context, "default")))
         lifecycle.withLock { $0.port = port }

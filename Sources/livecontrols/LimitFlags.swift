@@ -40,6 +40,12 @@ struct LimitFlags: ParsableArguments {
     @Option(help: "Most WebSocket connections one client address may hold at once (0: no limit); more are closed with 1013. Behind a proxy, see --trusted-proxy.")
     var maxConnectionsPerAddress = Limits().maxConnectionsPerAddress
 
+    @Option(name: .customLong("max-http-connections"), help: "Most connections that are not (yet) WebSockets — HTTP requests, handshakes under way — at once; more are closed at accept. Never more than the open-file limit leaves beside --max-connections.")
+    var maxHTTPConnections = Limits().maxHTTPConnections
+
+    @Option(name: .customLong("max-http-connections-per-address"), help: "Connections one address may hold beyond its --max-connections-per-address WebSockets (0: no bound; none either when --max-connections-per-address is 0); more are closed at accept.")
+    var maxHTTPConnectionsPerAddress = Limits().maxHTTPConnectionsPerAddress
+
     @Option(help: "Rooms the joins from one client address may create per minute, in bursts of as many (0: no limit); past it such a join gets room_limit.")
     var roomCreationsPerMinute = Limits().roomCreationsPerMinute
 
@@ -54,6 +60,9 @@ struct LimitFlags: ParsableArguments {
         guard maxConnections >= 1, maxRooms >= 1 else { throw ValidationError("--max-connections and --max-rooms must be at least 1") }
         guard rate > 0, burst >= 1 else { throw ValidationError("--rate must be > 0 and --burst ≥ 1") }
         guard outboxMessages >= 1, outboxBytes >= 1024 else { throw ValidationError("--outbox-messages must be ≥ 1 and --outbox-bytes ≥ 1024") }
+        guard maxHTTPConnections >= 1, maxHTTPConnectionsPerAddress >= 0 else {
+            throw ValidationError("--max-http-connections must be at least 1 and --max-http-connections-per-address ≥ 0")
+        }
         guard maxConnectionsPerAddress >= 0, roomCreationsPerMinute >= 0 else {
             throw ValidationError("--max-connections-per-address and --room-creations-per-minute must be ≥ 0 (0: no limit)")
         }
@@ -82,6 +91,8 @@ struct LimitFlags: ParsableArguments {
         l.roomQueueIntents = roomQueue
         l.maxConnectionsPerAddress = maxConnectionsPerAddress
         l.roomCreationsPerMinute = roomCreationsPerMinute
+        l.maxHTTPConnections = maxHTTPConnections
+        l.maxHTTPConnectionsPerAddress = maxHTTPConnectionsPerAddress
         return l
     }
 }
