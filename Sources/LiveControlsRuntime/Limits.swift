@@ -24,7 +24,8 @@ public struct Limits: Sendable {
     public var messagesPerSecond: Double = 50
     /// Messages a connection may send in a burst (token bucket size).
     public var messageBurst: Double = 100
-    /// Consecutive `rate_limited` refusals a connection may get; the next refused message closes it with 1008.
+    /// `rate_limited` refusals a connection may have counted, the count draining at this many per 10 s; a refusal that
+    /// takes it above closes the connection with 1008 (`RateLimiter`).
     public var rateLimitStrikes: Int = 50
     /// Frames queued for one connection before it counts as a slow consumer.
     public var outboxMessages: Int = 1_024

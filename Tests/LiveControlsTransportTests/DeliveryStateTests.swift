@@ -211,7 +211,7 @@ final class RateLimiterTests: XCTestCase {
         XCTAssertEqual(limiter.admit(now: .milliseconds(0)), .refuse)
         XCTAssertEqual(limiter.admit(now: .milliseconds(99)), .refuse, "0.99 of a token after 99 ms at 10/s")
         XCTAssertEqual(limiter.admit(now: .milliseconds(100)), .accept, "one token per 100 ms")
-        XCTAssertEqual(limiter.strikes, 0, "an accepted message ends the run of refusals")
+        XCTAssertEqual(limiter.strikes, 1, "two refusals, less 0.5 drained in 100 ms at 5 per second")
         XCTAssertEqual(limiter.admit(now: .milliseconds(100_000)), .accept, "refilled to the burst, not beyond")
         XCTAssertEqual(limiter.admit(now: .milliseconds(100_000)), .accept)
         XCTAssertEqual(limiter.admit(now: .milliseconds(100_000)), .accept)
@@ -227,6 +227,34 @@ final class RateLimiterTests: XCTestCase {
         XCTAssertEqual(limiter.admit(now: .milliseconds(2)), .refuse)
         XCTAssertEqual(limiter.admit(now: .milliseconds(3)), .refuse)
         XCTAssertEqual(limiter.admit(now: .milliseconds(4)), .close)
+    }
+
+    /// A steady flood at 4× the rate gets one message in four through, so refusals never come 50 in a row: they are
+    /// counted net of a drain of `strikeLimit` per 10 s, and the flood is closed within the second (issue 38).
+    func testASteadyFloodAtFourTimesTheRateIsClosedWithinASecond() {
+        var limiter = RateLimiter(rate: 50, burst: 100, strikeLimit: 50, now: .milliseconds(0))
+        var closedAt: Int?
+        for i in 0..<2_000 {  // 200 a second: one every 5 ms
+            if limiter.admit(now: .milliseconds(i * 5)) == .close { closedAt = i * 5; break }
+        }
+        // The burst (100) lasts 0.67 s; then 3 refusals in 4 (150 a second, less 5 drained) pass 50 within 0.36 s.
+        XCTAssertNotNil(closedAt)
+        XCTAssert((950...1_100).contains(closedAt ?? 0), "closed at \(closedAt ?? -1) ms")
+    }
+
+    /// A client just over its rate (55 a second against 50) is refused now and then, never closed: 5 refusals a second
+    /// drain as fast as they come.
+    func testAClientJustOverItsRateIsOnlyRefused() {
+        var limiter = RateLimiter(rate: 50, burst: 100, strikeLimit: 50, now: .milliseconds(0))
+        var refused = 0
+        for i in 0..<(55 * 120) {  // two minutes at 55 a second
+            switch limiter.admit(now: Instant(nanoseconds: UInt64(i) * 1_000_000_000 / 55)) {
+            case .accept: break
+            case .refuse: refused += 1
+            case .close: return XCTFail("closed after \(i) messages")
+            }
+        }
+        XCTAssertGreaterThan(refused, 500)
     }
 
     func testAClockThatStepsBackNeverAddsTokens() {
