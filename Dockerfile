@@ -2,7 +2,7 @@
 # hiredis 1.5 is built from Sources/CHiredis).
 FROM swift:6.3-bookworm AS build
 RUN apt-get update \
- && apt-get install -y --no-install-recommends libwebsockets-dev libsqlite3-dev libssl-dev pkg-config \
+ && apt-get install -y --no-install-recommends libwebsockets-dev libsqlite3-dev libssl-dev libcurl4-openssl-dev pkg-config \
  && rm -rf /var/lib/apt/lists/*
 WORKDIR /src
 COPY Package.swift ./
@@ -11,10 +11,10 @@ COPY Tests ./Tests
 RUN swift build -c release --product livecontrols --static-swift-stdlib
 
 # Runtime stage: the binary, the web client and the C libraries it links (libwebsockets, SQLite, OpenSSL);
-# curl for the compose healthchecks (GET /readyz); its libcurl also carries the CLI's server API commands.
+# curl for the compose healthchecks (GET /readyz); its libcurl also carries webhook deliveries and the CLI's server API commands.
 FROM debian:bookworm-slim
 RUN apt-get update \
- && apt-get install -y --no-install-recommends libwebsockets17 libsqlite3-0 libssl3 curl ca-certificates \
+ && apt-get install -y --no-install-recommends libwebsockets17 libsqlite3-0 libssl3 libcurl4 curl ca-certificates \
  && rm -rf /var/lib/apt/lists/*
 WORKDIR /app
 COPY --from=build /src/.build/release/livecontrols /usr/local/bin/livecontrols

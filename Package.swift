@@ -4,7 +4,7 @@ import PackageDescription
 // Layers point one way: LiveControlsProtocol ← LiveControlsEngine ← LiveControlsRuntime (+ the SQLite and Redis
 // adapters) ← LiveControlsTransport ← livecontrols. Only LiveControlsTransport imports the libwebsockets system
 // library (and holds the unsafe code besides the C adapters and the encoded message buffer, Runtime's Frame.swift);
-// only LiveControlsSQLite imports SQLite; only LiveControlsRedis imports hiredis (vendored C, with TLS). LiveControlsRuntime runs rooms
+// only LiveControlsSQLite imports SQLite; only LiveControlsRedis imports hiredis (vendored C, with TLS); LiveControlsRuntime's webhook transport is the one user of libcurl. LiveControlsRuntime runs rooms
 // and knows no transport. LiveControlsKit (the Swift client) depends on LiveControlsProtocol only, and on
 // swift-websocket for the network; the executable's `watch` and `send` use it.
 let package = Package(
@@ -32,6 +32,13 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-http-types", from: "1.8.0"),
     ],
     targets: [
+        // Webhook deliveries (LiveControlsRuntime's CurlWebhookTransport): libcurl's multi interface on one thread, so an
+        // answer's body is never read (URLSession on Linux buffers it whole, and goes on after a cancel).
+        .systemLibrary(
+            name: "CCurl",
+            pkgConfig: "libcurl",
+            providers: [.apt(["libcurl4-openssl-dev"])]
+        ),
         .systemLibrary(
             name: "CLibWebSockets",
             pkgConfig: "libwebsockets",
@@ -75,6 +82,7 @@ let package = Package(
                 "LiveControlsEngine",
                 "LiveControlsRedis",
                 "CThreadTiming",
+                "CCurl",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Prometheus", package: "swift-prometheus"),
             ]

@@ -44,7 +44,7 @@ package final class RoomRegistry: RoomDirectory, Sendable {
         let metrics = self.metrics
         self.webhooks = config.webhooks.isEmpty ? nil : WebhookDispatcher(
             endpoints: config.webhooks, changeIntervalMs: config.webhookChangeIntervalMs, store: store as? any WebhookStore,
-            transport: webhookTransport ?? URLSessionWebhookTransport(), scheduler: scheduler, metrics: metrics, logger: logger,
+            transport: webhookTransport ?? CurlWebhookTransport(), scheduler: scheduler, metrics: metrics, logger: logger,
             wallClock: { Int((Date().timeIntervalSince1970 * 1000).rounded(.down)) })
     }
 

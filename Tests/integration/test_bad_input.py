@@ -161,20 +161,24 @@ def test_invalid_utf8_closes_the_connection_and_others_carry_on(clients):
     assert other.intent("quantity", "next")["type"] == "ack"
 
 
-def test_an_intent_read_just_before_a_frame_lws_refuses_is_still_acked(server):
-    """An intent and a frame libwebsockets closes the connection for (invalid UTF-8), in one write: the intent is applied
-    in the pass that read it, so its patch and ack leave before lws's close frame (found by a review: for a while
-    they were dropped, applied but never acked)."""
+def test_an_intent_read_just_before_a_frame_lws_refuses_is_acked_or_dropped_never_cut_short(server):
+    """An intent and a frame libwebsockets closes the connection for (invalid UTF-8), in one write. When the room applies
+    the intent in the pass that read it (its queue idle: the usual case), its patch and ack leave before lws's close
+    frame (found by a review: for a while they were dropped, applied but never acked). When the room still had work
+    queued (here, often, the previous connection's leave), the intent waits for it, lws's close comes first, and the
+    intent is dropped, never applied (issue 41: this test assumed the first case only, and failed 3 runs in 5)."""
     import json
     from rawws import RawClient, encode_frame
 
-    for _ in range(5):
+    acked = 0
+    for _ in range(20):
         raw = RawClient(server.port)
         assert raw.read_json()["type"] == "welcome"
         raw.send_text({"type": "join", "room": "demo"})
-        while raw.read_json()["type"] != "snapshot":
+        while (m := raw.read_json())["type"] != "snapshot":
             pass
-        intent = {"type": "intent", "id": "last", "room": "demo", "control": "quantity", "intent": "next"}
+        value = 2 if m["state"]["controls"]["quantity"]["value"] == 1 else 1  # a change: a patch, then the ack
+        intent = {"type": "intent", "id": "last", "room": "demo", "control": "quantity", "intent": "set", "args": {"value": value}}
         raw.sock.sendall(encode_frame(1, json.dumps(intent).encode()) + encode_frame(1, b'{"x": "\xff"}'))
         seen = []
         while True:
@@ -184,7 +188,9 @@ def test_an_intent_read_just_before_a_frame_lws_refuses_is_still_acked(server):
                 break
             seen.append(json.loads(body)["type"])
         raw.close()
-        assert seen == ["patch", "ack", ("close", 1007)], seen
+        assert seen in (["patch", "ack", ("close", 1007)], [("close", 1007)]), seen
+        acked += seen[0] == "patch"
+    assert acked > 0, "an intent the room applied in the pass that read it is acked before the close frame"
 
 
 @pytest.mark.parametrize("opcode, payload, code", [

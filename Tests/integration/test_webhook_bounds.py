@@ -1,12 +1,98 @@
-"""Webhook endpoints are shown only to the API key, with their credentials and query redacted in every answer and
-log line (issue 38: a room-scoped admin token read every endpoint URL with its password and token)."""
+"""Webhook I/O is bounded (issue 38): a receiver's answer counts by its status alone — an endless body is never read
+nor kept (it took the server to 3.5 GB) — and endpoint URLs are shown only to the API key, with their credentials and
+query redacted in every answer and log line (a room-scoped admin token read them with their password and token)."""
 from __future__ import annotations
 
 import json
+import socket
+import threading
+import time
 
 from api_client import API, API_KEY
 from livecontrols_server import Server
 from webhook_receiver import webhook_config
+
+
+class EndlessReceiver:
+    """Answers every request `200 OK` and then a body that never ends (chunked, 64 KiB chunks, as fast as it is
+    read), counting the requests and the body bytes the server took."""
+
+    def __init__(self):
+        self.listener = socket.create_server(("127.0.0.1", 0))
+        self.requests = 0
+        self.sent = 0
+        self.stopped = threading.Event()
+        threading.Thread(target=self.serve, daemon=True).start()
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.listener.getsockname()[1]}/hooks"
+
+    def serve(self):
+        self.listener.settimeout(0.2)
+        while not self.stopped.is_set():
+            try:
+                conn, _ = self.listener.accept()
+            except (socket.timeout, OSError):
+                continue
+            threading.Thread(target=self.answer, args=(conn,), daemon=True).start()
+
+    def answer(self, conn):
+        with conn:
+            while True:  # keep-alive: one request after another
+                data = b""
+                while b"\r\n\r\n" not in data:
+                    chunk = conn.recv(65536)
+                    if not chunk:
+                        return
+                    data += chunk
+                self.requests += 1
+                conn.sendall(b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\nContent-Type: text/plain\r\n\r\n")
+                piece = b"10000\r\n" + b"x" * 0x10000 + b"\r\n"
+                try:
+                    while not self.stopped.is_set():
+                        conn.sendall(piece)
+                        self.sent += len(piece)
+                except OSError:
+                    return  # the server hung up: the body is not wanted
+
+    def stop(self):
+        self.stopped.set()
+        self.listener.close()
+
+
+def rss_kib(pid: int) -> int:
+    with open(f"/proc/{pid}/status") as f:
+        return int(next(line for line in f if line.startswith("VmRSS:")).split()[1])
+
+
+def test_an_endless_answer_body_is_not_read_and_the_event_counts_as_delivered(tmp_path):
+    receiver = EndlessReceiver()
+    path = tmp_path / "config.json"
+    path.write_text(json.dumps(webhook_config({"url": receiver.url, "events": ["member.*"], "secret": "whsec_" + "A" * 32,
+                                               "timeoutMs": 8000, "retryMs": 50}, interval_ms=50)))
+    s = Server("--config", str(path), "--api-key", API_KEY).start()
+    try:
+        before = rss_kib(s.proc.pid)
+        for i in range(5):
+            c = s.client()
+            c.join("main", name=f"m{i}")
+            c.close()
+        api = API(s)
+        deadline = time.monotonic() + 15
+        while True:  # every event delivered (200), none pending: the status was enough
+            status = api.get("/webhooks").json()["endpoints"][0]
+            if status["pending"] == 0 and receiver.requests >= 10:
+                break
+            assert time.monotonic() < deadline, (status, receiver.requests, receiver.sent)
+            time.sleep(0.05)
+        assert api.get("/webhooks/failed").json()["failed"] == []
+        grown = rss_kib(s.proc.pid) - before
+        assert grown < 32 * 1024, f"RSS grew by {grown} KiB while the receiver sent {receiver.sent} body bytes"
+        assert receiver.sent < 64 * 1024 * 1024, f"the server read {receiver.sent} bytes of answer bodies"
+    finally:
+        s.stop()
+        receiver.stop()
 
 
 def test_only_the_api_key_sees_webhook_endpoints_and_never_their_secrets(tmp_path):

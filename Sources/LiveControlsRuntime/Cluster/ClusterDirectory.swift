@@ -132,7 +132,7 @@ package final class ClusterDirectory: RoomDirectory, @unchecked Sendable {
         self.webhookOutbox = outbox
         self.webhooks = config.webhooks.isEmpty ? nil : WebhookDispatcher(
             endpoints: config.webhooks, changeIntervalMs: config.webhookChangeIntervalMs, store: outbox,
-            transport: webhookTransport ?? URLSessionWebhookTransport(), scheduler: scheduler, metrics: metrics, logger: logger,
+            transport: webhookTransport ?? CurlWebhookTransport(), scheduler: scheduler, metrics: metrics, logger: logger,
             wallClock: { Int((Date().timeIntervalSince1970 * 1000).rounded(.down)) })
         outbox.ownedRooms = { [unowned self] in owned.withLock { Array($0.keys) } }
     }

@@ -1,0 +1,156 @@
+import CCurl
+import Foundation
+import Synchronization
+
+/// Webhook requests through libcurl's multi interface, all on one thread of their own. Only the status counts: the
+/// transfer ends as soon as the answer's head has arrived (its body is never read), so a receiver answering with an
+/// endless or huge body costs nothing (issue 38: URLSession on Linux buffered it whole — 3.5 GB — and went on after a
+/// cancel). An answer's head is bounded too (`maxHeadBytes`). Each attempt is bounded by its `timeoutMs` from the
+/// moment it is posted; connections are reused between attempts to a host, at most `maxConnectionsPerHost` per host and
+/// `maxConnections` in all (the server's open files: `SocketBudget`). Redirects are not followed: a 3xx answer is a
+/// failed attempt (Standard Webhooks).
+package final class CurlWebhookTransport: WebhookTransport, @unchecked Sendable {
+    static let maxConnectionsPerHost = 8
+    static let maxConnections = 64
+    /// The longest answer head read (status line and headers); a longer one fails the attempt.
+    static let maxHeadBytes = 64 * 1024
+
+    /// One attempt, from `post` to its `done`. Its fields are the curl thread's once it is handed over.
+    final class Transfer: @unchecked Sendable {  // handed over whole to the curl thread by `post`
+        let easy: OpaquePointer
+        var headers: UnsafeMutablePointer<curl_slist>?
+        let timeoutMs: Int
+        let done: @Sendable (_ failure: String?) -> Void
+        var status: Int?
+        var headBytes = 0
+        var headTooLarge = false
+
+        init(easy: OpaquePointer, timeoutMs: Int, done: @escaping @Sendable (_ failure: String?) -> Void) {
+            self.easy = easy
+            self.timeoutMs = timeoutMs
+            self.done = done
+        }
+
+        deinit {
+            curl_slist_free_all(headers)
+            curl_easy_cleanup(UnsafeMutableRawPointer(easy))
+        }
+    }
+
+    private let multi: OpaquePointer
+    /// Transfers posted, not yet added to the multi handle (any thread → the curl thread).
+    private let incoming = Mutex<[Transfer]>([])
+    private let stopped = Atomic<Bool>(false)
+    private var thread: Thread?
+
+    package init() {
+        curl_global_init(Int(CURL_GLOBAL_DEFAULT))
+        multi = OpaquePointer(curl_multi_init())
+        _ = lc_curl_multi_set_long(UnsafeMutableRawPointer(multi), CURLMOPT_MAX_HOST_CONNECTIONS, Self.maxConnectionsPerHost)
+        _ = lc_curl_multi_set_long(UnsafeMutableRawPointer(multi), CURLMOPT_MAX_TOTAL_CONNECTIONS, Self.maxConnections)
+        _ = lc_curl_multi_set_long(UnsafeMutableRawPointer(multi), CURLMOPT_MAXCONNECTS, Self.maxConnections)
+        let thread = Thread { [self] in run() }
+        thread.name = "webhooks"
+        self.thread = thread
+        thread.start()
+    }
+
+    package func post(url: String, headers: [(String, String)], body: [UInt8], timeoutMs: Int,
+                      done: @escaping @Sendable (_ failure: String?) -> Void) {
+        guard let raw = curl_easy_init() else { return done("could not start a request (out of memory)") }
+        let easy = OpaquePointer(raw)
+        let transfer = Transfer(easy: easy, timeoutMs: timeoutMs, done: done)
+        var list: UnsafeMutablePointer<curl_slist>? = nil
+        for (name, value) in headers { list = curl_slist_append(list, "\(name): \(value)") }
+        list = curl_slist_append(list, "Expect:")  // no `100 Continue` round trip
+        transfer.headers = list
+        guard set(raw, CURLOPT_URL, url), set(raw, CURLOPT_PROTOCOLS_STR, "http,https"),
+              lc_curl_set_long(raw, CURLOPT_NOSIGNAL, 1) == CURLE_OK,
+              lc_curl_set_long(raw, CURLOPT_FOLLOWLOCATION, 0) == CURLE_OK,
+              lc_curl_set_long(raw, CURLOPT_TIMEOUT_MS, max(1, timeoutMs)) == CURLE_OK,
+              lc_curl_set_long(raw, CURLOPT_POST, 1) == CURLE_OK,
+              lc_curl_set_size(raw, CURLOPT_POSTFIELDSIZE_LARGE, curl_off_t(body.count)) == CURLE_OK,
+              body.withUnsafeBytes({ lc_curl_set_pointer(raw, CURLOPT_COPYPOSTFIELDS, $0.baseAddress ?? UnsafeRawPointer(bitPattern: 1)) }) == CURLE_OK,
+              lc_curl_set_pointer(raw, CURLOPT_HTTPHEADER, UnsafeRawPointer(list)) == CURLE_OK,
+              lc_curl_set_callback(raw, CURLOPT_HEADERFUNCTION, curlHead) == CURLE_OK,
+              lc_curl_set_callback(raw, CURLOPT_WRITEFUNCTION, curlBody) == CURLE_OK
+        else { return done("not a request libcurl takes (the URL?)") }
+        let opaque = Unmanaged.passRetained(transfer).toOpaque()  // released when it is done (`finish`)
+        _ = lc_curl_set_pointer(raw, CURLOPT_HEADERDATA, opaque)
+        _ = lc_curl_set_pointer(raw, CURLOPT_PRIVATE, opaque)
+        incoming.withLock { $0.append(transfer) }
+        curl_multi_wakeup(UnsafeMutableRawPointer(multi))
+    }
+
+    private func set(_ easy: UnsafeMutableRawPointer, _ option: CURLoption, _ text: String) -> Bool {
+        text.withCString { lc_curl_set_pointer(easy, option, $0) } == CURLE_OK  // (libcurl copies strings it is given)
+    }
+
+    /// The curl thread: adds what was posted, drives the transfers, finishes those done, sleeps until a socket or a
+    /// `post` wakes it.
+    private func run() {
+        var running: Int32 = 0
+        while !stopped.load(ordering: .acquiring) {
+            for transfer in incoming.withLock({ list in defer { list.removeAll() }; return list }) {
+                curl_multi_add_handle(UnsafeMutableRawPointer(multi), UnsafeMutableRawPointer(transfer.easy))
+            }
+            curl_multi_perform(UnsafeMutableRawPointer(multi), &running)
+            var left: Int32 = 0
+            while let message = curl_multi_info_read(UnsafeMutableRawPointer(multi), &left) {
+                guard message.pointee.msg == CURLMSG_DONE, let easy = message.pointee.easy_handle else { continue }
+                let result = message.pointee.data.result
+                curl_multi_remove_handle(UnsafeMutableRawPointer(multi), easy)
+                finish(easy, result)
+            }
+            curl_multi_poll(UnsafeMutableRawPointer(multi), nil, 0, 1_000, nil)
+        }
+    }
+
+    private func finish(_ easy: UnsafeMutableRawPointer, _ result: CURLcode) {
+        guard let opaque = lc_curl_private(easy) else { return }
+        let transfer = Unmanaged<Transfer>.fromOpaque(opaque).takeRetainedValue()
+        let failure: String?
+        if let status = transfer.status {
+            failure = (200..<300).contains(status) ? nil : "HTTP \(status)"  // (the transfer was ended at the head)
+        } else if transfer.headTooLarge {
+            failure = "the answer's head is longer than \(Self.maxHeadBytes) bytes"
+        } else if result == CURLE_OPERATION_TIMEDOUT {
+            failure = "timed out after \(transfer.timeoutMs) ms"
+        } else {
+            failure = String(cString: curl_easy_strerror(result))
+        }
+        transfer.done(failure)
+    }
+
+    deinit {
+        stopped.store(true, ordering: .releasing)
+        curl_multi_wakeup(UnsafeMutableRawPointer(multi))
+    }
+}
+
+/// libcurl's header callback: one line of the answer's head at a time. At the blank line ending a final (not 1xx)
+/// head, the status is kept and the transfer ended (returning less than given), so no body byte is read.
+private func curlHead(_ data: UnsafeMutablePointer<CChar>?, _ size: Int, _ count: Int, _ user: UnsafeMutableRawPointer?) -> Int {
+    guard let user else { return 0 }
+    let transfer = Unmanaged<CurlWebhookTransport.Transfer>.fromOpaque(user).takeUnretainedValue()
+    let length = size * count
+    transfer.headBytes += length
+    if transfer.headBytes > CurlWebhookTransport.maxHeadBytes {
+        transfer.headTooLarge = true
+        return 0
+    }
+    let blank = length <= 2 && (length == 0 || data?[0] == 0x0D || data?[0] == 0x0A)
+    if blank {
+        let code = lc_curl_response_code(UnsafeMutableRawPointer(transfer.easy))
+        if code >= 200 {
+            transfer.status = code
+            return 0  // done: the body is not wanted
+        }
+    }
+    return length
+}
+
+/// libcurl's body callback: never wanted (the head callback ends the transfer first); ends it if reached.
+private func curlBody(_ data: UnsafeMutablePointer<CChar>?, _ size: Int, _ count: Int, _ user: UnsafeMutableRawPointer?) -> Int {
+    0
+}
