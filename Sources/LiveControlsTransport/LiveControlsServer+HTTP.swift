@@ -115,7 +115,7 @@ extension LiveControlsServer {
             return
         }
         httpResponses[wsi] = nil
-        apiExchanges[wsi] = nil
+        if let exchange = apiExchanges.removeValue(forKey: wsi) { releaseBody(of: exchange) }
         lws_rx_flow_control(wsi, 1)  // (a server API request stopped reading until its answer: `handle`)
         guard writeHeaders(wsi, response), writeBody(wsi, response.headOnly ? [] : response.body),
               lws_http_transaction_completed(wsi) == 0 else {
@@ -138,7 +138,7 @@ extension LiveControlsServer {
     /// Service thread, `CLOSED_HTTP`.
     func forgetHTTP(_ wsi: OpaquePointer) {
         httpResponses[wsi] = nil
-        apiExchanges[wsi] = nil
+        if let exchange = apiExchanges.removeValue(forKey: wsi) { releaseBody(of: exchange) }  // (its buffer goes with it)
     }
 
     /// Service thread, `HTTP_WRITEABLE`: writes a response that ends the connection (`respond`); nil when this
@@ -146,7 +146,7 @@ extension LiveControlsServer {
     func writeHTTPResponse(_ wsi: OpaquePointer) -> Int32? {
         guard let response = httpResponses[wsi] else { return nil }
         httpResponses[wsi] = nil
-        apiExchanges[wsi] = nil
+        if let exchange = apiExchanges.removeValue(forKey: wsi) { releaseBody(of: exchange) }
         _ = writeHeaders(wsi, response) && writeBody(wsi, response.headOnly ? [] : response.body)
         return -1
     }

@@ -82,6 +82,18 @@ extension LiveControlsServer {
             return 1
         }
         let contentLength = header(wsi, WSI_TOKEN_HTTP_CONTENT_LENGTH)?.filter { $0 != " " && $0 != "\t" }
+        // libwebsockets reads no transfer coding of a request's body: chunks (or anything else) would be taken for the
+        // next request. Chunked gets 411 (send a Content-Length), any other coding 501 (RFC 9112 §6.1); both close.
+        if let coding = header(wsi, WSI_TOKEN_HTTP_TRANSFER_ENCODING), contentLength == nil {
+            let path = uri.map { String(decoding: UnsafeRawBufferPointer(start: $0, count: max(length, 0)), as: UTF8.self) } ?? ""
+            let chunked = coding.trimmingCharacters(in: .whitespaces).lowercased() == "chunked"
+            let refusal = chunked
+                ? APIError(status: 411, ProtocolError(.invalidMessage, "send the body with a Content-Length (chunked bodies are not read)"))
+                : APIError(status: 501, ProtocolError(.invalidMessage, "transfer coding \(coding) is not implemented: send the body with a Content-Length"))
+            logger.info("HTTP request refused", metadata: ["status": "\(refusal.status)", "reason": "transfer coding \(coding)"])
+            if APIRoute.isAPIPath(path) { return respondAndClose(wsi, PendingHTTPResponse(APIResponse.failure(refusal))) }
+            return refuseAndClose(wsi, refusal.status, refusal.error.message)
+        }
         let spaced = Self.spacedHeaderNames.contains { lws_hdr_custom_length(wsi, $0, Int32($0.utf8.count)) >= 0 }
         let isStream = lws_get_network_wsi(wsi) != wsi  // an HTTP/2 stream
         let host = isStream ? header(wsi, WSI_TOKEN_HTTP_COLON_AUTHORITY) ?? header(wsi, WSI_TOKEN_HOST) : header(wsi, WSI_TOKEN_HOST)

@@ -35,6 +35,9 @@ public final class LiveControlsServer: @unchecked Sendable {
     /// Server API requests waiting for their body or their reply, by connection.
     var apiExchanges: [OpaquePointer: APIExchange] = [:]
     var nextExchange = 0
+    /// Bytes of server API bodies being received, over all connections (each counted at its declared length from its
+    /// headers until its exchange ends); bounded by `apiBodyBytesInFlight` (service thread).
+    var apiBodyBytesReceiving = 0
     var draining = false
     /// Complete messages handled in the current `lws_service` pass, and the connection of the last one
     /// (`flushReady`: one message → written at once, its sender last; more → batched by writable callbacks).

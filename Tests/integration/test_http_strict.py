@@ -6,6 +6,7 @@ import json
 import os
 import pathlib
 import socket
+import time
 
 import pytest
 
@@ -173,3 +174,67 @@ def test_a_symlink_out_of_the_web_root_is_not_followed(start_server, tmp_path):
     assert status == 200 and body == b"<p>inside</p>"
     [(status, _, _)] = exchange(s.port, b"GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n")
     assert status == 200
+
+
+@pytest.mark.parametrize("method, path", [("POST", "/metrics"), ("PUT", "/healthz"), ("DELETE", "/readyz"), ("POST", "/index.html")])
+def test_other_methods_than_get_and_head_get_405_where_only_those_are_served(server, method, path):
+    """Issue 38: POST, PUT and DELETE on /metrics answered 200."""
+    [(status, headers, _)] = exchange(server.port, f"{method} {path} HTTP/1.1\r\nHost: x\r\n\r\n".encode())
+    assert status == 405 and headers["allow"] == "GET, HEAD"
+
+
+@pytest.mark.parametrize("coding, status", [("xchunked", 501), ("gzip", 501), ("chunked", 411)])
+@pytest.mark.parametrize("path", ["/healthz", "/api/v1/rooms"])
+def test_a_request_with_a_transfer_coding_is_refused_and_closed(server, coding, status, path):
+    """Issue 38: `Transfer-Encoding: xchunked` was served as if absent — and lws reads no transfer coding, so what
+    follows would have been taken for the next request."""
+    raw = f"POST {path} HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: {coding}\r\n\r\n2\r\n{{}}\r\n0\r\n\r\n".encode()
+    data = read_until_closed(server.port, raw)
+    assert data.startswith(f"HTTP/1.1 {status}".encode()), data[:80]
+    assert data.count(b"HTTP/1.1 ") == 1, "one answer, then the close"
+
+
+def test_unfinished_api_bodies_hold_a_bounded_amount_of_memory(start_server):
+    """Issue 38: 300–600 unfinished 1 MiB bodies held ~230 MB. Bodies being received count at their Content-Length,
+    32 MiB in all: past it a request with a body gets 503 before its body is read; once they end, uploads go on."""
+    s = start_server("--api-key", "bodies-key-0123456789")
+    head = (b"POST /api/v1/rooms HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer bodies-key-0123456789\r\n"
+            b"Content-Type: application/json\r\nContent-Length: 1048576\r\n\r\n{")
+    held = []
+    try:
+        for _ in range(32):  # 32 MiB declared, 1 byte of each sent
+            c = socket.create_connection(("127.0.0.1", s.port), timeout=5)
+            c.sendall(head)
+            held.append(c)
+        for attempt in range(8):  # one more is refused — or held, if the server had not read all of those yet
+            probe = socket.create_connection(("127.0.0.1", s.port), timeout=5)
+            probe.sendall(head)
+            probe.settimeout(1)
+            refused = b""
+            try:
+                while b"}}" not in refused:  # the whole answer (its JSON error)
+                    chunk = probe.recv(4096)
+                    if not chunk:
+                        break
+                    refused += chunk
+            except socket.timeout:
+                if not refused:
+                    held.append(probe)
+                    continue
+            probe.close()
+            assert refused.startswith(b"HTTP/1.1 503") and b'"unavailable"' in refused, refused[:200]
+            break
+        else:
+            raise AssertionError("no upload past 32 MiB was refused")
+    finally:
+        for c in held:
+            c.close()
+    body = json.dumps({"room": "after-bodies", "template": "demo"}).encode()
+    ok = b"POST /api/v1/rooms HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer bodies-key-0123456789\r\nContent-Length: %d\r\n\r\n" % len(body) + body
+    deadline = time.monotonic() + 10
+    while True:  # the closed uploads are let go as the server sees them close
+        [(status, _, _)] = exchange(s.port, ok)
+        if status == 201:
+            break
+        assert status == 503 and time.monotonic() < deadline
+        time.sleep(0.05)

@@ -15,6 +15,8 @@ final class APIExchange {
     var body: [UInt8] = []
     /// Whether the request waits for its body (`HTTP_BODY` … `HTTP_BODY_COMPLETION`).
     var awaitingBody = false
+    /// What it counts against `apiBodyBytesReceiving` (its declared length) until it ends.
+    var reservedBodyBytes = 0
 
     init(id: Int, route: APIRoute, grant: AuthPolicy.APIGrant) {
         self.id = id
@@ -76,6 +78,16 @@ extension LiveControlsServer {
         if declared == 0 {
             handle(exchange, wsi)
         } else {
+            guard apiBodyBytesReceiving + declared <= options.apiBodyBytesInFlight else {
+                apiExchanges[wsi] = nil
+                logger.warning("API request refused: too many request bodies being received", metadata: [
+                    "receiving": "\(apiBodyBytesReceiving)", "limit": "\(options.apiBodyBytesInFlight)"])
+                return refuse(wsi, APIError(status: 503, ProtocolError(.unavailable, "the server is receiving too many request bodies at once; retry in a moment")),
+                              closeAfter: true)
+            }
+            apiBodyBytesReceiving += declared
+            exchange.reservedBodyBytes = declared
+            exchange.body.reserveCapacity(declared)
             exchange.awaitingBody = true
         }
         return 0
@@ -92,7 +104,14 @@ extension LiveControlsServer {
     func completeAPIBody(_ wsi: OpaquePointer) {
         guard let exchange = apiExchanges[wsi], exchange.awaitingBody else { return }
         exchange.awaitingBody = false
+        releaseBody(of: exchange)
         handle(exchange, wsi)
+    }
+
+    /// The exchange's body no longer counts as being received (complete, or its connection gone).
+    func releaseBody(of exchange: APIExchange) {
+        apiBodyBytesReceiving -= exchange.reservedBodyBytes
+        exchange.reservedBodyBytes = 0
     }
 
     private func refuse(_ wsi: OpaquePointer, _ error: APIError, closeAfter: Bool) -> Int32 {
