@@ -1,5 +1,42 @@
 import LiveControlsEngine
 import LiveControlsProtocol
+import Synchronization
+
+/// The outbox's bounds (issue 38: a receiver that never answers grew the store ~190 KB/s without end): deliveries
+/// pending per endpoint (`WebhookEndpoint.maxPending`; past it a new event is stored as failed at once, with its
+/// reason) and failed deliveries in all (`maxFailed`; the oldest are forgotten past it). Counted in memory from the
+/// database at start (and again after a rolled-back write). Writer queue, but `givenUp` (any thread).
+final class WebhookOutboxBounds: @unchecked Sendable {
+    static let maxFailed = 10_000
+    var limits: [String: Int] = [:]
+    private(set) var pending: [String: Int] = [:]
+    private(set) var failed = 0
+    private let givenUp = Mutex<[String: Int]>([:])
+
+    func reload(_ db: SQLiteDatabase) throws {
+        pending = [:]
+        let counts = try db.prepare("SELECT endpoint, count(*) FROM webhook_delivery WHERE state = 'pending' GROUP BY endpoint")
+            .rows([]) { row in (row.text(0)!, row.int(1)) }
+        for (endpoint, count) in counts { pending[endpoint] = count }
+        failed = try db.prepare("SELECT count(*) FROM webhook_delivery WHERE state = 'failed'").rows { $0.int(0) }.first ?? 0
+    }
+
+    /// Whether a new delivery for `endpoint` may wait (counted), or is given up (counted as failed).
+    func admit(_ endpoint: String) -> Bool {
+        if pending[endpoint, default: 0] < limits[endpoint, default: WebhookEndpoint.defaultMaxPending] {
+            pending[endpoint, default: 0] += 1
+            return true
+        }
+        failed += 1
+        givenUp.withLock { $0[endpoint, default: 0] += 1 }
+        return false
+    }
+
+    func left(pending endpoint: String) { pending[endpoint] = max(0, pending[endpoint, default: 0] - 1) }
+    func becameFailed(_ endpoint: String) { left(pending: endpoint); failed += 1 }
+    func leftFailed() { failed = max(0, failed - 1) }
+    func takeGivenUp() -> [String: Int] { givenUp.withLock { g in defer { g.removeAll() }; return g } }
+}
 
 /// The webhook outbox in the same database as the rooms: an event is inserted in the transaction of the change it
 /// stands for, with one delivery row per endpoint, and forgotten once delivered everywhere.
@@ -7,7 +44,9 @@ import LiveControlsProtocol
 /// Tables: `webhook_event` (in the order events happened: `seq`), `webhook_delivery` (`pending` or `failed`, per
 /// endpoint), `webhook_unannounced` (a room's changes since its last `room.changed` event).
 struct WebhookStatements {
-    let insertEvent, insertDelivery, deleteDelivery, deleteOrphanEvent, failDelivery, setUnannounced, clearUnannounced, selectUnannounced: SQLiteStatement
+    let insertEvent, insertDelivery, insertGivenUp, deleteDelivery, deleteOrphanEvent, failDelivery, setUnannounced, clearUnannounced,
+        selectUnannounced, pruneFailed, pruneEvents: SQLiteStatement
+    let bounds = WebhookOutboxBounds()
 
     init(_ db: SQLiteDatabase) throws {
         try db.execute("""
@@ -22,15 +61,24 @@ struct WebhookStatements {
         insertDelivery = try db.prepare("""
             INSERT OR IGNORE INTO webhook_delivery(endpoint, event_seq, state) SELECT ?2, seq, 'pending' FROM webhook_event WHERE id = ?1
             """)
-        deleteDelivery = try db.prepare("""
-            DELETE FROM webhook_delivery WHERE endpoint = ?2 AND event_seq = (SELECT seq FROM webhook_event WHERE id = ?1)
+        insertGivenUp = try db.prepare("""
+            INSERT OR IGNORE INTO webhook_delivery(endpoint, event_seq, state, attempts, error, failed_at)
+            SELECT ?2, seq, 'failed', 0, ?3, ?4 FROM webhook_event WHERE id = ?1
             """)
+        deleteDelivery = try db.prepare("""
+            DELETE FROM webhook_delivery WHERE endpoint = ?2 AND event_seq = (SELECT seq FROM webhook_event WHERE id = ?1) RETURNING state
+            """)
+        pruneFailed = try db.prepare("""
+            DELETE FROM webhook_delivery WHERE (endpoint, event_seq) IN
+              (SELECT endpoint, event_seq FROM webhook_delivery WHERE state = 'failed' ORDER BY failed_at, event_seq LIMIT ?1)
+            """)
+        pruneEvents = try db.prepare("DELETE FROM webhook_event WHERE NOT EXISTS (SELECT 1 FROM webhook_delivery WHERE event_seq = webhook_event.seq)")
         deleteOrphanEvent = try db.prepare("""
             DELETE FROM webhook_event WHERE id = ?1 AND NOT EXISTS (SELECT 1 FROM webhook_delivery WHERE event_seq = webhook_event.seq)
             """)
         failDelivery = try db.prepare("""
             UPDATE webhook_delivery SET state = 'failed', attempts = ?3, error = ?4, failed_at = ?5
-            WHERE endpoint = ?2 AND event_seq = (SELECT seq FROM webhook_event WHERE id = ?1)
+            WHERE endpoint = ?2 AND event_seq = (SELECT seq FROM webhook_event WHERE id = ?1) AND state = 'pending' RETURNING 1
             """)
         setUnannounced = try db.prepare("""
             INSERT INTO webhook_unannounced(room, epoch, from_version, controls, presence) VALUES (?1, ?2, ?3, ?4, ?5)
@@ -44,8 +92,27 @@ struct WebhookStatements {
         for webhook in webhooks where !webhook.endpoints.isEmpty {
             let e = webhook.event
             try insertEvent.run([.text(e.id), .text(e.room), .text(e.type), .int(e.timestamp), .text(JSONWriter.string(.object(e.data)))])
-            for endpoint in webhook.endpoints { try insertDelivery.run([.text(e.id), .text(endpoint)]) }
+            for endpoint in webhook.endpoints {
+                if bounds.admit(endpoint) {
+                    try insertDelivery.run([.text(e.id), .text(endpoint)])
+                } else {
+                    let limit = bounds.limits[endpoint, default: WebhookEndpoint.defaultMaxPending]
+                    try insertGivenUp.run([.text(e.id), .text(endpoint),
+                                           .text("given up at once: \(limit) deliveries already wait for this endpoint (maxPending)"),
+                                           .int(e.timestamp)])
+                }
+            }
         }
+        try pruneFailedIfNeeded()
+    }
+
+    /// Past `maxFailed` failed deliveries (and 1 % more, so that pruning is rare), the oldest go.
+    func pruneFailedIfNeeded() throws {
+        let limit = WebhookOutboxBounds.maxFailed
+        guard bounds.failed > limit + limit / 100 else { return }
+        try pruneFailed.run([.int(bounds.failed - limit)])
+        try pruneEvents.run()
+        for _ in 0..<(bounds.failed - limit) { bounds.leftFailed() }
     }
 
     /// The room's unannounced changes, if any (writer queue).
@@ -64,15 +131,24 @@ struct WebhookStatements {
 
     func record(eventID: String, endpoint: String, failure: (attempts: Int, error: String, at: Int)?) throws {
         if let failure {
-            try failDelivery.run([.text(eventID), .text(endpoint), .int(failure.attempts), .text(failure.error), .int(failure.at)])
+            let changed = try failDelivery.rows([.text(eventID), .text(endpoint), .int(failure.attempts), .text(failure.error), .int(failure.at)]) { $0.int(0) }
+            if !changed.isEmpty { bounds.becameFailed(endpoint) }
+            try pruneFailedIfNeeded()
         } else {
-            try deleteDelivery.run([.text(eventID), .text(endpoint)])
+            let states = try deleteDelivery.rows([.text(eventID), .text(endpoint)]) { $0.text(0) ?? "" }
+            for state in states { if state == "pending" { bounds.left(pending: endpoint) } else { bounds.leftFailed() } }
             try deleteOrphanEvent.run([.text(eventID)])
         }
     }
 }
 
 extension SQLiteRoomStore: WebhookStore {
+    public func boundPending(_ limits: [String: Int]) {
+        writer.sync { hooks.bounds.limits = limits }
+    }
+
+    public func takeGivenUp() -> [String: Int] { hooks.bounds.takeGivenUp() }
+
     public func prepareWebhooks(endpoints: [String], make: (_ room: String, _ changes: UnannouncedChanges, _ toVersion: Int) -> PendingWebhook?) throws -> Int {
         try writer.sync {
             flush()
@@ -96,6 +172,8 @@ extension SQLiteRoomStore: WebhookStore {
                 let dropped = try db.prepare("SELECT count(*) \(unknown)").rows(known) { $0.int(0) }.first ?? 0
                 try db.prepare("DELETE \(unknown)").run(known)
                 try db.execute("DELETE FROM webhook_event WHERE NOT EXISTS (SELECT 1 FROM webhook_delivery WHERE event_seq = webhook_event.seq)")
+                try hooks.bounds.reload(db)
+                try hooks.pruneFailedIfNeeded()
                 try db.execute("COMMIT")
                 return dropped
             } catch {
@@ -149,6 +227,7 @@ extension SQLiteRoomStore: WebhookStore {
                 UPDATE webhook_delivery SET state = 'pending', attempts = 0, error = NULL, failed_at = NULL
                 WHERE state = 'failed' AND event_seq = (SELECT seq FROM webhook_event WHERE id = ?1)
                 """).run([.text(eventID)])
+            try hooks.bounds.reload(db)  // (a retry asked for may take an endpoint past its bound: it is the operator's call)
             return .retried(failed)
         }
     }

@@ -214,6 +214,7 @@ public final class SQLiteRoomStore: RoomStore, @unchecked Sendable {
         } catch {
             failure = error
             try? statements.rollback.run()
+            try? hooks.bounds.reload(db)  // (what the rolled-back writes counted)
             for (entry, _) in batch {
                 if let room = entry.room { broken.insert(room) }
                 // A deletion that did not happen: the room is still stored, and a load must find it again.

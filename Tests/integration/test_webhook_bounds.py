@@ -120,3 +120,39 @@ def test_only_the_api_key_sees_webhook_endpoints_and_never_their_secrets(tmp_pat
         assert "hunter2" not in s.stderr() and "SECRET123" not in s.stderr()
     finally:
         s.stop()
+
+
+def test_the_outbox_on_disk_is_bounded_per_endpoint_and_the_rest_is_given_up_into_the_failed_list(tmp_path):
+    """Issue 38: with --data-dir a receiver that never answers grew the store without end (33k events in 60 s). Past
+    `maxPending` deliveries waiting for an endpoint, a new event is given up at once into the failed list, counted and
+    logged; the deliveries kept stay at the bound."""
+    import sqlite3
+
+    dead = socket.create_server(("127.0.0.1", 0))  # accepts, never answers
+    url = f"http://127.0.0.1:{dead.getsockname()[1]}/hooks"
+    path = tmp_path / "config.json"
+    path.write_text(json.dumps(webhook_config({"url": url, "events": ["member.*"], "secret": "whsec_" + "A" * 32,
+                                               "timeoutMs": 60000, "retryMs": 60000, "maxPending": 20})))
+    data = tmp_path / "data"
+    s = Server("--config", str(path), "--api-key", API_KEY, "--data-dir", str(data)).start()
+    try:
+        for i in range(20):  # 40 events: member.joined and member.left each
+            c = s.client()
+            c.join("main", name=f"m{i}")
+            c.close()
+        s.wait_for_log("webhook deliveries given up: the endpoint's outbox is full")
+        api = API(s)
+        deadline = time.monotonic() + 10
+        while len(failed := api.get("/webhooks/failed", params={"limit": 1000}).json()["failed"]) < 20:
+            assert time.monotonic() < deadline, len(failed)
+            time.sleep(0.05)
+        assert len(failed) == 20 and all("maxPending" in f["error"] and f["attempts"] == 0 for f in failed), failed[:2]
+        db = sqlite3.connect(f"file:{data / 'livecontrols.sqlite3'}?mode=ro", uri=True)
+        pending = db.execute("SELECT count(*) FROM webhook_delivery WHERE state = 'pending'").fetchone()[0]
+        db.close()
+        assert pending == 20
+        metrics = s.get("/metrics").read().decode()
+        assert 'livecontrols_webhook_failed_total{endpoint="0"} 20' in metrics, [l for l in metrics.splitlines() if "webhook_failed" in l]
+    finally:
+        s.stop()
+        dead.close()

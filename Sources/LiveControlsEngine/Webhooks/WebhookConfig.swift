@@ -16,14 +16,18 @@ public struct WebhookEndpoint: Sendable, Equatable {
     /// The wait before the first retry; each later one doubles (at most `maxRetryMs`), with jitter.
     public var retryMs: Int
     public var maxRetryMs: Int
+    /// Deliveries that may wait for this endpoint in the store (`--data-dir`); past it new events are given up at once
+    /// into the failed list (the outbox on disk stays bounded while a receiver never answers).
+    public var maxPending: Int
 
     public static let defaultTimeoutMs = 10_000
+    public static let defaultMaxPending = 100_000
     public static let defaultMaxAttempts = 8
     public static let defaultRetryMs = 1_000
     public static let defaultMaxRetryMs = 300_000
 
     public init(url: String, events: [String], key: [UInt8], timeoutMs: Int = Self.defaultTimeoutMs, maxAttempts: Int = Self.defaultMaxAttempts,
-                retryMs: Int = Self.defaultRetryMs, maxRetryMs: Int = Self.defaultMaxRetryMs) {
+                retryMs: Int = Self.defaultRetryMs, maxRetryMs: Int = Self.defaultMaxRetryMs, maxPending: Int = Self.defaultMaxPending) {
         self.url = url
         self.events = events
         self.key = key
@@ -31,6 +35,7 @@ public struct WebhookEndpoint: Sendable, Equatable {
         self.maxAttempts = maxAttempts
         self.retryMs = retryMs
         self.maxRetryMs = maxRetryMs
+        self.maxPending = maxPending
     }
 
     /// Whether this endpoint gets events of `type`.
@@ -57,7 +62,7 @@ public enum WebhookEventType {
 extension WebhookEndpoint {
     /// Reads one `webhooks` entry.
     static func parse(_ node: ConfigNode) throws(ConfigError) -> WebhookEndpoint {
-        _ = try node.object(allowed: ["url", "events", "secret", "timeoutMs", "maxAttempts", "retryMs", "maxRetryMs"])
+        _ = try node.object(allowed: ["url", "events", "secret", "timeoutMs", "maxAttempts", "retryMs", "maxRetryMs", "maxPending"])
         let url = try node.string("url")
         guard url.hasPrefix("http://") || url.hasPrefix("https://"), url.count > 8, !url.contains(where: \.isWhitespace) else {
             throw node.error(at: "url", "must be an http:// or https:// URL")
@@ -85,7 +90,8 @@ extension WebhookEndpoint {
             timeoutMs: try bounded("timeoutMs", try node.int("timeoutMs", default: defaultTimeoutMs), 100...120_000),
             maxAttempts: try bounded("maxAttempts", try node.int("maxAttempts", default: defaultMaxAttempts), 1...50),
             retryMs: retryMs,
-            maxRetryMs: try bounded("maxRetryMs", try node.int("maxRetryMs", default: max(defaultMaxRetryMs, retryMs)), retryMs...86_400_000))
+            maxRetryMs: try bounded("maxRetryMs", try node.int("maxRetryMs", default: max(defaultMaxRetryMs, retryMs)), retryMs...86_400_000),
+            maxPending: try bounded("maxPending", try node.int("maxPending", default: defaultMaxPending), 1...10_000_000))
     }
 }
 

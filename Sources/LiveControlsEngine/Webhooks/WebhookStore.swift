@@ -4,6 +4,11 @@ public protocol WebhookStore: Sendable {
     /// At start: turns every room's unannounced changes into `room.changed` events (`make` builds each, for the
     /// endpoints that want it), drops deliveries for endpoints no longer configured, and returns how many were dropped.
     func prepareWebhooks(endpoints: [String], make: (_ room: String, _ changes: UnannouncedChanges, _ toVersion: Int) -> PendingWebhook?) throws -> Int
+    /// How many deliveries may wait for each endpoint (by URL); past it new events are given up into the failed list at
+    /// once (`takeGivenUp` tells how many). Called before `prepareWebhooks`.
+    func boundPending(_ limits: [String: Int])
+    /// Deliveries given up since the last call because their endpoint's outbox was full, by endpoint URL.
+    func takeGivenUp() -> [String: Int]
     /// Deliveries still to make to `endpoint`, oldest first (per room, in the order the changes happened).
     func pendingWebhooks(endpoint: String, limit: Int) throws -> [WebhookEvent]
     /// A delivery succeeded: it is forgotten.
@@ -15,6 +20,12 @@ public protocol WebhookStore: Sendable {
     /// Makes the failed deliveries of event `id` pending again, if `allowed` accepts its room; returns them (empty:
     /// no such failed event).
     func retryWebhook(eventID: String, allowed: (String) -> Bool) throws -> WebhookRetry
+}
+
+extension WebhookStore {
+    /// Stores without a bound of their own (cluster mode keeps outboxes in Redis, per room).
+    public func boundPending(_ limits: [String: Int]) {}
+    public func takeGivenUp() -> [String: Int] { [:] }
 }
 
 /// What `retryWebhook` did.

@@ -56,7 +56,8 @@ package final class WebhookDispatcher: @unchecked Sendable {
         self.jitter = jitter
         self.logger = logger
         self.states = endpoints.enumerated().map { index, endpoint in
-            Endpoint(deliveries: WebhookQueue(endpoint: endpoint, capacity: capacity), metrics: metrics.webhookEndpoint(index))
+            // In memory at most what the store may hold for it (`maxPending`): what the store gives up is never queued.
+            Endpoint(deliveries: WebhookQueue(endpoint: endpoint, capacity: min(capacity, endpoint.maxPending)), metrics: metrics.webhookEndpoint(index))
         }
     }
 
@@ -83,6 +84,7 @@ package final class WebhookDispatcher: @unchecked Sendable {
     /// `room.changed` events, then every delivery still pending — is queued.
     package func start() throws {
         guard let store else { return }
+        store.boundPending(Dictionary(endpoints.map { ($0.url, $0.maxPending) }, uniquingKeysWith: min))
         let dropped = try store.prepareWebhooks(endpoints: endpoints.map(\.url)) { room, changes, toVersion in
             self.pending(WebhookDraft(type: "room.changed", data: Self.changedData(room: room, changes, toVersion: toVersion)), room: room)
         }
@@ -109,7 +111,20 @@ package final class WebhookDispatcher: @unchecked Sendable {
                     self.add(webhook.event, to: index)
                 }
             }
+            self.noteGivenUp()
             for index in self.states.indices { self.pump(index) }
+        }
+    }
+
+    /// Deliveries the store gave up because their endpoint's outbox was full: counted as failed, logged.
+    private func noteGivenUp() {
+        assertOnQueue(queue)
+        guard let store else { return }
+        for (url, count) in store.takeGivenUp() {
+            guard let index = endpoints.firstIndex(where: { $0.url == url }) else { continue }
+            states[index].metrics.failed.increment(by: Int64(count))
+            logger.warning("webhook deliveries given up: the endpoint's outbox is full (maxPending); they are in the failed list",
+                           metadata: ["endpoint": "\(index)", "count": "\(count)", "maxPending": "\(endpoints[index].maxPending)"])
         }
     }
 
