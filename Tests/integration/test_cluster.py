@@ -10,7 +10,7 @@ import pytest
 from redis_server import CLUSTER_LEASE_MS as LEASE_MS, cluster, redis_server  # noqa: F401  (fixtures)
 from livecontrols_client import Client
 from rawws import RawClient
-from test_limits import drive, read_until_resynced
+from test_limits import read_until_resynced
 
 
 @pytest.fixture
@@ -250,6 +250,20 @@ def test_sessions_of_a_killed_non_owner_leave_everywhere(cluster, connect):
     assert json.load(owner_node.get("/healthz"))["cluster"]["ownedRooms"] == 1  # the owner never changed
 
 
+def drive_until_acked(driver, n: int) -> int:
+    """`drive`, but a last intent refused `unavailable` (the owner lost its lease in a Redis stall) is sent again until
+    acked; returns the version it was acked at."""
+    for i in range(n):
+        driver.send({"type": "intent", "id": i, "room": "demo", "control": "quantity", "intent": "set", "args": {"value": i % 90}})
+    last = driver.recv(lambda m: m.get("id") == n - 1, timeout=60)
+    deadline = time.monotonic() + 30
+    while last["type"] == "error":
+        assert last["code"] == "unavailable" and time.monotonic() < deadline, last
+        time.sleep(0.1)
+        last = driver.intent("quantity", "set", {"value": 7})
+    return last["version"]
+
+
 def test_a_slow_consumer_on_another_node_is_resynced_without_a_gap(start_server, redis_server, connect):  # noqa: F811
     # A 5 s lease (requests time out after 6 s of silence from the owner): 40,000 writes through a Redis that fsyncs
     # each one (AOF `always`) may stall for more than the usual test lease's 2 s on a busy CI disk, and this test is
@@ -264,7 +278,11 @@ def test_a_slow_consumer_on_another_node_is_resynced_without_a_gap(start_server,
     stuck.send_text({"type": "join", "room": "demo", "name": "stuck"})
     fast = connect(node)
     fast.join()
-    target = drive(driver, 40000)  # the stuck client reads nothing meanwhile
+    # The stuck client reads nothing meanwhile. 40,000 fsynced writes can stall Redis past the lease on a loaded machine
+    # (issue 41: the last intent got `unavailable` 3 runs in 4): the owner then rightly stops acting for the room, and
+    # what it had not applied is answered `unavailable`. That is not this test's subject: the last intent is sent again
+    # until acked (by this owner or the next), and the resync is checked against that version.
+    target = drive_until_acked(driver, 40000)
     fast.wait_version(target, timeout=60)
     driver.wait_version(target, timeout=60)  # the driver may have overflowed too: it catches up by a snapshot
     assert fast.state() == driver.state()
