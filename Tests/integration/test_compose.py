@@ -1,6 +1,7 @@
 """docker-compose.yml: valid against the Compose specification's JSON Schema, and the cluster it describes
 (Redis with AOF, two LiveControls nodes on it, nginx in front). No Docker engine here: the file is only read."""
 import json
+import os
 import pathlib
 
 import jsonschema
@@ -8,13 +9,21 @@ import pytest
 import yaml
 
 REPO = pathlib.Path(__file__).resolve().parents[2]
-SCHEMA = REPO.parent / "shared" / "vendor-data" / "compose-spec.json"
+SCHEMA = pathlib.Path(os.environ.get("LIVECONTROLS_COMPOSE_SCHEMA") or REPO.parent / "shared" / "vendor-data" / "compose-spec.json")
 NODES = ("node-a", "node-b")
 
 
 @pytest.fixture(scope="module")
 def compose():
     return yaml.safe_load((REPO / "docker-compose.yml").read_text())
+
+
+def compose_schema() -> dict:
+    """The Compose specification's JSON Schema, which the repository does not hold: it lies beside it, in
+    ../shared/vendor-data/ (or LIVECONTROLS_COMPOSE_SCHEMA); a clone without it skips the checks that need it."""
+    if not SCHEMA.is_file():
+        pytest.skip(f"{SCHEMA} is not there: the Compose specification's JSON Schema (compose-spec/compose-spec, schema/compose-spec.json)")
+    return json.loads(SCHEMA.read_text())
 
 
 def flag(command, name):
@@ -36,7 +45,7 @@ def published(service):
 
 
 def test_compose_file_validates_against_the_compose_schema(compose):
-    schema = json.loads(SCHEMA.read_text())
+    schema = compose_schema()
     jsonschema.validate(compose, schema)
 
 
@@ -92,7 +101,7 @@ def test_load_balancer_fronts_both_nodes_with_websocket_upgrades(compose):
 
 def test_the_sentinel_override_adds_a_replica_three_sentinels_and_points_the_nodes_at_them():
     override = yaml.safe_load((REPO / "deploy" / "compose.sentinel.yml").read_text())
-    jsonschema.validate(override, json.loads(SCHEMA.read_text()))
+    jsonschema.validate(override, compose_schema())
     services = override["services"]
     replicas = [name for name in services if name.startswith("redis-replica-")]
     assert len(replicas) == 2, "after a failover the promoted replica still has one to wait for"
