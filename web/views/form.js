@@ -100,6 +100,7 @@ function inputFor(room, control, elementID, field) {
   const inputID = `${control}-${elementID}-${field.id}`;
   const sender = fieldSender(room, control, elementID, field.id, field.label || field.id);
   let touched = false;
+  let typedHere = false; // its user typed in it since it was focused
   let input;
   if (field.type === "boolean") {
     input = el("input", { type: "checkbox", id: inputID });
@@ -110,7 +111,7 @@ function inputFor(room, control, elementID, field) {
   } else {
     input = el("input", { id: inputID, type: field.type === "number" ? "number" : "text", autocomplete: "off" });
     const read = () => (input.value === "" ? null : field.type === "number" ? Number(input.value) : input.value);
-    input.addEventListener("input", () => sender.send(read()));
+    input.addEventListener("input", () => { typedHere = true; sender.send(read()); });
     input.addEventListener("change", () => sender.flush());
     input.addEventListener("blur", () => sender.flush());
   }
@@ -118,7 +119,7 @@ function inputFor(room, control, elementID, field) {
   sender.dropped = (value) => { if (last) update({ ...last.f, value }, last.claims); };  // the room's value, no "Not saved yet"
   let last = null; // the field and claims last shown: leaving the field shows them as they are now
   // (unless what was typed is still on its way: then the field keeps it, and its echo follows)
-  input.addEventListener("blur", () => { touched = true; if (last) update(last.f, last.claims); });
+  input.addEventListener("blur", () => { touched = true; typedHere = false; if (last) update(last.f, last.claims); });
   const error = el("p", { class: "field-error", id: `${inputID}-error`, "aria-live": "polite" });
   const changed = el("p", { class: "field-changed", id: `${inputID}-changed`, "aria-live": "polite", "data-testid": `${inputID}-changed` });
   const editor = el("span", { class: "editor", "data-testid": `${inputID}-editor` });
@@ -137,9 +138,10 @@ function inputFor(room, control, elementID, field) {
     row.classList.toggle("claimed", other !== null);
     row.style.setProperty("--editor-color", other ? memberColor(room, other.session) : "transparent");
     input.readOnly = other !== null && other.exclusive;
-    // Never overwrite what the local user is typing with an echo of an older value.
-    const editing = document.activeElement === input && (sender.typing || field.type === "text" || field.type === "number")
-      || sender.inFlight;
+    // Never overwrite what the local user is typing with an echo of an older value. A field only focused (clicked
+    // into, or focused for its user by the page) shows the room's value: what is in it is kept only once its user has
+    // typed in it since focusing it (issue 41: a focused, untouched Age stayed empty while the room had 30).
+    const editing = document.activeElement === input && (sender.typing || typedHere) || sender.inFlight;
     if (!editing) {
       if (f.type === "boolean") input.checked = f.value === true;
       else input.value = f.value ?? "";
@@ -183,7 +185,14 @@ export function formView(room, id) {
   const status = el("p", { class: "phase", "aria-live": "polite", "data-testid": `${id}-status` });
   const list = el("ol", { class: "elements" });
   const result = el("div", { class: "result" });
-  const reset = confirmingButton("Start over", "Clear it for everyone?", () => act(room, id, "reset"));
+  // Focus follows a part that opened or closed only on the page whose user made it so (their click, until its answer):
+  // a bystander typing elsewhere keeps their place (issue 41: Cat's Continue moved Ann's focus to Age).
+  let acting = 0;
+  const actHere = (intent, args) => {
+    acting += 1;
+    return act(room, id, intent, args).finally(() => { acting -= 1; });
+  };
+  const reset = confirmingButton("Start over", "Clear it for everyone?", () => actHere("reset"));
   const element = el("section", { class: "control", "data-control": id, "data-kind": "form", "aria-labelledby": `${id}-label` },
     title, caption, status, list, result, reset, notice);
   const rows = new Map(); // element id → {li, body, inputs: Map, cta, shape}
@@ -200,7 +209,7 @@ export function formView(room, id) {
         let row = rows.get(e.id);
         const shape = `${e.status}:${e.fields.map((f) => f.id + f.type).join(",")}`;
         if (!row || row.shape !== shape) {
-          const fresh = buildElement(room, id, e, c);
+          const fresh = buildElement(room, id, e, c, actHere);
           fresh.shape = shape;
           if (row) row.li.replaceWith(fresh.li);
           else list.append(fresh.li); // elements arrive in order; their list never changes
@@ -209,14 +218,14 @@ export function formView(room, id) {
         }
         row.update(e, c);
       }
-      if (focusWasHere && !element.contains(document.activeElement)) {
+      if (focusWasHere && acting > 0 && !element.contains(document.activeElement)) {
         (list.querySelector(".element.expanded input, .element.expanded select") ?? reset).focus();
       }
     },
   };
 }
 
-function buildElement(room, control, e, form) {
+function buildElement(room, control, e, form, actHere) {
   const heading = el("h3", {}, e.title || e.id);
   const summary = el("p", { class: "summary" });
   const li = el("li", { class: `element ${e.status}`, "data-element": e.id }, heading);
@@ -232,11 +241,11 @@ function buildElement(room, control, e, form) {
       li.append(input.row);
     }
     cta = el("button", { type: "button", class: "cta", "data-testid": `${control}-cta` });
-    cta.addEventListener("click", () => act(room, control, "finish", { element: e.id }));
+    cta.addEventListener("click", () => actHere("finish", { element: e.id }));
     li.append(cta, need);
   } else {
     edit = el("button", { type: "button", class: "text", "aria-label": `Edit ${e.title || e.id}` }, "Edit");
-    edit.addEventListener("click", () => act(room, control, "expand", { element: e.id }));
+    edit.addEventListener("click", () => actHere("expand", { element: e.id }));
     li.append(summary, edit);
   }
   return {
