@@ -11,7 +11,9 @@ final class WebhookOutboxBounds: @unchecked Sendable {
     var limits: [String: Int] = [:]
     private(set) var pending: [String: Int] = [:]
     private(set) var failed = 0
-    private let givenUp = Mutex<[String: Int]>([:])
+    /// Given up by writes not yet committed (writer queue), then by committed ones, until taken (any thread).
+    private var staged: [String: [String]] = [:]
+    private let givenUp = Mutex<[String: [String]]>([:])
 
     func reload(_ db: SQLiteDatabase) throws {
         pending = [:]
@@ -21,21 +23,32 @@ final class WebhookOutboxBounds: @unchecked Sendable {
         failed = try db.prepare("SELECT count(*) FROM webhook_delivery WHERE state = 'failed'").rows { $0.int(0) }.first ?? 0
     }
 
-    /// Whether a new delivery for `endpoint` may wait (counted), or is given up (counted as failed).
-    func admit(_ endpoint: String) -> Bool {
+    /// Whether a new delivery of `eventID` for `endpoint` may wait (counted), or is given up (counted as failed).
+    func admit(_ endpoint: String, eventID: String) -> Bool {
         if pending[endpoint, default: 0] < limits[endpoint, default: WebhookEndpoint.defaultMaxPending] {
             pending[endpoint, default: 0] += 1
             return true
         }
         failed += 1
-        givenUp.withLock { $0[endpoint, default: 0] += 1 }
+        staged[endpoint, default: []].append(eventID)
         return false
     }
+
+    /// The write committed: what it gave up is told (`takeGivenUp`).
+    func committed() {
+        guard !staged.isEmpty else { return }
+        let batch = staged
+        staged.removeAll()
+        givenUp.withLock { for (endpoint, ids) in batch { $0[endpoint, default: []] += ids } }
+    }
+
+    /// The write was rolled back: nothing it gave up happened.
+    func rolledBack() { staged.removeAll() }
 
     func left(pending endpoint: String) { pending[endpoint] = max(0, pending[endpoint, default: 0] - 1) }
     func becameFailed(_ endpoint: String) { left(pending: endpoint); failed += 1 }
     func leftFailed() { failed = max(0, failed - 1) }
-    func takeGivenUp() -> [String: Int] { givenUp.withLock { g in defer { g.removeAll() }; return g } }
+    func takeGivenUp() -> [String: [String]] { givenUp.withLock { g in defer { g.removeAll() }; return g } }
 }
 
 /// The webhook outbox in the same database as the rooms: an event is inserted in the transaction of the change it
@@ -93,7 +106,7 @@ struct WebhookStatements {
             let e = webhook.event
             try insertEvent.run([.text(e.id), .text(e.room), .text(e.type), .int(e.timestamp), .text(JSONWriter.string(.object(e.data)))])
             for endpoint in webhook.endpoints {
-                if bounds.admit(endpoint) {
+                if bounds.admit(endpoint, eventID: e.id) {
                     try insertDelivery.run([.text(e.id), .text(endpoint)])
                 } else {
                     let limit = bounds.limits[endpoint, default: WebhookEndpoint.defaultMaxPending]
@@ -147,7 +160,7 @@ extension SQLiteRoomStore: WebhookStore {
         writer.sync { hooks.bounds.limits = limits }
     }
 
-    public func takeGivenUp() -> [String: Int] { hooks.bounds.takeGivenUp() }
+    public func takeGivenUp() -> [String: [String]] { hooks.bounds.takeGivenUp() }
 
     public func prepareWebhooks(endpoints: [String], make: (_ room: String, _ changes: UnannouncedChanges, _ toVersion: Int) -> PendingWebhook?) throws -> Int {
         try writer.sync {

@@ -211,7 +211,9 @@ public final class SQLiteRoomStore: RoomStore, @unchecked Sendable {
                 }
             }
             try statements.commit.run()
+            hooks.bounds.committed()
         } catch {
+            hooks.bounds.rolledBack()
             failure = error
             try? statements.rollback.run()
             try? hooks.bounds.reload(db)  // (what the rolled-back writes counted)

@@ -68,11 +68,15 @@ extension LiveControlsServer {
         respond(wsi, response)
     }
 
-    /// Whether the request declared a body (its bytes follow; a route that reads none closes the connection after
-    /// its answer).
+    /// Whether libwebsockets will read a body after the request's headers (a route that reads none closes the
+    /// connection after its answer, or the body — or the next request — would be read as a body): one declared
+    /// (`Content-Length` above 0, a transfer coding), and also a POST, PUT or PATCH without `Content-Length`, for which
+    /// lws 4.1 expects 100 MiB of body where HTTP/1.1 says none (RFC 9112 §6.3): its next request would be swallowed.
     func declaresBody(_ wsi: OpaquePointer) -> Bool {
-        let declared = header(wsi, WSI_TOKEN_HTTP_CONTENT_LENGTH).flatMap { Int($0.trimmingCharacters(in: .whitespaces)) } ?? 0
-        return declared > 0 || header(wsi, WSI_TOKEN_HTTP_TRANSFER_ENCODING) != nil
+        let length = header(wsi, WSI_TOKEN_HTTP_CONTENT_LENGTH)
+        let declared = length.flatMap { Int($0.trimmingCharacters(in: .whitespaces)) } ?? 0
+        if declared > 0 || header(wsi, WSI_TOKEN_HTTP_TRANSFER_ENCODING) != nil { return true }
+        return length == nil && ["POST", "PUT", "PATCH"].contains(requestMethodAndPath(wsi).method)
     }
 
     /// The request's method and path (without the query), whatever the method.
@@ -109,7 +113,12 @@ extension LiveControlsServer {
     /// not read) waits for the writable callback instead, where the close can be returned to lws.
     func respond(_ wsi: OpaquePointer, _ response: PendingHTTPResponse) {
         serviceThread.assertOn()
+        var response = response
+        // Over TLS one request per connection: whether a request was pipelined cannot be told there (TLS data waiting
+        // in OpenSSL looks the same to `inputWaitsUnparsed`), so none is parsed behind an answer.
+        if lws_is_ssl(wsi) != 0 { response.closeAfter = true }
         guard !response.closeAfter else {
+            lws_rx_flow_control(wsi, 1)  // (see below)
             httpResponses[wsi] = response
             lws_callback_on_writable(wsi)
             return
@@ -123,6 +132,7 @@ extension LiveControlsServer {
             lws_set_timeout(wsi, PENDING_TIMEOUT_USER_OK, LWS_TO_KILL_ASYNC)
             return
         }
+        servedBefore.insert(wsi)  // its next request may come pipelined (`checkRequest`)
         // lws takes the next request only once it has seen the connection writable again (LRS_DEFERRING_ACTION).
         lws_callback_on_writable(wsi)
     }
@@ -138,6 +148,7 @@ extension LiveControlsServer {
     /// Service thread, `CLOSED_HTTP`.
     func forgetHTTP(_ wsi: OpaquePointer) {
         httpResponses[wsi] = nil
+        servedBefore.remove(wsi)
         if let exchange = apiExchanges.removeValue(forKey: wsi) { releaseBody(of: exchange) }  // (its buffer goes with it)
     }
 

@@ -110,7 +110,8 @@ extension LiveControlsServer {
             }
             return refuseAndClose(wsi, refusal.status, refusal.reason)
         }
-        if let contentLength, let declared = Int(contentLength), declared > 0, inputWaitsUnparsed(wsi) {
+        // (A connection's first request is never pipelined: only one that has had an answer is checked.)
+        if servedBefore.contains(wsi), let contentLength, let declared = Int(contentLength), declared > 0, inputWaitsUnparsed(wsi) {
             return refusePipelinedBody(wsi, path: path)
         }
         if let root = resolvedWebRoot, !path.isEmpty {
@@ -128,7 +129,9 @@ extension LiveControlsServer {
     /// consumes nothing more and spins, the whole service thread with it (issue 42). lws 4.1 says this only for the
     /// whole service thread (`lws_service_adjust_timeout` is 0 when any connection has parsable input waiting), so
     /// another connection's waiting input can make a request that was not pipelined count as one, rarely: it is
-    /// answered 503 `unavailable` with `Retry-After`, and sent again it is served (PROTOCOL.md, *HTTP*).
+    /// answered 503 `unavailable` with `Retry-After`, and sent again it is served (PROTOCOL.md, *HTTP*). Only asked for
+    /// a request behind an earlier answer on a plain connection (`servedBefore`; over TLS, where OpenSSL's waiting
+    /// data would count too, every connection carries one request).
     func inputWaitsUnparsed(_ wsi: OpaquePointer) -> Bool {
         lws_service_adjust_timeout(lws_get_context(wsi), 1, 0) == 0
     }

@@ -35,6 +35,9 @@ public final class LiveControlsServer: @unchecked Sendable {
     /// Server API requests waiting for their body or their reply, by connection.
     var apiExchanges: [OpaquePointer: APIExchange] = [:]
     var nextExchange = 0
+    /// HTTP connections that have had a request answered and stay open for the next (service thread): only on these
+    /// can a request arrive pipelined (`checkRequest`).
+    var servedBefore: Set<OpaquePointer> = []
     /// Bytes of server API bodies being received, over all connections (each counted at its declared length from its
     /// headers until its exchange ends); bounded by `apiBodyBytesInFlight` (service thread).
     var apiBodyBytesReceiving = 0

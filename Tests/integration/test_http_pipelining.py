@@ -176,3 +176,37 @@ def test_pipelined_requests_split_at_every_byte_are_answered_in_order(api_server
         statuses, closed = send_and_read(api_server.port, [raw[:cut], raw[cut:]], sent, pause=0.002)
         check(sent, statuses, closed)
     assert_still_serving(api_server)
+
+
+@pytest.mark.parametrize("method, path", [("POST", "/api/v1/rooms/demo/reset"), ("POST", "/healthz"), ("PUT", "/index.html")])
+def test_a_post_without_content_length_is_answered_and_its_connection_closed(api_server, method, path):
+    """Found by a review: lws 4.1 expects 100 MiB of body after a POST, PUT or PATCH without Content-Length, so the next
+    request on the connection was swallowed as body and never answered (the connection closed some 20 s later)."""
+    raw = request(method, path, auth=True) + request("GET", "/healthz")
+    sock = socket.create_connection(("127.0.0.1", api_server.port), timeout=5)
+    try:
+        sock.sendall(raw)
+        statuses, closed = read_answers(sock, set(), 1)
+    finally:
+        sock.close()
+    assert len(statuses) == 1 and closed, (statuses, closed)
+    assert statuses[0] in {200, 405}
+    assert_still_serving(api_server)
+
+
+def test_over_tls_a_large_body_on_a_fresh_connection_is_served_and_each_connection_carries_one_request(start_server, tmp_path):
+    """Found by a review: over TLS, OpenSSL's waiting data made every request with a body past ~4 KB look pipelined
+    (503 on every retry). The first request is never refused, and a TLS connection carries one request."""
+    import ssl
+    from tls_certificates import Certificates
+
+    certificates = Certificates(tmp_path)
+    s = start_server("--api-key", KEY, "--tls-cert", certificates.path("server.crt"), "--tls-key", certificates.path("server.key"))
+    context = ssl.create_default_context(cafile=certificates.path("ca.crt"))
+    big = json.dumps({"intents": [{"control": "quantity", "intent": "set", "args": {"value": 3}, "note": "x" * 20000}]}).encode()
+    raw = request("POST", "/api/v1/rooms/demo/intents", big, auth=True)
+    for _ in range(3):
+        with context.wrap_socket(socket.create_connection(("127.0.0.1", s.port), timeout=5), server_hostname="localhost") as t:
+            t.sendall(raw + request("GET", "/healthz"))
+            statuses, closed = read_answers(t, set(), 1)
+        assert statuses[0] != 503 and len(statuses) == 1 and closed, statuses

@@ -7,8 +7,9 @@ public protocol WebhookStore: Sendable {
     /// How many deliveries may wait for each endpoint (by URL); past it new events are given up into the failed list at
     /// once (`takeGivenUp` tells how many). Called before `prepareWebhooks`.
     func boundPending(_ limits: [String: Int])
-    /// Deliveries given up since the last call because their endpoint's outbox was full, by endpoint URL.
-    func takeGivenUp() -> [String: Int]
+    /// Deliveries given up since the last call because their endpoint's outbox was full: event ids by endpoint URL
+    /// (written with their change; the dispatcher does not queue them).
+    func takeGivenUp() -> [String: [String]]
     /// Deliveries still to make to `endpoint`, oldest first (per room, in the order the changes happened).
     func pendingWebhooks(endpoint: String, limit: Int) throws -> [WebhookEvent]
     /// A delivery succeeded: it is forgotten.
@@ -25,7 +26,7 @@ public protocol WebhookStore: Sendable {
 extension WebhookStore {
     /// Stores without a bound of their own (cluster mode keeps outboxes in Redis, per room).
     public func boundPending(_ limits: [String: Int]) {}
-    public func takeGivenUp() -> [String: Int] { [:] }
+    public func takeGivenUp() -> [String: [String]] { [:] }
 }
 
 /// What `retryWebhook` did.

@@ -3,17 +3,20 @@ import Foundation
 import Synchronization
 
 /// Webhook requests through libcurl's multi interface, all on one thread of their own. Only the status counts: the
-/// transfer ends as soon as the answer's head has arrived (its body is never read), so a receiver answering with an
-/// endless or huge body costs nothing (issue 38: URLSession on Linux buffered it whole — 3.5 GB — and went on after a
-/// cancel). An answer's head is bounded too (`maxHeadBytes`). Each attempt is bounded by its `timeoutMs` from the
-/// moment it is posted; connections are reused between attempts to a host, at most `maxConnectionsPerHost` per host and
-/// `maxConnections` in all (the server's open files: `SocketBudget`). Redirects are not followed: a 3xx answer is a
-/// failed attempt (Standard Webhooks).
+/// attempt's outcome is told as soon as the answer's head has arrived, and of its body at most `maxBodyBytes` are read
+/// (and dropped) — enough for the usual short answer, so that the connection can serve the next attempt; a longer
+/// body ends the transfer and the connection, so a receiver answering with an endless or huge body costs nothing
+/// (issue 38: URLSession on Linux buffered it whole — 3.5 GB — and went on after a cancel). An answer's head is
+/// bounded too (`maxHeadBytes`). Each attempt is bounded by its `timeoutMs` from the moment it is posted; at most
+/// `maxConnectionsPerHost` connections per host and `maxConnections` in all (the server's open files: `SocketBudget`).
+/// Redirects are not followed: a 3xx answer is a failed attempt (Standard Webhooks).
 package final class CurlWebhookTransport: WebhookTransport, @unchecked Sendable {
     static let maxConnectionsPerHost = 8
     static let maxConnections = 64
     /// The longest answer head read (status line and headers); a longer one fails the attempt.
     static let maxHeadBytes = 64 * 1024
+    /// Body bytes read (and dropped) after the status was told, so the connection can be used again.
+    static let maxBodyBytes = 16 * 1024
 
     /// One attempt, from `post` to its `done`. Its fields are the curl thread's once it is handed over.
     final class Transfer: @unchecked Sendable {  // handed over whole to the curl thread by `post`
@@ -24,6 +27,16 @@ package final class CurlWebhookTransport: WebhookTransport, @unchecked Sendable 
         var status: Int?
         var headBytes = 0
         var headTooLarge = false
+        var bodyBytes = 0
+        /// `done` was called (at the head, or at the end).
+        var told = false
+
+        /// Tells the outcome once.
+        func tell(_ failure: String?) {
+            guard !told else { return }
+            told = true
+            done(failure)
+        }
 
         init(easy: OpaquePointer, timeoutMs: Int, done: @escaping @Sendable (_ failure: String?) -> Void) {
             self.easy = easy
@@ -41,7 +54,7 @@ package final class CurlWebhookTransport: WebhookTransport, @unchecked Sendable 
     /// Transfers posted, not yet added to the multi handle (any thread → the curl thread).
     private let incoming = Mutex<[Transfer]>([])
     private let stopped = Atomic<Bool>(false)
-    private var thread: Thread?
+    private let finished = DispatchSemaphore(value: 0)
 
     package init() {
         curl_global_init(Int(CURL_GLOBAL_DEFAULT))
@@ -49,10 +62,25 @@ package final class CurlWebhookTransport: WebhookTransport, @unchecked Sendable 
         _ = lc_curl_multi_set_long(UnsafeMutableRawPointer(multi), CURLMOPT_MAX_HOST_CONNECTIONS, Self.maxConnectionsPerHost)
         _ = lc_curl_multi_set_long(UnsafeMutableRawPointer(multi), CURLMOPT_MAX_TOTAL_CONNECTIONS, Self.maxConnections)
         _ = lc_curl_multi_set_long(UnsafeMutableRawPointer(multi), CURLMOPT_MAXCONNECTS, Self.maxConnections)
-        let thread = Thread { [self] in run() }
+        let thread = Thread { [self] in
+            run()
+            finished.signal()
+        }
         thread.name = "webhooks"
-        self.thread = thread
         thread.start()
+    }
+
+    /// Ends the thread: attempts under way are abandoned (told "stopped"), nothing more is sent. The dispatcher stops
+    /// first, so no outcome is recorded from here (at least once: they are attempted again at the next start).
+    package func stop() {
+        guard !stopped.exchange(true, ordering: .acquiringAndReleasing) else { return }
+        curl_multi_wakeup(UnsafeMutableRawPointer(multi))
+        finished.wait()
+        for transfer in incoming.withLock({ list in defer { list.removeAll() }; return list }) {
+            transfer.tell("stopped")
+            Unmanaged.passUnretained(transfer).release()
+        }
+        curl_multi_cleanup(UnsafeMutableRawPointer(multi))
     }
 
     package func post(url: String, headers: [(String, String)], body: [UInt8], timeoutMs: Int,
@@ -73,7 +101,8 @@ package final class CurlWebhookTransport: WebhookTransport, @unchecked Sendable 
               body.withUnsafeBytes({ lc_curl_set_pointer(raw, CURLOPT_COPYPOSTFIELDS, $0.baseAddress ?? UnsafeRawPointer(bitPattern: 1)) }) == CURLE_OK,
               lc_curl_set_pointer(raw, CURLOPT_HTTPHEADER, UnsafeRawPointer(list)) == CURLE_OK,
               lc_curl_set_callback(raw, CURLOPT_HEADERFUNCTION, curlHead) == CURLE_OK,
-              lc_curl_set_callback(raw, CURLOPT_WRITEFUNCTION, curlBody) == CURLE_OK
+              lc_curl_set_callback(raw, CURLOPT_WRITEFUNCTION, curlBody) == CURLE_OK,
+              lc_curl_set_pointer(raw, CURLOPT_WRITEDATA, Unmanaged.passUnretained(transfer).toOpaque()) == CURLE_OK
         else { return done("not a request libcurl takes (the URL?)") }
         let opaque = Unmanaged.passRetained(transfer).toOpaque()  // released when it is done (`finish`)
         _ = lc_curl_set_pointer(raw, CURLOPT_HEADERDATA, opaque)
@@ -90,9 +119,15 @@ package final class CurlWebhookTransport: WebhookTransport, @unchecked Sendable 
     /// `post` wakes it.
     private func run() {
         var running: Int32 = 0
+        var active: [UnsafeMutableRawPointer] = []  // the easy handles added (each transfer's, retained until `finish`)
         while !stopped.load(ordering: .acquiring) {
             for transfer in incoming.withLock({ list in defer { list.removeAll() }; return list }) {
-                curl_multi_add_handle(UnsafeMutableRawPointer(multi), UnsafeMutableRawPointer(transfer.easy))
+                let easy = UnsafeMutableRawPointer(transfer.easy)
+                if curl_multi_add_handle(UnsafeMutableRawPointer(multi), easy) == CURLM_OK {
+                    active.append(easy)
+                } else {
+                    finish(easy, CURLE_FAILED_INIT)
+                }
             }
             curl_multi_perform(UnsafeMutableRawPointer(multi), &running)
             var left: Int32 = 0
@@ -100,17 +135,24 @@ package final class CurlWebhookTransport: WebhookTransport, @unchecked Sendable 
                 guard message.pointee.msg == CURLMSG_DONE, let easy = message.pointee.easy_handle else { continue }
                 let result = message.pointee.data.result
                 curl_multi_remove_handle(UnsafeMutableRawPointer(multi), easy)
+                active.removeAll { $0 == easy }
                 finish(easy, result)
             }
             curl_multi_poll(UnsafeMutableRawPointer(multi), nil, 0, 1_000, nil)
         }
+        for easy in active {  // stopped: what was under way is abandoned
+            curl_multi_remove_handle(UnsafeMutableRawPointer(multi), easy)
+            finish(easy, CURLE_ABORTED_BY_CALLBACK, stopped: true)
+        }
     }
 
-    private func finish(_ easy: UnsafeMutableRawPointer, _ result: CURLcode) {
+    private func finish(_ easy: UnsafeMutableRawPointer, _ result: CURLcode, stopped: Bool = false) {
         guard let opaque = lc_curl_private(easy) else { return }
         let transfer = Unmanaged<Transfer>.fromOpaque(opaque).takeRetainedValue()
         let failure: String?
-        if let status = transfer.status {
+        if stopped {
+            failure = "stopped"
+        } else if let status = transfer.status {
             failure = (200..<300).contains(status) ? nil : "HTTP \(status)"  // (the transfer was ended at the head)
         } else if transfer.headTooLarge {
             failure = "the answer's head is longer than \(Self.maxHeadBytes) bytes"
@@ -119,12 +161,7 @@ package final class CurlWebhookTransport: WebhookTransport, @unchecked Sendable 
         } else {
             failure = String(cString: curl_easy_strerror(result))
         }
-        transfer.done(failure)
-    }
-
-    deinit {
-        stopped.store(true, ordering: .releasing)
-        curl_multi_wakeup(UnsafeMutableRawPointer(multi))
+        transfer.tell(failure)
     }
 }
 
@@ -144,13 +181,18 @@ private func curlHead(_ data: UnsafeMutablePointer<CChar>?, _ size: Int, _ count
         let code = lc_curl_response_code(UnsafeMutableRawPointer(transfer.easy))
         if code >= 200 {
             transfer.status = code
-            return 0  // done: the body is not wanted
+            transfer.tell((200..<300).contains(code) ? nil : "HTTP \(code)")  // the outcome, before any body
         }
     }
     return length
 }
 
-/// libcurl's body callback: never wanted (the head callback ends the transfer first); ends it if reached.
+/// libcurl's body callback: up to `maxBodyBytes` are read and dropped (so a short answer leaves the connection usable);
+/// past that the transfer, and its connection, end.
 private func curlBody(_ data: UnsafeMutablePointer<CChar>?, _ size: Int, _ count: Int, _ user: UnsafeMutableRawPointer?) -> Int {
-    0
+    guard let user else { return 0 }
+    let transfer = Unmanaged<CurlWebhookTransport.Transfer>.fromOpaque(user).takeUnretainedValue()
+    let length = size * count
+    transfer.bodyBytes += length
+    return transfer.bodyBytes > CurlWebhookTransport.maxBodyBytes ? 0 : length
 }

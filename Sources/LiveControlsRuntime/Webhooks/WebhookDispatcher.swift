@@ -40,6 +40,8 @@ package final class WebhookDispatcher: @unchecked Sendable {
     /// Cluster mode: rooms another node owns now (`forget`). An attempt under way for one of them is not retried
     /// or recorded as failed when it fails: the new owner sends it.
     private var forgotten: Set<String> = []
+    /// Deliveries the store gave up at once (`noteGivenUp`): event ids by endpoint URL, until their `enqueue`.
+    private var givenUp: [String: Set<String>] = [:]
     /// Without a store: deliveries given up, newest last (at most `failedKept`).
     private var failedInMemory: [FailedWebhook] = []
     private static let failedKept = 1_000
@@ -104,27 +106,32 @@ package final class WebhookDispatcher: @unchecked Sendable {
     package func enqueue(_ webhooks: [PendingWebhook]) {
         guard !webhooks.isEmpty else { return }
         queue.async {
+            self.noteGivenUp()
             for webhook in webhooks {
                 self.forgotten.remove(webhook.event.room)  // it is this node's again (a takeover)
-                for url in webhook.endpoints {
+                for url in webhook.endpoints where self.givenUp[url]?.remove(webhook.event.id) == nil {
                     guard let index = self.endpoints.firstIndex(where: { $0.url == url }) else { continue }
                     self.add(webhook.event, to: index)
                 }
             }
-            self.noteGivenUp()
             for index in self.states.indices { self.pump(index) }
         }
     }
 
-    /// Deliveries the store gave up because their endpoint's outbox was full: counted as failed, logged.
+    /// Deliveries the store gave up because their endpoint's outbox was full (in the failed list already): counted as
+    /// failed, logged, and not queued — their event ids by endpoint URL.
     private func noteGivenUp() {
         assertOnQueue(queue)
         guard let store else { return }
-        for (url, count) in store.takeGivenUp() {
+        for (url, events) in store.takeGivenUp() {
+            // (Kept until the event's own `enqueue`, which may come after another room's; a bound for events whose
+            // enqueue never comes — their room stopped.)
+            if givenUp[url, default: []].count > 100_000 { givenUp[url] = [] }
+            givenUp[url, default: []].formUnion(events)
             guard let index = endpoints.firstIndex(where: { $0.url == url }) else { continue }
-            states[index].metrics.failed.increment(by: Int64(count))
+            states[index].metrics.failed.increment(by: Int64(events.count))
             logger.warning("webhook deliveries given up: the endpoint's outbox is full (maxPending); they are in the failed list",
-                           metadata: ["endpoint": "\(index)", "count": "\(count)", "maxPending": "\(endpoints[index].maxPending)"])
+                           metadata: ["endpoint": "\(index)", "count": "\(events.count)", "maxPending": "\(endpoints[index].maxPending)"])
         }
     }
 
@@ -198,6 +205,7 @@ package final class WebhookDispatcher: @unchecked Sendable {
             stopped = true
             for index in states.indices { states[index].timer?.cancel() }
         }
+        transport.stop()
     }
 
     // MARK: On the queue

@@ -17,6 +17,8 @@ final class APIExchange {
     var awaitingBody = false
     /// What it counts against `apiBodyBytesReceiving` (its declared length) until it ends.
     var reservedBodyBytes = 0
+    /// Its answer ends the connection (`LiveControlsServer.declaresBody`).
+    var closeAfter = false
 
     init(id: Int, route: APIRoute, grant: AuthPolicy.APIGrant) {
         self.id = id
@@ -31,8 +33,9 @@ extension LiveControlsServer {
     func serveAPI(_ wsi: OpaquePointer, method: String, path: String) -> Int32 {
         let declared = header(wsi, WSI_TOKEN_HTTP_CONTENT_LENGTH).flatMap { Int($0.trimmingCharacters(in: .whitespaces)) } ?? 0
         let chunked = header(wsi, WSI_TOKEN_HTTP_TRANSFER_ENCODING) != nil
-        // A refusal before the body is read: the connection cannot be reused for a next request.
-        let unread = declared > 0 || chunked
+        // A refusal before the body is read: the connection cannot be reused for a next request. (Also a POST, PUT or
+        // PATCH without Content-Length, for which lws expects a body: `declaresBody`.)
+        let unread = declaresBody(wsi)
         logger.debug("API request", metadata: ["method": "\(method)", "path": "\(path)"])
         // Who asks comes first: a caller without a valid credential learns nothing about the routes.
         let grant: AuthPolicy.APIGrant
@@ -66,6 +69,7 @@ extension LiveControlsServer {
         nextExchange += 1
         let exchange = APIExchange(id: nextExchange, route: route, grant: grant)
         exchange.query = query
+        exchange.closeAfter = unread && declared == 0  // no body to read, though lws would read one: answer, then close
         apiExchanges[wsi] = exchange
         guard route.takesBody else {
             handle(exchange, wsi)
@@ -134,7 +138,9 @@ extension LiveControlsServer {
         let reply: @Sendable (APIResponse) -> Void = { [self] response in
             let deliver: @Sendable () -> Void = { [self] in
                 guard let wsi = OpaquePointer(bitPattern: key), let current = apiExchanges[wsi], current.id == id else { return }
-                respond(wsi, PendingHTTPResponse(response))
+                var answer = PendingHTTPResponse(response)
+                answer.closeAfter = current.closeAfter
+                respond(wsi, answer)
             }
             // Answered on the service thread itself (a refusal, a disconnect): no hop through the hub.
             if hub.onServiceThread { deliver() } else { hub.perform(deliver) }
