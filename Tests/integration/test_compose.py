@@ -81,6 +81,8 @@ def test_nodes_publish_their_ports_and_check_readiness(compose):
         container_port = flag(node["command"], "--port") or "8080"
         assert published(node) == [port]
         assert str(node["ports"][0]).endswith(":" + container_port)
+        # Open mode with a public /metrics: published on loopback only, never on every interface (issue 41).
+        assert str(node["ports"][0]).startswith("127.0.0.1:"), node["ports"]
         test = node["healthcheck"]["test"]
         assert test[0] == "CMD" and test[-1] == f"http://localhost:{container_port}/readyz"
 
