@@ -145,7 +145,7 @@ public final class LiveControlsServer: @unchecked Sendable {
         serviceThread.claim()
         let allocations = CAllocations()
         var info = makeContextInfo(allocations)
-        lws_set_log_level(Int32(LLL_ERR) | (logger.logLevel <= .debug ? Int32(LLL_WARN) : 0), nil)
+        LibraryLog.route(to: logger)
         guard let context = lws_create_context(&info) else {
             let why = options.tls == nil ? "address in use or not available" : "address in use, or the TLS certificate or key cannot be loaded"
             lifecycle.withLock { $0.startError = "cannot listen on \(options.host):\(options.port) (\(why))" }

@@ -83,12 +83,7 @@ struct Serve: ParsableCommand {
         }
         options.config = try loadConfig()
         OpenFileLimit.prepare(maxConnections: options.limits.maxConnections, logger: logger)
-        if FileManager.default.fileExists(atPath: webRoot) {
-            options.webRoot = webRoot
-        } else {
-            logger.warning("web root not found; serving no static files", metadata: ["webRoot": "\(webRoot)"])
-            options.webRoot = nil
-        }
+        options.webRoot = Self.findWebRoot(webRoot, logger: logger)
 
         let server = try LiveControlsServer(options: options, logger: logger)
         let stopper = Thread { [server, shutdownTimeout, logger] in
@@ -163,4 +158,34 @@ struct ConfigFailure: Error, CustomStringConvertible {
     var description: String { "config error: \(message)" }
 }
 
-extension Logger.Level: @retroactive ExpressibleByArgument {}
+extension Logger.Level: @retroactive ExpressibleByArgument {
+}
+
+extension Serve {
+    /// The web root: `given` (relative to the working folder). When it is the default, `web`, and the server was started
+    /// from another folder, the repository's `web/` beside the binary (`.build/release/livecontrols` → `web/`) or an
+    /// installed one (`<prefix>/share/livecontrols/web`); nil, said in a warning that names each place looked in, when
+    /// none is there (the printed URL would answer 404).
+    static func findWebRoot(_ given: String, logger: Logger) -> String? {
+        var candidates = [given]
+        if given == "web" {
+            let binary = URL(fileURLWithPath: CommandLine.arguments[0]).resolvingSymlinksInPath().deletingLastPathComponent()
+            // (.build/release is a link to .build/<triple>/release: the repository is two or three levels up.)
+            candidates += ["web", "../../web", "../../../web", "../share/livecontrols/web"].map {
+                binary.appendingPathComponent($0).standardizedFileURL.path
+            }
+        }
+        // A web root beside the binary counts only with its page in it (not any folder named web).
+        let isPage = { (path: String) in FileManager.default.fileExists(atPath: path + "/index.html") }
+        var isDirectory: ObjCBool = false
+        if FileManager.default.fileExists(atPath: given, isDirectory: &isDirectory), isDirectory.boolValue { return given }
+        if let found = candidates.dropFirst().first(where: isPage) {
+            if found != given { logger.notice("web root", metadata: ["webRoot": "\(found)"]) }
+            return found
+        }
+        let looked = candidates.map { URL(fileURLWithPath: $0).standardizedFileURL.path }
+        logger.warning("web root not found; serving no static files (the page at the printed URL answers 404): pass --web-root DIR",
+                       metadata: ["lookedIn": "\(looked.joined(separator: ", "))"])
+        return nil
+    }
+}

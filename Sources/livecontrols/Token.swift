@@ -42,6 +42,9 @@ struct Token: ParsableCommand {
     }
 
     func validate() throws {
+        guard let secret = AuthFlags.secret(flag: authSecret), secret.utf8.count >= 16 else {
+            throw ValidationError("a secret of at least 16 bytes is needed: --auth-secret or LIVECONTROLS_AUTH_SECRET")
+        }
         guard !room.isEmpty else { throw ValidationError("give at least one --room") }
         for name in role where !Role.isValidName(name) {
             throw ValidationError("--role \(name): a role is 1–64 characters of A–Z a–z 0–9 _ - . :")
@@ -54,6 +57,7 @@ struct Token: ParsableCommand {
     }
 
     func run() throws {
+        // (Checked in `validate` too, where the error comes with this command's usage, not the top level's.)
         guard let secret = AuthFlags.secret(flag: authSecret), secret.utf8.count >= 16 else {
             throw ValidationError("a secret of at least 16 bytes is needed: --auth-secret or LIVECONTROLS_AUTH_SECRET")
         }

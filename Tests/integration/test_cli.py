@@ -116,3 +116,40 @@ def test_watch_stops_with_status_2_when_the_server_api_disconnects_it(start_serv
     _, err = watcher.communicate(timeout=20)
     # 4001: the protocol asks clients not to reconnect on their own; watch says why and fails.
     assert watcher.returncode == 2 and "4001" in err, err
+
+
+def test_a_server_started_from_another_folder_serves_the_page_beside_its_binary(tmp_path):
+    """Issue 41: started outside the repository, the binary served 404 at the URL it printed."""
+    import re
+    import urllib.request
+    proc = subprocess.Popen([BINARY, "--port", "0"], cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        port = re.search(r":(\d+)/ \(", proc.stdout.readline()).group(1)
+        with urllib.request.urlopen(f"http://127.0.0.1:{port}/", timeout=5) as r:
+            assert r.status == 200 and b"<html" in r.read().lower()
+    finally:
+        proc.terminate()
+        err = proc.communicate(timeout=15)[1]
+    assert "web root" in err  # it says which one it serves
+
+
+def test_token_without_a_secret_says_so_with_its_own_usage():
+    done = subprocess.run([BINARY, "token", "--role", "editor", "--room", "x"], capture_output=True, text=True, timeout=20,
+                          env={"PATH": "/usr/bin:/bin"})
+    assert done.returncode != 0
+    assert "secret of at least 16 bytes" in done.stderr and "Usage: livecontrols token" in done.stderr, done.stderr
+
+
+def test_a_port_in_use_is_said_once_in_the_servers_words(tmp_path):
+    """Issue 41: libwebsockets' raw `E: …` lines came before the server's own message."""
+    import socket
+    holder = socket.socket()
+    holder.bind(("127.0.0.1", 0))
+    holder.listen()
+    try:
+        done = subprocess.run([BINARY, "--port", str(holder.getsockname()[1])], capture_output=True, text=True, timeout=20)
+    finally:
+        holder.close()
+    assert done.returncode != 0
+    assert "cannot listen on 127.0.0.1" in done.stderr
+    assert not any(line.startswith(("E:", "W:", "N:")) or "] E: " in line for line in done.stderr.splitlines()), done.stderr
