@@ -58,6 +58,11 @@ room.addEventListener("status", (e) => {
   // Not joined: nothing in the controls acts, keyboard included (greyed by the stylesheet; `inert` stops typing too).
   $("controls").inert = status !== "open";
   $("retry").hidden = shown !== "closed";
+  if (["refused", "deleted", "removed", "expired"].includes(status)) {
+    // Out of the room for good: nobody is shown as here any more, this page's own session least of all (issue 41).
+    $("presence").replaceChildren();
+    $("presence-count").textContent = 0;
+  }
   if (status !== "closed" && status !== "connecting") {
     // Connected, or ended for a reason of its own (refused, deleted, removed): no longer "still trying".
     clearTimeout(unreachableTimer);

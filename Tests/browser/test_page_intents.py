@@ -54,7 +54,7 @@ def test_every_intent_of_every_kind_from_the_page_reaches_the_other_window(serve
     submit(a, "month", "goto", "03" + Keys.TAB + "2031", clear=False)
     wait(b, lambda d: at(d, '[data-testid="month-value"]').get_attribute("data-position") == "2031-03", message="pager goto")
     at(a, '[data-control="month"] .actions button').click()
-    wait(b, lambda d: at(d, '[data-testid="month-generation"]').text == "reloaded once", message="pager refresh")
+    wait(b, lambda d: at(d, '[data-testid="month-generation"]').text == "refreshed once", message="pager refresh")
     SCREENSHOTS.mkdir(parents=True, exist_ok=True)
     b.save_screenshot(str(SCREENSHOTS / "every-intent-seen-by-the-other-window.png"))
 

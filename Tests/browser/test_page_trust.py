@@ -43,6 +43,8 @@ def test_a_token_that_expires_takes_the_page_out_of_the_room_and_says_so(start_s
     assert page.find_element(By.ID, "status").text == "access expired"
     assert page.find_element(By.ID, "errors").get_attribute("data-code") == "token_expired"
     assert page.execute_script("return document.getElementById('controls').inert"), "nothing in the controls acts"
+    # Issue 41: the page went on listing its own session under "Here now" after it was taken out of the room.
+    assert page.find_elements(By.CSS_SELECTOR, "#presence li") == [], "nobody is shown as here"
 
 
 def test_a_list_item_moves_one_place_at_a_time_across_sections(server, browser):

@@ -180,7 +180,9 @@ export function memberName(room, session) {
   return room.state?.presence?.[session]?.name || "Guest";
 }
 
-const palette = ["#2563eb", "#db2777", "#16a34a", "#ea580c", "#7c3aed", "#0891b2", "#ca8a04", "#dc2626"];
+// Eight colours far apart (each pair at least 25 apart in CIELAB, Tests/browser/test_page_focus.py checks it), all
+// dark enough for a border on white: red, orange and pink were near-identical before (issue 41).
+const palette = ["#2563eb", "#db2777", "#16a34a", "#ea580c", "#7c3aed", "#0891b2", "#a16207", "#475569"];
 
 function hashColor(session) {
   let hash = 0;

@@ -14,8 +14,10 @@ function monthGrid(position) {
   const body = el("tbody");
   let row = el("tr");
   for (let i = 0; i < offset; i++) row.append(el("td"));
+  const now = new Date();
+  const today = now.getFullYear() === year && now.getMonth() === month - 1 ? now.getDate() : 0;
   for (let day = 1; day <= days; day++) {
-    row.append(el("td", {}, String(day)));
+    row.append(day === today ? el("td", { class: "today", "aria-current": "date", title: "today" }, String(day)) : el("td", {}, String(day)));
     if ((offset + day) % 7 === 0) { body.append(row); row = el("tr"); }
   }
   if (row.children.length) body.append(row);
@@ -45,7 +47,7 @@ export function pagerView(room, id) {
   const holding = el("p", { class: "holding" });
   const neighbours = el("div", { class: "window", role: "group", "aria-label": "Nearby" });
   const body = el("div", { class: "page" });
-  const refresh = intentButton(room, id, "refresh", "Reload pages");
+  const refresh = intentButton(room, id, "refresh", "Refresh for everyone");
   const generation = el("span", { class: "generation", "data-testid": `${id}-generation` });
   let input = null;
   const goto = el("div", { class: "goto" });
@@ -72,7 +74,7 @@ export function pagerView(room, id) {
       if (document.activeElement !== input) input.value = c.position;
       if (c.min !== null) input.min = c.min;
       if (c.max !== null) input.max = c.max;
-      generation.textContent = c.generation ? `reloaded ${c.generation === 1 ? "once" : `${c.generation} times`}` : "";
+      generation.textContent = c.generation ? `refreshed ${c.generation === 1 ? "once" : `${c.generation} times`}` : "";
       neighbours.replaceChildren(...c.window.map((p) => {
         const b = el("button", { type: "button", class: p === c.position ? "text current" : "text", "aria-pressed": String(p === c.position) }, label(c.domain, p));
         b.addEventListener("click", () => act(room, id, "goto", { position: p }));

@@ -2,7 +2,7 @@
 // and a box to add a step.
 import { act, confirmingButton, controlHeader, el, inlineForm, intentButton, missingRoles } from "./common.js";
 
-const phaseText = { start: "Not started", inProgress: "In progress", complete: "Complete", exit: "Left at the first step" };
+const phaseText = { start: "Not started", inProgress: "In progress", complete: "Complete", exit: "Closed: someone went back from the first step" };
 
 export function wizardView(room, id) {
   const [title, caption, notice] = controlHeader(id, "Steps everyone goes through together.");
