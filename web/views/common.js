@@ -180,7 +180,7 @@ export function memberName(room, session) {
   return room.state?.presence?.[session]?.name || "Guest";
 }
 
-// Eight colours far apart (each pair at least 25 apart in CIELAB, Tests/browser/test_page_focus.py checks it), all
+// Eight colours far apart (each pair at least 25 apart in CIELAB, Tests/browser/test_page_polish.py checks it), all
 // dark enough for a border on white: red, orange and pink were near-identical before (issue 41).
 const palette = ["#2563eb", "#db2777", "#16a34a", "#ea580c", "#7c3aed", "#0891b2", "#a16207", "#475569"];
 
