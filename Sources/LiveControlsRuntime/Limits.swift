@@ -7,8 +7,9 @@ public struct Limits: Sendable {
     /// WebSocket connections one client address may hold at once (0: no limit); one more is closed with 1013.
     public var maxConnectionsPerAddress: Int = 256
     /// Connections that are not (yet) WebSockets — plain HTTP requests, handshakes under way — at once; one more is
-    /// closed at accept. Never more than the open-file limit leaves beside `maxConnections` (`SocketBudget`).
-    public var maxHTTPConnections: Int = 1_024
+    /// closed at accept. Never more than the open-file budget (`SocketBudget`). As many as `maxConnections` by
+    /// default: a crowd of clients reconnecting at once after a restart is that many handshakes.
+    public var maxHTTPConnections: Int = 10_000
     /// Connections one address may hold beyond its `maxConnectionsPerAddress` WebSockets (HTTP, handshakes); one more is
     /// closed at accept (0, or `maxConnectionsPerAddress` 0: no bound).
     public var maxHTTPConnectionsPerAddress: Int = 64

@@ -9,8 +9,7 @@ import Foundation
 /// Three bounds, each refusing a new socket by closing it at once (no answer: nothing has been read):
 /// - all sockets lws holds: the open-file limit less the files open at start and `ownFiles` (store, Redis, webhook
 ///   connections, logs, libdispatch);
-/// - sockets not (yet) WebSockets: `--max-http-connections`, and never more than what the first bound leaves beside
-///   `--max-connections` WebSockets;
+/// - sockets not (yet) WebSockets (plain HTTP, WebSocket handshakes under way): `--max-http-connections`;
 /// - sockets from one address: `--max-connections-per-address` + `--max-http-connections-per-address` (not for a
 ///   `--trusted-proxy`, whose clients it cannot tell apart before their headers; 0 for either: no bound).
 ///
@@ -36,7 +35,9 @@ final class SocketBudget {
     init(openFileLimit: Int, openAtStart: Int, maxConnections: Int, maxHTTP: Int, maxConnectionsPerAddress: Int,
          maxHTTPPerAddress: Int, trustedProxies: [AddressPattern]) {
         maxSockets = max(16, openFileLimit - openAtStart - Self.ownFiles)
-        self.maxHTTP = max(8, min(maxHTTP, maxSockets - min(maxConnections, maxSockets / 2)))
+        // (No share of the budget is held back for WebSockets: every WebSocket starts as an HTTP handshake, and a
+        // crowd reconnecting at once after a restart must find room.)
+        self.maxHTTP = max(8, min(maxHTTP, maxSockets))
         maxPerAddress = maxConnectionsPerAddress == 0 || maxHTTPPerAddress == 0 ? 0 : maxConnectionsPerAddress + maxHTTPPerAddress
         self.trustedProxies = trustedProxies
     }

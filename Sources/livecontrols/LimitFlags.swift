@@ -40,7 +40,7 @@ struct LimitFlags: ParsableArguments {
     @Option(help: "Most WebSocket connections one client address may hold at once (0: no limit); more are closed with 1013. Behind a proxy, see --trusted-proxy.")
     var maxConnectionsPerAddress = Limits().maxConnectionsPerAddress
 
-    @Option(name: .customLong("max-http-connections"), help: "Most connections that are not (yet) WebSockets — HTTP requests, handshakes under way — at once; more are closed at accept. Never more than the open-file limit leaves beside --max-connections.")
+    @Option(name: .customLong("max-http-connections"), help: "Most connections that are not (yet) WebSockets — HTTP requests, handshakes under way — at once; more are closed at accept. Never more than the open-file limit allows.")
     var maxHTTPConnections = Limits().maxHTTPConnections
 
     @Option(name: .customLong("max-http-connections-per-address"), help: "Connections one address may hold beyond its --max-connections-per-address WebSockets (0: no bound; none either when --max-connections-per-address is 0); more are closed at accept.")
