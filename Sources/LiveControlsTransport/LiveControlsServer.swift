@@ -41,6 +41,7 @@ public final class LiveControlsServer: @unchecked Sendable {
     /// Bytes of server API bodies being received, over all connections (each counted at its declared length from its
     /// headers until its exchange ends); bounded by `apiBodyBytesInFlight` (service thread).
     var apiBodyBytesReceiving = 0
+    var apiBodyBytesByAddress: [String: Int] = [:]
     var draining = false
     /// Complete messages handled in the current `lws_service` pass, and the connection of the last one
     /// (`flushReady`: one message → written at once, its sender last; more → batched by writable callbacks).

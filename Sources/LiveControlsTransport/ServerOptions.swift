@@ -27,9 +27,9 @@ public struct ServerOptions: Sendable {
     public var metricsNeedCredential = false
     /// The largest request body the server API reads (a larger one is refused with 413 before it is read).
     public var apiMaxBodyBytes: Int = 1 << 20
-    /// Server API bodies being received at once, in bytes over all connections (each counted at its Content-Length);
-    /// past it a request with a body is refused with 503 before its body is read, so slow or unfinished uploads hold a
-    /// bounded amount of memory.
+    /// Server API bodies being received at once, in bytes over all connections (each counted at its Content-Length),
+    /// and a quarter of it from one client address; past either a request with a body is refused with 503 before its
+    /// body is read, so slow or unfinished uploads hold a bounded amount of memory and one client cannot hold it all.
     public var apiBodyBytesInFlight: Int = 32 << 20
     /// Tokens, roles and allowed origins.
     public var auth = AuthPolicy()

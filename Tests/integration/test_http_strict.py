@@ -196,44 +196,61 @@ def test_a_request_with_a_transfer_coding_is_refused_and_closed(server, coding, 
 
 def test_unfinished_api_bodies_hold_a_bounded_amount_of_memory(start_server):
     """Issue 38: 300–600 unfinished 1 MiB bodies held ~230 MB. Bodies being received count at their Content-Length,
-    32 MiB in all: past it a request with a body gets 503 before its body is read; once they end, uploads go on."""
+    32 MiB in all and 8 MiB from one address: past either a request with a body gets 503 before its body is read;
+    another address still uploads past one address's share; once they end, uploads go on."""
     s = start_server("--api-key", "bodies-key-0123456789")
     head = (b"POST /api/v1/rooms HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer bodies-key-0123456789\r\n"
             b"Content-Type: application/json\r\nContent-Length: 1048576\r\n\r\n{")
+    def create(room: str) -> bytes:
+        body = json.dumps({"room": room, "template": "demo"}).encode()
+        return (b"POST /api/v1/rooms HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer bodies-key-0123456789\r\n"
+                b"Content-Length: %d\r\n\r\n" % len(body) + body)
     held = []
-    try:
-        for _ in range(32):  # 32 MiB declared, 1 byte of each sent
-            c = socket.create_connection(("127.0.0.1", s.port), timeout=5)
+
+    def hold(source: str, count: int):
+        for _ in range(count):
+            c = socket.create_connection(("127.0.0.1", s.port), timeout=5, source_address=(source, 0))
             c.sendall(head)
             held.append(c)
-        for attempt in range(8):  # one more is refused — or held, if the server had not read all of those yet
-            probe = socket.create_connection(("127.0.0.1", s.port), timeout=5)
+
+    def refused_from(source: str) -> bool:
+        """One more upload from `source` is refused — or held, if the server had not read the earlier ones yet."""
+        for _ in range(8):
+            probe = socket.create_connection(("127.0.0.1", s.port), timeout=5, source_address=(source, 0))
             probe.sendall(head)
             probe.settimeout(1)
-            refused = b""
+            answer = b""
             try:
-                while b"}}" not in refused:  # the whole answer (its JSON error)
+                while b"}}" not in answer:
                     chunk = probe.recv(4096)
                     if not chunk:
                         break
-                    refused += chunk
+                    answer += chunk
             except socket.timeout:
-                if not refused:
+                if not answer:
                     held.append(probe)
                     continue
             probe.close()
-            assert refused.startswith(b"HTTP/1.1 503") and b'"unavailable"' in refused, refused[:200]
-            break
-        else:
-            raise AssertionError("no upload past 32 MiB was refused")
+            assert answer.startswith(b"HTTP/1.1 503") and b'"unavailable"' in answer, answer[:200]
+            return True
+        return False
+
+    try:
+        hold("127.0.0.1", 8)  # one address's share: 8 MiB declared, 1 byte of each sent
+        assert refused_from("127.0.0.1"), "no upload past one address's 8 MiB was refused"
+        sock = socket.create_connection(("127.0.0.1", s.port), timeout=5, source_address=("127.0.0.2", 0))
+        sock.sendall(create("beside-the-share"))
+        assert sock.recv(16).startswith(b"HTTP/1.1 201"), "another address uploads past the first one's share"
+        sock.close()
+        for source in ("127.0.0.2", "127.0.0.3", "127.0.0.4"):
+            hold(source, 8)  # 32 MiB in all
+        assert refused_from("127.0.0.5"), "no upload past 32 MiB in all was refused"
     finally:
         for c in held:
             c.close()
-    body = json.dumps({"room": "after-bodies", "template": "demo"}).encode()
-    ok = b"POST /api/v1/rooms HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer bodies-key-0123456789\r\nContent-Length: %d\r\n\r\n" % len(body) + body
     deadline = time.monotonic() + 10
     while True:  # the closed uploads are let go as the server sees them close
-        [(status, _, _)] = exchange(s.port, ok)
+        [(status, _, _)] = exchange(s.port, create("after-bodies"))
         if status == 201:
             break
         assert status == 503 and time.monotonic() < deadline

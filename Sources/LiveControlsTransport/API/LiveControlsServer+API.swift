@@ -15,8 +15,10 @@ final class APIExchange {
     var body: [UInt8] = []
     /// Whether the request waits for its body (`HTTP_BODY` … `HTTP_BODY_COMPLETION`).
     var awaitingBody = false
-    /// What it counts against `apiBodyBytesReceiving` (its declared length) until it ends.
+    /// What it counts against `apiBodyBytesReceiving` (its declared length) until it ends, and the client address
+    /// it counts against (`apiBodyBytesByAddress`).
     var reservedBodyBytes = 0
+    var bodyAddress = ""
     /// Its answer ends the connection (`LiveControlsServer.declaresBody`).
     var closeAfter = false
 
@@ -82,15 +84,22 @@ extension LiveControlsServer {
         if declared == 0 {
             handle(exchange, wsi)
         } else {
-            guard apiBodyBytesReceiving + declared <= options.apiBodyBytesInFlight else {
+            // In all, and a quarter of that for one client address: one client's slow uploads cannot hold every
+            // other client's back.
+            let address = shares.clientAddress(peer: peerAddress(wsi), forwardedFor: header(wsi, WSI_TOKEN_X_FORWARDED_FOR))
+            let ownShare = options.apiBodyBytesInFlight / 4
+            guard apiBodyBytesReceiving + declared <= options.apiBodyBytesInFlight,
+                  apiBodyBytesByAddress[address, default: 0] + declared <= max(ownShare, options.apiMaxBodyBytes) else {
                 apiExchanges[wsi] = nil
                 logger.warning("API request refused: too many request bodies being received", metadata: [
-                    "receiving": "\(apiBodyBytesReceiving)", "limit": "\(options.apiBodyBytesInFlight)"])
+                    "receiving": "\(apiBodyBytesReceiving)", "limit": "\(options.apiBodyBytesInFlight)", "address": "\(address)"])
                 return refuse(wsi, APIError(status: 503, ProtocolError(.unavailable, "the server is receiving too many request bodies at once; retry in a moment")),
                               closeAfter: true)
             }
             apiBodyBytesReceiving += declared
+            apiBodyBytesByAddress[address, default: 0] += declared
             exchange.reservedBodyBytes = declared
+            exchange.bodyAddress = address
             exchange.body.reserveCapacity(declared)
             exchange.awaitingBody = true
         }
@@ -114,7 +123,10 @@ extension LiveControlsServer {
 
     /// The exchange's body no longer counts as being received (complete, or its connection gone).
     func releaseBody(of exchange: APIExchange) {
+        guard exchange.reservedBodyBytes > 0 else { return }
         apiBodyBytesReceiving -= exchange.reservedBodyBytes
+        let left = apiBodyBytesByAddress[exchange.bodyAddress, default: 0] - exchange.reservedBodyBytes
+        apiBodyBytesByAddress[exchange.bodyAddress] = left > 0 ? left : nil
         exchange.reservedBodyBytes = 0
     }
 
