@@ -81,11 +81,11 @@ extension LiveControlsServer {
             logger.info("HTTP connection closed: a request was pipelined behind a server API request not yet answered")
             return 1
         }
+        let path = uri.map { String(decoding: UnsafeRawBufferPointer(start: $0, count: max(length, 0)), as: UTF8.self) } ?? ""
         let contentLength = header(wsi, WSI_TOKEN_HTTP_CONTENT_LENGTH)?.filter { $0 != " " && $0 != "\t" }
         // libwebsockets reads no transfer coding of a request's body: chunks (or anything else) would be taken for the
         // next request. Chunked gets 411 (send a Content-Length), any other coding 501 (RFC 9112 §6.1); both close.
         if let coding = header(wsi, WSI_TOKEN_HTTP_TRANSFER_ENCODING), contentLength == nil {
-            let path = uri.map { String(decoding: UnsafeRawBufferPointer(start: $0, count: max(length, 0)), as: UTF8.self) } ?? ""
             let chunked = coding.trimmingCharacters(in: .whitespaces).lowercased() == "chunked"
             let refusal = chunked
                 ? APIError(status: 411, ProtocolError(.invalidMessage, "send the body with a Content-Length (chunked bodies are not read)"))
@@ -97,7 +97,6 @@ extension LiveControlsServer {
         let spaced = Self.spacedHeaderNames.contains { lws_hdr_custom_length(wsi, $0, Int32($0.utf8.count)) >= 0 }
         let isStream = lws_get_network_wsi(wsi) != wsi  // an HTTP/2 stream
         let host = isStream ? header(wsi, WSI_TOKEN_HTTP_COLON_AUTHORITY) ?? header(wsi, WSI_TOKEN_HOST) : header(wsi, WSI_TOKEN_HOST)
-        let path = uri.map { String(decoding: UnsafeRawBufferPointer(start: $0, count: max(length, 0)), as: UTF8.self) } ?? ""
         if let refusal = RequestCheck.refusal(version: isStream ? nil : header(wsi, WSI_TOKEN_HTTP) ?? "", host: host,
                                               contentLength: contentLength,
                                               transferEncoding: header(wsi, WSI_TOKEN_HTTP_TRANSFER_ENCODING) != nil,

@@ -108,3 +108,16 @@ extension ClusterDirectory {
         }
     }
 }
+
+extension ClusterDirectory {
+    /// `/healthz` and `/readyz`: ready while Redis answers on every connection (the subscriber's included).
+    package func health() -> (ready: Bool, fields: [(String, JSONValue)]) {
+        let redisUp = link.isReachable && control.isReachable && subscriberUp.withLock { $0 }
+        let cluster: JSONValue = [
+            "node": .string(nodeID),
+            "redis": redisUp ? "up" : "down",
+            "ownedRooms": .int(owned.withLock { $0.count }),
+        ]
+        return (redisUp, [("cluster", cluster)])
+    }
+}

@@ -255,16 +255,6 @@ package final class ClusterDirectory: RoomDirectory, @unchecked Sendable {
         return ClusterRoomHandle(room: try result.get(), creation: creation)
     }
 
-    package func health() -> (ready: Bool, fields: [(String, JSONValue)]) {
-        let redisUp = link.isReachable && control.isReachable && subscriberUp.withLock { $0 }
-        let cluster: JSONValue = [
-            "node": .string(nodeID),
-            "redis": redisUp ? "up" : "down",
-            "ownedRooms": .int(owned.withLock { $0.count }),
-        ]
-        return (redisUp, [("cluster", cluster)])
-    }
-
     /// The once-a-second sweep (service thread). This node's view of a room (`ClusterRoom`) that no session here
     /// has used for `idleSeconds` is dropped; a room this node owns that no member anywhere has been in for as
     /// long is handed back: the runtime retires, the lease is released, the state stays in Redis, and the next
