@@ -42,6 +42,8 @@ final class Connection: RoomSubscriber, @unchecked Sendable {
     var readingPaused: Bool { pausedSince != nil }
     /// Service thread only: when reading was paused (nil: it is not).
     var pausedSince: Instant? = nil
+    /// Service thread only: not read while libwebsockets holds part of a write for it (`LiveControlsServer+HeldOutput.swift`).
+    var readingHeldForOutput = false
     /// Service thread only: intents this connection sent (a large room is looked at again every 64th).
     var intentsSent = 0
     /// Service thread only: the keepalive's view of this connection (`LiveControlsServer+Keepalive.swift`).

@@ -45,6 +45,10 @@ extension LiveControlsServer {
     /// pauses it again at its next message).
     func sweepPausedConnections(now: Instant) {
         for connection in connections.values where !connection.lifecycle.isGone {
+            if connection.readingHeldForOutput, !connection.readingPaused {
+                _ = dropIfPeerClosed(connection)  // not read until lws has sent the rest of a write (`+HeldOutput`)
+                continue
+            }
             guard let since = connection.pausedSince else { continue }
             if dropIfPeerClosed(connection) { continue }
             // Closing (a close of ours or the peer's): read again, so the close handshake can complete.

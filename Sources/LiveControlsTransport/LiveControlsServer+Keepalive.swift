@@ -94,6 +94,7 @@ extension LiveControlsServer {
             lws_write(wsi, $0.baseAddress! + Int(SHIM_LWS_PRE), payload.count, LWS_WRITE_PING)
         }
         guard written >= 0 else { return -1 }
+        holdReadingIfBuffered(connection, wsi)
         lws_callback_on_writable(wsi)
         return 0
     }

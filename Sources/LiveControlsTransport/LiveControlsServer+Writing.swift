@@ -110,6 +110,7 @@ extension LiveControlsServer {
     }
 
     func writeable(_ connection: Connection, _ wsi: OpaquePointer) -> Int32 {
+        releaseHeldReading(connection, wsi)
         switch connection.lifecycle.writable() {
         case .nothing:
             // Our close frame is on its way (lws waits up to a few seconds for the client's answer), or the peer's
@@ -198,6 +199,7 @@ extension LiveControlsServer {
     private func writeOne(_ frame: Frame, for connection: Connection, to wsi: OpaquePointer) -> Bool {
         let payload = frame.unsafePayload
         guard connection.socket >= 0 else {
+            defer { holdReadingIfBuffered(connection, wsi) }
             return lws_write(wsi, payload, frame.count, LWS_WRITE_TEXT) >= frame.count
         }
         let start = payload - FrameHeader.length(payload: frame.count)
@@ -217,6 +219,7 @@ extension LiveControlsServer {
     func put(_ bytes: UnsafeMutablePointer<UInt8>, _ count: Int, for connection: Connection, to wsi: OpaquePointer) -> Bool {
         guard connection.socket >= 0, lws_partial_buffered(wsi) == 0 else {
             // LWS_WRITE_HTTP is LWS_WRITE_RAW: the bytes as they are.
+            defer { holdReadingIfBuffered(connection, wsi) }
             return lws_write(wsi, bytes, count, LWS_WRITE_HTTP) >= count
         }
         var sent = Glibc.send(connection.socket, bytes, count, Int32(MSG_NOSIGNAL | MSG_DONTWAIT))
@@ -225,6 +228,7 @@ extension LiveControlsServer {
             guard errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR else { return false }
             sent = 0
         }
+        defer { holdReadingIfBuffered(connection, wsi) }
         return lws_write(wsi, bytes + sent, count - sent, LWS_WRITE_HTTP) >= count - sent
     }
 
