@@ -131,6 +131,9 @@ extension Room {
             if kind == "leave" { left.append(session) }
             if kind == "presence", let member = members[session] { presence.append((session, member.data)) }
         }
+        if patch.cause["kind"] == "presence", let sessions = patch.cause["sessions"]?.arrayValue {  // gathered updates
+            for case let .string(name) in sessions { if let member = members[SessionID(name)] { presence.append((SessionID(name), member.data)) } }
+        }
         var write = StoreWrite(room: name, template: template, epoch: epoch, version: patch.version, kind: .patch(patch),
                                controls: encodedControls(touched), joined: joined, left: left,
                                keepFromVersion: max(0, patch.version - keepHistory + 1))

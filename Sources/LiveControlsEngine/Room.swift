@@ -43,6 +43,8 @@ public struct Room: Sendable {
     var controls: [ControlID: any Control]
     var memberOrder = JoinOrder()
     var members: [SessionID: Member] = [:]
+    /// Members' presence `data` as the next presence patch will set it (`Room+Presence.swift`): checked, not yet a version.
+    var gatheredPresence: [SessionID: JSONObject] = [:]
 
     public init(name: String, template: RoomTemplate, epoch: String, historyLimit: Int) {
         self.name = name
@@ -244,6 +246,7 @@ public struct Room: Sendable {
         }
         if let leaving {
             members[leaving] = nil
+            gatheredPresence[leaving] = nil
             memberOrder.remove(leaving)
             if tracksPresence { ops.append(.remove(path: JSONPointer(["presence", leaving.rawValue]))) }
         }

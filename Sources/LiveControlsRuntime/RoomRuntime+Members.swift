@@ -63,12 +63,6 @@ extension RoomRuntime {
         carryOut(room.join(subscriber.session, name: membership?.name, roles: membership?.roles ?? []))
     }
 
-    private func handlePresence(_ subscriber: any RoomSubscriber, _ request: PresenceRequest) {
-        answer(subscriber, id: request.id) { room, now throws(IntentError) in
-            try room.setPresence(subscriber.session, data: request.data, requestID: request.id, at: now)
-        }
-    }
-
     private func handleClaim(_ subscriber: any RoomSubscriber, _ request: ClaimRequest) {
         answer(subscriber, id: request.id) { room, now throws(IntentError) in
             let (session, control) = (subscriber.session, ControlID(request.control))

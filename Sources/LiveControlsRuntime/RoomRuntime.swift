@@ -111,6 +111,12 @@ final class RoomRuntime: RoomEndpoint, @unchecked Sendable {
     /// A stored room re-created in a new epoch: its old epoch's unannounced changes, told in the reset write.
     var pendingChangesOfEarlierEpoch: PendingWebhook?
 
+    /// Presence gathering (`RoomRuntime+Presence.swift`): when the last presence patch went, the acks of the updates
+    /// gathered since, and whether the timer that sends them is armed (queue only).
+    var lastPresencePatch: Instant?
+    var gatheredPresenceAcks: [(any RoomSubscriber, RequestID)] = []
+    var presenceFlushArmed = false
+
     init(room: Room, store: any RoomStore, historyLimit: Int, waker: any SubscriberWaker, metrics: ServerMetrics,
          scheduler: any RoomScheduler, logger: Logger, localDelivery: Bool = true, webhooks: WebhookDispatcher? = nil,
          maxQueuedIntents: Int = Limits().roomQueueIntents) {
@@ -178,6 +184,8 @@ final class RoomRuntime: RoomEndpoint, @unchecked Sendable {
                 return
             }
             guard !self.refusedAsAbandoned(subscriber, id: id) else { return }
+            // Its gathered presence update is applied (and acked) first, as it would have been had it not left.
+            if self.room.hasGatheredPresence(of: subscriber.session) { self.commitGatheredPresence() }
             self.subscribers[subscriber.session] = nil
             self.setRemote(subscriber.session, nil)
             if self.shuttingDown.load(ordering: .relaxed) {

@@ -108,4 +108,30 @@ final class PresenceDataTests: XCTestCase {
         let restored = try XCTUnwrap(Room(restoring: stored, template: config.templates["demo"]!, historyLimit: 16))
         XCTAssertEqual(restored.render(), room.render(), "a room taken over (cluster) keeps its members' roles and data")
     }
+
+    func testGatheredUpdatesGoInOnePatchAndTheStoreGetsEveryMembersData() throws {
+        var room = makeRoom()
+        try room.gatherPresence(ann, data: ["x": 1], at: .milliseconds(0))
+        try room.gatherPresence(bob, data: ["x": 2], at: .milliseconds(0))
+        try room.gatherPresence(ann, data: ["x": 3], at: .milliseconds(1))
+        XCTAssertEqual(room.render()["presence"]?["ann"]?["data"], [:], "gathered is not yet the state")
+        let patch = try XCTUnwrap(room.commitGatheredPresence().patch)
+        XCTAssertEqual(patch.cause, ["kind": "presence", "sessions": ["ann", "bob"]])
+        XCTAssertEqual(patch.ops, [.add(path: JSONPointer(["presence", "ann", "data", "x"]), value: 3),
+                                   .add(path: JSONPointer(["presence", "bob", "data", "x"]), value: 2)])
+        let write = room.storeWrite(for: patch, keepHistory: 16)
+        XCTAssertEqual(write.presence.map(\.session), [ann, bob])
+        XCTAssertEqual(write.presence.map(\.data), [["x": 3], ["x": 2]])
+        XCTAssertFalse(room.hasGatheredPresence)
+        XCTAssertNil(room.commitGatheredPresence().patch, "nothing gathered: no patch")
+    }
+
+    func testALeaveDropsTheLeaversGatheredDataAndErrorsGatherNothing() throws {
+        var room = makeRoom()
+        try room.gatherPresence(ann, data: ["x": 1], at: .milliseconds(0))
+        XCTAssertThrowsError(try room.gatherPresence(bob, data: ["note": .string(String(repeating: "x", count: PresenceLimits.maxBytes))], at: .milliseconds(0)))
+        _ = room.leave(ann, reason: .leave)
+        XCTAssertFalse(room.hasGatheredPresence)
+        XCTAssertNil(room.commitGatheredPresence().patch)
+    }
 }
