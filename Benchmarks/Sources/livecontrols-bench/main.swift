@@ -10,7 +10,7 @@ import Glibc
 ///   livecontrols-bench hold    --port P --template bench [--subscribers 1000] [--seconds 10] [--delay-ms 500] [--interval-ms 100] [--intents-per-second 0]
 ///   livecontrols-bench idle    --port P [--mirror] [--connections 10000] [--in-flight 512] [--server-pid PID]
 ///   livecontrols-bench churn   --port P --template bench [--cycles 2000] [--server-pid PID]
-///   livecontrols-bench overload --port P [--clients 5000] [--rate 10] [--seconds 20] [--server-pid PID]
+///   livecontrols-bench overload --port P [--clients 5000] [--rate 10] [--message intent|presence] [--seconds 20] [--server-pid PID]
 ///   livecontrols-bench scale   --port P --template bench [--connections 100000] [--rooms 1] [--rounds 5] [--idle-seconds 0] [--in-flight 512] [--server-pid PID]
 ///
 /// `--source-addresses 127.0.0.2,127.0.0.3` spreads the sockets over local addresses (one address gives at most
@@ -95,7 +95,7 @@ case "churn":
 case "overload":
     guard case let .livecontrols(room, _) = target else { print("overload needs LiveControls"); exit(2) }
     print(runOverload(loop: loop, room: room, clients: Int(option("clients") ?? "5000")!, rate: Int(option("rate") ?? "10")!,
-                      seconds: Double(option("seconds") ?? "20")!, serverPID: serverPID))
+                      seconds: Double(option("seconds") ?? "20")!, presence: option("message") == "presence", serverPID: serverPID))
 case "scale":
     let connections = Int(option("connections") ?? "100000")!
     if connections + 64 > openFileLimit {
