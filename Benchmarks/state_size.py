@@ -1,13 +1,16 @@
 #!/usr/bin/env python3
-"""What an intent costs as a room's state grows, from ~1 KB to ~10 MB (issue #18: a change costs what it changes).
+"""What an intent costs as a room's state grows, from ~1 KB to ~10 MB (issues #18 and #40: a change costs what it
+changes, in memory and on disk).
 
-    python3 Benchmarks/state_size.py [--baseline OLD_BINARY] [--repetitions 20]
+    python3 Benchmarks/state_size.py [--baseline OLD_BINARY] [--repetitions 20] [--stores memory,data-dir]
 
 A room with a list like the demo's `person` (`display: "{name}: {age}"`, so each item's label repeats its name) and
 a stepper. One client fills the list with items whose name has 10,000 characters (0 … 500 items: the room's
 snapshot grows from ~1 KB to ~10 MB) and, at each size, times its own intents from sending each until both its
 `ack` and a second member's copy of the change have arrived: an `append` of one more such item, then its `remove`
-(the size stays), and a `next` of the stepper (another control of the same room). The server's CPU per intent is
+(the size stays), a `next` of the list (a step: its selection moves), a `set` of a form's field and a `next` of the
+stepper (other controls of the same room). Each server runs with the memory store and with `--data-dir` (the
+embedded SQLite store, what `scripts/run` uses), side by side. The server's CPU per intent is
 the run time of all its threads over that span (`/proc/PID/task/*/schedstat`, nanoseconds). Medians of
 `--repetitions`; the state's size is the length of a fresh member's `snapshot`.
 """
@@ -25,7 +28,7 @@ import websocket
 from compare import SERVER, start_livecontrols
 
 NAME = "x" * 10_000
-SIZES = (0, 1, 5, 50, 500)
+SIZES = (0, 2, 50, 150, 500)  # ~20 KB an item (its name, and its label repeating it): ~0, 0, 1, 3 and 10 MB
 CONFIG = {
     "defaultTemplate": "sized",
     "templates": {"sized": {
@@ -34,6 +37,8 @@ CONFIG = {
             "person": {"kind": "list", "label": "Person", "display": "{name}: {age}", "maxItems": 2000,
                        "sections": [{"id": "people", "items": []}]},
             "quantity": {"kind": "stepper", "label": "Quantity", "min": 0, "max": 99, "value": 0},
+            "notes": {"kind": "form", "label": "Notes", "elements": [
+                {"id": "main", "title": "Notes", "fields": [{"id": "text", "label": "Text", "type": "text", "maxLength": 200}]}]},
         },
     }},
 }
@@ -94,11 +99,12 @@ def timed(pid: int, actor: Client, watcher: Client, control: str, intent: str, a
     return (time.perf_counter() - started) * 1e3, (cpu_ns(pid) - cpu) / 1e3, ack, raw
 
 
-def measure(binary: pathlib.Path, repetitions: int) -> list[dict]:
+def measure(binary: pathlib.Path, repetitions: int, store: str) -> list[dict]:
     with tempfile.NamedTemporaryFile("w", suffix=".json", delete=False) as f:
         json.dump(CONFIG, f)
+    data = tempfile.TemporaryDirectory() if store == "data-dir" else None
     try:
-        proc, port = start_livecontrols(binary, config=f.name)
+        proc, port = start_livecontrols(binary, *(["--data-dir", data.name] if data else []), config=f.name)
     except BaseException:
         pathlib.Path(f.name).unlink()
         raise
@@ -115,7 +121,8 @@ def measure(binary: pathlib.Path, repetitions: int) -> list[dict]:
             probe = Client(port)
             state_bytes = probe.snapshot_bytes
             probe.ws.close()
-            runs: dict[str, list[float]] = {k: [] for k in ("appendMs", "appendCpu", "removeMs", "removeCpu", "nextMs", "nextCpu", "patchBytes")}
+            runs: dict[str, list[float]] = {k: [] for k in ("appendMs", "appendCpu", "removeMs", "removeCpu", "stepMs", "stepCpu",
+                                                            "setMs", "setCpu", "nextMs", "nextCpu", "patchBytes")}
             for i in range(repetitions):
                 ms, cpu, _, raw = timed(proc.pid, actor, watcher, "person", "append", {"value": {"name": NAME, "age": -1}})
                 runs["appendMs"].append(ms)
@@ -124,14 +131,23 @@ def measure(binary: pathlib.Path, repetitions: int) -> list[dict]:
                 ms, cpu, _, _ = timed(proc.pid, actor, watcher, "person", "remove", {"id": appended_id(raw)})
                 runs["removeMs"].append(ms)
                 runs["removeCpu"].append(cpu)
+                if items:
+                    ms, cpu, _, _ = timed(proc.pid, actor, watcher, "person", "next" if i % 2 == 0 else "prev")
+                    runs["stepMs"].append(ms)
+                    runs["stepCpu"].append(cpu)
+                ms, cpu, _, _ = timed(proc.pid, actor, watcher, "notes", "set", {"element": "main", "field": "text", "value": f"note {i}"})
+                runs["setMs"].append(ms)
+                runs["setCpu"].append(cpu)
                 ms, cpu, _, _ = timed(proc.pid, actor, watcher, "quantity", "next" if i % 2 == 0 else "prev")
                 runs["nextMs"].append(ms)
                 runs["nextCpu"].append(cpu)
-            rows.append({"items": items, "stateBytes": state_bytes, **{k: statistics.median(v) for k, v in runs.items()}})
+            rows.append({"items": items, "stateBytes": state_bytes, **{k: statistics.median(v) if v else 0.0 for k, v in runs.items()}})
     finally:
         proc.kill()
         proc.wait()
         pathlib.Path(f.name).unlink()
+        if data:
+            data.cleanup()
     return rows
 
 
@@ -156,14 +172,17 @@ def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--baseline", type=pathlib.Path)
     ap.add_argument("--repetitions", type=int, default=20)
+    ap.add_argument("--stores", default="memory,data-dir", help="memory, data-dir, or both (comma-separated)")
     args = ap.parse_args()
-    print("| server | items | state | append: ms | CPU µs | patch bytes | remove: ms | CPU µs | stepper next: ms | CPU µs |")
-    print("|---|---|---|---|---|---|---|---|---|---|")
+    print("| server | store | items | state | list step: ms | CPU µs | append: ms | CPU µs | patch bytes | remove: ms | CPU µs "
+          "| form set: ms | CPU µs | stepper next: ms | CPU µs |")
+    print("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|")
     for name, binary in [("livecontrols", SERVER)] + ([("baseline", args.baseline)] if args.baseline else []):
-        for r in measure(binary, args.repetitions):
-            print(f"| {name} | {r['items']} | {size(r['stateBytes'])} | {r['appendMs']:.2f} | {r['appendCpu']:.0f} "
-                  f"| {int(r['patchBytes']):,} | {r['removeMs']:.2f} | {r['removeCpu']:.0f} | {r['nextMs']:.2f} "
-                  f"| {r['nextCpu']:.0f} |", flush=True)
+        for store in args.stores.split(","):
+            for r in measure(binary, args.repetitions, store):
+                print(f"| {name} | {store} | {r['items']} | {size(r['stateBytes'])} | {r['stepMs']:.2f} | {r['stepCpu']:.0f} "
+                      f"| {r['appendMs']:.2f} | {r['appendCpu']:.0f} | {int(r['patchBytes']):,} | {r['removeMs']:.2f} | {r['removeCpu']:.0f} "
+                      f"| {r['setMs']:.2f} | {r['setCpu']:.0f} | {r['nextMs']:.2f} | {r['nextCpu']:.0f} |", flush=True)
 
 
 if __name__ == "__main__":

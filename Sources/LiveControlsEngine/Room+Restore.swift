@@ -120,7 +120,9 @@ extension Room {
     }
 
     /// What a patch changed, for the store: touched controls, joined and left sessions.
-    public func storeWrite(for patch: Patch, keepHistory: Int) -> StoreWrite {
+    /// With `deltas` (a store that takes them, `RoomStore.takesControlDeltas`), a control the store has a recent full
+    /// state of is written as the operations from what the store has to what it is now (`Room+StoreDeltas.swift`).
+    public mutating func storeWrite(for patch: Patch, keepHistory: Int, deltas: Bool = false) -> StoreWrite {
         let touched = patch.touched.controls.map(ControlID.init)
         // Members come from the cause, not from presence ops: rooms without presence keep their members too.
         var joined: [StoredMember] = []
@@ -135,17 +137,29 @@ extension Room {
             for case let .string(name) in sessions { if let member = members[SessionID(name)] { presence.append((SessionID(name), member.data)) } }
         }
         var write = StoreWrite(room: name, template: template, epoch: epoch, version: patch.version, kind: .patch(patch),
-                               controls: encodedControls(touched), joined: joined, left: left,
+                               controls: [], joined: joined, left: left,
                                keepFromVersion: max(0, patch.version - keepHistory + 1))
+        if deltas {
+            storeControls(touched, into: &write)
+        } else {
+            write.controls = encodedControls(touched)
+        }
         write.presence = presence
         return write
     }
 
-    /// Everything about the room, for a new room or a new epoch.
-    public func storeReset() -> StoreWrite {
-        StoreWrite(room: name, template: template, epoch: epoch, version: version, kind: .reset,
-                   controls: encodedControls(controlOrder),
-                   joined: memberOrder.map(storedMember), left: [], keepFromVersion: version + 1)
+    /// Everything about the room, for a new room or a new epoch. With `deltas`, later writes of each control may be
+    /// the operations from this state on.
+    public mutating func storeReset(deltas: Bool = false) -> StoreWrite {
+        var write = StoreWrite(room: name, template: template, epoch: epoch, version: version, kind: .reset, controls: [],
+                               joined: memberOrder.map(storedMember), left: [], keepFromVersion: version + 1)
+        storedBaselines = [:]
+        if deltas {
+            storeControls(controlOrder, into: &write)
+        } else {
+            write.controls = encodedControls(controlOrder)
+        }
+        return write
     }
 
     private func storedMember(_ session: SessionID) -> StoredMember {
@@ -157,16 +171,19 @@ extension Room {
     /// policy its template sets (so a stored room whose template changed them is not restored as it was: clients
     /// would keep showing the old ones), and who claims what (a takeover ends those claims with `failover`).
     private func encodedControls(_ ids: [ControlID]) -> [(id: ControlID, kind: String, state: String)] {
-        ids.compactMap { id in
-            guard let control = controls[id], case var .object(object)? = ControlCoding.storedState(of: control) else { return nil }
-            if let rules = permissions[id] { object[StoredControl.permissionsKey] = rules.json }
-            if let policy = claimPolicies[id] { object[StoredControl.claimPolicyKey] = ["exclusive": .bool(policy.exclusive), "leaseMs": .int(policy.leaseMs)] }
-            object[StoredControl.formatKey] = .int(StoredControl.currentFormat)
-            if let held = claims[id] {
-                object[StoredControl.claimsKey] = .array(held.map { ["session": .string($0.session.rawValue), "target": .string($0.target)] })
-            }
-            return (id, ControlCoding.kind(of: control), JSONWriter.string(.object(object)))
+        ids.compactMap { id in storedObject(id).map { (id, ControlCoding.kind(of: controls[id]!), JSONWriter.string(.object($0))) } }
+    }
+
+    /// What the store keeps of control `id`: its stored state with the room's settings for it (nil: not stored).
+    func storedObject(_ id: ControlID) -> JSONObject? {
+        guard let control = controls[id], case var .object(object)? = ControlCoding.storedState(of: control) else { return nil }
+        if let rules = permissions[id] { object[StoredControl.permissionsKey] = rules.json }
+        if let policy = claimPolicies[id] { object[StoredControl.claimPolicyKey] = ["exclusive": .bool(policy.exclusive), "leaseMs": .int(policy.leaseMs)] }
+        object[StoredControl.formatKey] = .int(StoredControl.currentFormat)
+        if let held = claims[id] {
+            object[StoredControl.claimsKey] = .array(held.map { ["session": .string($0.session.rawValue), "target": .string($0.target)] })
         }
+        return object
     }
 
     /// A stored control and what the room stored with it. A list stored before its selection policy was kept takes

@@ -45,6 +45,9 @@ public struct Room: Sendable {
     var members: [SessionID: Member] = [:]
     /// Members' presence `data` as the next presence patch will set it (`Room+Presence.swift`): checked, not yet a version.
     var gatheredPresence: [SessionID: JSONObject] = [:]
+    /// What the store has of each control, for writing what changed (`Room+StoreDeltas.swift`; empty unless the store
+    /// takes deltas).
+    var storedBaselines: [ControlID: StoredBaseline] = [:]
 
     public init(name: String, template: RoomTemplate, epoch: String, historyLimit: Int) {
         self.name = name

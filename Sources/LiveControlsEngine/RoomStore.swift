@@ -60,6 +60,11 @@ public struct StoreWrite: Sendable {
     public var kind: Kind
     /// Controls whose state changed (all of them for `.reset`): id, kind, stored state as JSON text (`ControlCoding.encode`).
     public var controls: [(id: ControlID, kind: String, state: String)]
+    /// Controls written as what changed (stores that take deltas, `RoomStore.takesControlDeltas`): the JSON Patch
+    /// operations (a JSON array) that turn the control's stored state — its last full one with the deltas numbered
+    /// below `seq` applied — into its state now. Numbered from 1 after each full write of the control, which drops
+    /// the ones before.
+    public var controlDeltas: [(id: ControlID, kind: String, seq: Int, ops: String)] = []
     public var joined: [StoredMember]
     public var left: [SessionID]
     /// Members whose presence data changed (a `presence` message), with their new data.
@@ -127,6 +132,8 @@ public protocol RoomStore: Sendable {
     /// Whether every write is thrown away at once (then the caller need not build it: each version is
     /// durable as soon as it exists).
     var discardsWrites: Bool { get }
+    /// Whether writes may carry a control as what changed (`StoreWrite.controlDeltas`) rather than whole.
+    var takesControlDeltas: Bool { get }
     /// Every stored room (after the writes queued before the call), by name.
     func listRooms() throws -> [StoredRoomSummary]
     /// Whether a room of that name is stored (or its write is queued), without loading it.
@@ -164,6 +171,7 @@ extension RoomStore {
                                done: @escaping @Sendable ((any Error)?) -> Void) { done(nil) }
     public func waitUntilIdle() {}
     public var discardsWrites: Bool { false }
+    public var takesControlDeltas: Bool { false }
 }
 
 /// Keeps nothing: every write is "durable" at once. For tests and servers without `--data-dir`.

@@ -154,7 +154,7 @@ final class RoomRuntime: RoomEndpoint, @unchecked Sendable {
     /// write is durable (nil) or failed.
     func persistReset(written: (@Sendable ((any Error)?) -> Void)? = nil) {
         submit {
-            var write = self.room.storeReset()
+            var write = self.room.storeReset(deltas: self.store.takesControlDeltas)
             guard let entry = self.attachCreationEvents(to: &write) else { return self.persist(write, written: written) }
             self.persist(write) { error in
                 // Sent once this write is stored (a new room's version 0 counts as durable before it is).
@@ -308,7 +308,7 @@ final class RoomRuntime: RoomEndpoint, @unchecked Sendable {
             if store.discardsWrites {
                 markDurable(patch.version)  // nothing to write: no encoding of the touched controls
             } else {
-                var write = room.storeWrite(for: patch, keepHistory: historyLimit)
+                var write = room.storeWrite(for: patch, keepHistory: historyLimit, deltas: store.takesControlDeltas)
                 if webhooks != nil {
                     write.webhooks = events
                     write.unannouncedChanges = unannounced

@@ -45,11 +45,14 @@ public final class SQLiteRoomStore: RoomStore, @unchecked Sendable {
 
     private struct Statements {
         let upsertRoom, upsertControl, insertMember, deleteMember, insertPatch, prunePatches: SQLiteStatement
+        let insertDelta, deleteControlDeltas, deleteRoomDeltas: SQLiteStatement
         let deleteControls, deleteMembers, deletePatches, deleteRoom: SQLiteStatement
         let begin, commit, rollback: SQLiteStatement
     }
 
     public var isSynchronous: Bool { false }
+    /// A control's change is stored as what changed (`room_control_delta`), after its last full state.
+    public var takesControlDeltas: Bool { true }
 
     /// Held for the store's life (so for the server's): no second server touches this data directory.
     private let lock: DataDirectoryLock
@@ -71,6 +74,8 @@ public final class SQLiteRoomStore: RoomStore, @unchecked Sendable {
               state TEXT NOT NULL, PRIMARY KEY (room, id)) STRICT, WITHOUT ROWID;
             CREATE TABLE IF NOT EXISTS room_member(room TEXT NOT NULL, session TEXT NOT NULL, name TEXT,
               seq INTEGER NOT NULL, PRIMARY KEY (room, session)) STRICT, WITHOUT ROWID;
+            CREATE TABLE IF NOT EXISTS room_control_delta(room TEXT NOT NULL, id TEXT NOT NULL, seq INTEGER NOT NULL,
+              ops TEXT NOT NULL, PRIMARY KEY (room, id, seq)) STRICT, WITHOUT ROWID;
             CREATE TABLE IF NOT EXISTS room_patch(room TEXT NOT NULL, epoch TEXT NOT NULL, version INTEGER NOT NULL,
               ops TEXT NOT NULL, cause TEXT NOT NULL, PRIMARY KEY (room, epoch, version)) STRICT, WITHOUT ROWID;
             """)
@@ -87,6 +92,9 @@ public final class SQLiteRoomStore: RoomStore, @unchecked Sendable {
             deleteMember: try db.prepare("DELETE FROM room_member WHERE room = ?1 AND session = ?2"),
             insertPatch: try db.prepare("INSERT INTO room_patch(room, epoch, version, ops, cause) VALUES (?1, ?2, ?3, ?4, ?5)"),
             prunePatches: try db.prepare("DELETE FROM room_patch WHERE room = ?1 AND (epoch <> ?2 OR version < ?3)"),
+            insertDelta: try db.prepare("INSERT OR REPLACE INTO room_control_delta(room, id, seq, ops) VALUES (?1, ?2, ?3, ?4)"),
+            deleteControlDeltas: try db.prepare("DELETE FROM room_control_delta WHERE room = ?1 AND id = ?2"),
+            deleteRoomDeltas: try db.prepare("DELETE FROM room_control_delta WHERE room = ?1"),
             deleteControls: try db.prepare("DELETE FROM room_control WHERE room = ?1"),
             deleteMembers: try db.prepare("DELETE FROM room_member WHERE room = ?1"),
             deletePatches: try db.prepare("DELETE FROM room_patch WHERE room = ?1"),
@@ -109,6 +117,7 @@ public final class SQLiteRoomStore: RoomStore, @unchecked Sendable {
                 (row.text(0)!, row.text(1)!, row.text(2)!, row.int(3))
             }
             let controls = try db.prepare("SELECT id, state FROM room_control WHERE room = ?1")
+            let deltas = try db.prepare("SELECT id, ops FROM room_control_delta WHERE room = ?1 ORDER BY id, seq")
             let members = try db.prepare("SELECT session, name FROM room_member WHERE room = ?1 ORDER BY seq, session")
             let patches = try db.prepare("""
                 SELECT version, ops, cause FROM room_patch WHERE room = ?1 AND epoch = ?2 AND version > ?3 ORDER BY version
@@ -118,6 +127,7 @@ public final class SQLiteRoomStore: RoomStore, @unchecked Sendable {
                 for (id, state) in try controls.rows([.text(name)], { ($0.text(0)!, $0.text(1)!) }) {
                     stored.controls[ControlID(id)] = state
                 }
+                try Self.replay(try deltas.rows([.text(name)], { ($0.text(0)!, $0.text(1)!) }), onto: &stored.controls)
                 stored.members = try members.rows([.text(name)]) { StoredMember(session: SessionID($0.text(0)!), name: $0.text(1)) }
                 stored.unannounced = try self.hooks.unannounced(room: name)
                 stored.history = try patches.rows([.text(name), .text(epoch), .int(version - historyLimit)]) { row in
@@ -193,8 +203,8 @@ public final class SQLiteRoomStore: RoomStore, @unchecked Sendable {
                 case let .delete(room, webhooks):
                     broken.remove(room)
                     refused.append(false)
-                    for statement in [statements.deleteControls, statements.deleteMembers, statements.deletePatches, statements.deleteRoom,
-                                      hooks.clearUnannounced] {
+                    for statement in [statements.deleteControls, statements.deleteRoomDeltas, statements.deleteMembers, statements.deletePatches,
+                                      statements.deleteRoom, hooks.clearUnannounced] {
                         try statement.run([.text(room)])
                     }
                     try hooks.insert(webhooks)
@@ -243,6 +253,7 @@ public final class SQLiteRoomStore: RoomStore, @unchecked Sendable {
         case .reset:
             try hooks.clearUnannounced.run([.text(w.room)])
             try s.deleteControls.run([.text(w.room)])
+            try s.deleteRoomDeltas.run([.text(w.room)])
             try s.deleteMembers.run([.text(w.room)])
             try s.deletePatches.run([.text(w.room)])
         case let .patch(patch):
@@ -254,11 +265,32 @@ public final class SQLiteRoomStore: RoomStore, @unchecked Sendable {
         if let changes = w.unannouncedChanges { try hooks.setUnannounced(room: w.room, changes) }
         for control in w.controls {
             try s.upsertControl.run([.text(w.room), .text(control.id.rawValue), .text(control.kind), .text(control.state)])
+            try s.deleteControlDeltas.run([.text(w.room), .text(control.id.rawValue)])
+        }
+        for delta in w.controlDeltas {
+            try s.insertDelta.run([.text(w.room), .text(delta.id.rawValue), .int(delta.seq), .text(delta.ops)])
         }
         for member in w.joined {
             try s.insertMember.run([.text(w.room), .text(member.session.rawValue), member.name.map { .text($0) } ?? .null, .int(w.version)])
         }
         for session in w.left { try s.deleteMember.run([.text(w.room), .text(session.rawValue)]) }
+    }
+
+    /// A control's deltas (`room_control_delta`, in order) applied onto its full state as loaded: the state it had
+    /// at the room's version.
+    static func replay(_ deltas: [(id: String, ops: String)], onto controls: inout [ControlID: String]) throws {
+        var current: [String: JSONValue] = [:]
+        for (id, ops) in deltas {
+            guard let state = controls[ControlID(id)] else { continue }  // (a control no longer stored)
+            let base = try current[id] ?? JSONParser.parse(state, maxDepth: ControlCoding.storedStateMaxDepth)
+            do {
+                let array = try JSONParser.parse(ops, maxDepth: ControlCoding.storedStateMaxDepth).arrayValue ?? []
+                current[id] = try base.applying(try array.map { try PatchOp(json: $0) })
+            } catch {
+                throw SQLiteError(code: 0, message: "control \(id): a stored change does not apply to its stored state (\(error))")
+            }
+        }
+        for (id, state) in current { controls[ControlID(id)] = JSONWriter.string(state) }
     }
 
     private static func decodeOps(_ text: String) throws -> [PatchOp] {

@@ -52,7 +52,7 @@ final class StateBoundTests: XCTestCase {
         let config = try ServerConfig(json: ["templates": ["t": ["controls": ["l": ["kind": "list", "values": ["a", "b"], "selectionPolicy": "first"]]]]],
                                       file: "t.json", today: CivilDate(year: 2026, month: 11, day: 24))
         let template = config.templates["t"]!
-        let room = Room(name: "r", template: template, epoch: "e", historyLimit: 4)
+        var room = Room(name: "r", template: template, epoch: "e", historyLimit: 4)
         let write = room.storeReset()
         guard case var .object(state) = try JSONParser.parse(write.controls[0].state) else { return XCTFail("not an object") }
         state["selectionPolicy"] = nil
