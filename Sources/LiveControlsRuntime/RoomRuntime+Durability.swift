@@ -93,6 +93,9 @@ extension RoomRuntime {
     func afterQueuedWork(of subscriber: any RoomSubscriber, _ done: @escaping @Sendable () -> Void) {
         submit {
             guard !self.abandoned, !self.isDeleted else { return done() }  // nothing more is carried out, or held
+            // A presence update it sent that waits for the room's next presence patch goes now: applied and acked
+            // before the close, as an intent queued before it is (`RoomRuntime+Presence.swift`).
+            if self.room.hasGatheredPresence(of: subscriber.session) { self.commitGatheredPresence() }
             self.deliver(after: self.room.version, onDrop: done, done)
         }
     }

@@ -46,8 +46,16 @@ extension RoomRuntime {
         if let id = request.id { gatheredPresenceAcks.append((subscriber, id)) }
         guard !presenceFlushArmed else { return }
         presenceFlushArmed = true
-        scheduler.once(at: due, on: queue) { [weak self] in
+        armPresenceFlush(at: due)
+    }
+
+    /// The gathered updates go at `deadline`, or, when a presence patch went meanwhile (a leaving member's), an
+    /// interval after that one.
+    private func armPresenceFlush(at deadline: Instant) {
+        scheduler.once(at: deadline, on: queue) { [weak self] in
             guard let self else { return }
+            let due = self.lastPresencePatch.map { $0.adding(milliseconds: self.presenceIntervalMilliseconds) } ?? deadline
+            if self.room.hasGatheredPresence, self.scheduler.now() < due { return self.armPresenceFlush(at: due) }
             self.presenceFlushArmed = false
             self.commitGatheredPresence()
         }
@@ -66,7 +74,8 @@ extension RoomRuntime {
         gatheredPresenceAcks = []
         carryOut(room.commitGatheredPresence())
         lastPresencePatch = scheduler.now()
-        for (subscriber, id) in acks where !subscriber.isGone {
+        // Not for a member that left meanwhile without its update applied (a cluster node lost: `dropSessions`).
+        for (subscriber, id) in acks where !subscriber.isGone && room.isMember(subscriber.session) {
             send(.ack(id: id, room: name, version: room.version), to: subscriber)
         }
     }

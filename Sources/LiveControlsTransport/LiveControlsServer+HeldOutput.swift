@@ -8,8 +8,10 @@ import CLibWebSockets
 /// flooded room exited at once, and reproduced by one client that half-closes while a write waits for it:
 /// Tests/integration/test_partial_writes.py). So after a write lws did not finish, the connection is not read (its own
 /// rx flow-control reason, apart from a full room's `pauseReadingIfBehind`) until lws has sent the rest: its next
-/// writable callback, which lws gives only once it holds nothing. A peer that never reads again is closed by the
-/// slow-consumer timeout, or by the sweep once it has closed its end (`sweepPausedConnections`).
+/// writable callback, which lws gives only once it holds nothing: proof that the peer reads, which the keepalive counts
+/// as hearing from it (a client kept behind by a busy room is read only as it catches up, and its pongs with it). A
+/// peer that never reads again is closed by the idle timeout (or the slow-consumer timeout, once its outbox is full),
+/// or by the sweep once it has closed its end (`sweepPausedConnections`).
 extension LiveControlsServer {
     /// Our bit in lws's rx flow-control bitmap (`LWS_RXFLOW_REASON_USER_BOOL` is the room's pause).
     static let heldOutputReason = Int32(1 << 1)
@@ -27,6 +29,7 @@ extension LiveControlsServer {
     func releaseHeldReading(_ connection: Connection, _ wsi: OpaquePointer) {
         guard connection.readingHeldForOutput, lws_partial_buffered(wsi) == 0 else { return }
         connection.readingHeldForOutput = false
+        connection.keepalive.heard = true  // it took all we held: alive
         lws_rx_flow_control(wsi, Int32(LWS_RXFLOW_REASON_APPLIES_ENABLE) | Self.heldOutputReason)
     }
 }

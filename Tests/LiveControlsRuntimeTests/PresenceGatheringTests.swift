@@ -2,6 +2,7 @@
 import LiveControlsEngine
 import LiveControlsProtocol
 import Logging
+import Dispatch
 import XCTest
 
 /// Presence in a busy room (`RoomRuntime+Presence.swift`), on the manual clock: at most one presence patch per
@@ -96,5 +97,32 @@ final class PresenceGatheringTests: XCTestCase {
         let causes = try messages(members[7], after: 0).filter { $0["cause"]?["kind"] == "presence" }.map { $0["cause"]?["id"] }
         XCTAssertEqual(causes, [1, 2, 3, 4, 5])
         XCTAssertEqual(clock.armed, [])
+    }
+
+    func testAClosingConnectionsGatheredUpdateIsAppliedAndAckedBeforeItsClose() throws {
+        let (runtime, members) = try makeDemo(members: 10)
+        presence(runtime, members[0], ["x": 1], id: 1)
+        clock.advance(nanoseconds: 1_000_000)
+        presence(runtime, members[1], ["x": 2], id: 2)
+        let closed = DispatchSemaphore(value: 0)
+        runtime.afterQueuedWork(of: members[1]) { closed.signal() }
+        XCTAssertEqual(closed.wait(timeout: .now() + 5), .success)
+        XCTAssertEqual(try messages(members[1], after: 0).last?["type"], "ack", "its ack is out before the close may go")
+        XCTAssertEqual(try messages(members[1], after: 0).last?["id"], 2)
+    }
+
+    func testAPresencePatchOfALeaverPushesTheNextOneAnIntervalLater() throws {
+        let (runtime, members) = try makeDemo(members: 20)  // 20 ms
+        presence(runtime, members[0], ["x": 1], id: 1)
+        clock.advance(nanoseconds: 5_000_000)
+        presence(runtime, members[1], ["x": 2], id: 2)  // armed for 20 ms
+        runtime.leave(members[1], id: nil, reason: .leave)  // its update goes now, at 5 ms
+        runtime.queue.sync {}
+        clock.advance(nanoseconds: 1_000_000)
+        presence(runtime, members[2], ["x": 3], id: 3)  // gathered: the last presence patch was 1 ms ago
+        clock.advance(nanoseconds: 14_000_000)  // 20 ms: the first deadline, but only 15 ms after the leaver's patch
+        XCTAssertFalse(try messages(members[2], after: 0).contains { $0["type"] == "ack" && $0["id"] == 3 })
+        clock.advance(nanoseconds: 5_000_000)  // 25 ms: an interval after it
+        XCTAssertTrue(try messages(members[2], after: 0).contains { $0["type"] == "ack" && $0["id"] == 3 })
     }
 }
