@@ -9,8 +9,9 @@ a stepper. One client fills the list with items whose name has 10,000 characters
 snapshot grows from ~1 KB to ~10 MB) and, at each size, times its own intents from sending each until both its
 `ack` and a second member's copy of the change have arrived: an `append` of one more such item, then its `remove`
 (the size stays), a `next` of the list (a step: its selection moves), a `set` of a form's field and a `next` of the
-stepper (other controls of the same room). Each server runs with the memory store and with `--data-dir` (the
-embedded SQLite store, what `scripts/run` uses), side by side. The server's CPU per intent is
+stepper (other controls of the same room). Each server runs with the memory store, with `--data-dir` (the embedded
+SQLite store, what `scripts/run` uses) and as a cluster node on a local redis-server (no persistence of its own:
+what the node writes is the cost), side by side. The server's CPU per intent is
 the run time of all its threads over that span (`/proc/PID/task/*/schedstat`, nanoseconds). Medians of
 `--repetitions`; the state's size is the length of a fresh member's `snapshot`.
 """
@@ -20,11 +21,13 @@ import argparse
 import json
 import pathlib
 import statistics
+import subprocess
 import tempfile
 import time
 
 import websocket
 
+from cluster import free_port, redis_cli
 from compare import SERVER, start_livecontrols
 
 NAME = "x" * 10_000
@@ -102,11 +105,26 @@ def timed(pid: int, actor: Client, watcher: Client, control: str, intent: str, a
 def measure(binary: pathlib.Path, repetitions: int, store: str) -> list[dict]:
     with tempfile.NamedTemporaryFile("w", suffix=".json", delete=False) as f:
         json.dump(CONFIG, f)
-    data = tempfile.TemporaryDirectory() if store == "data-dir" else None
+    data = tempfile.TemporaryDirectory() if store in ("data-dir", "redis") else None
+    redis = None
+    flags: list[str] = []
+    if store == "data-dir":
+        flags = ["--data-dir", data.name]
+    elif store == "redis":
+        redis_port = free_port()
+        redis = subprocess.Popen(["redis-server", "--port", str(redis_port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no",
+                                  "--dir", data.name], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        for _ in range(100):
+            if redis_cli(redis_port, "PING").strip() == "PONG":
+                break
+            time.sleep(0.05)
+        flags = ["--redis", f"redis://127.0.0.1:{redis_port}", "--node-id", "solo"]
     try:
-        proc, port = start_livecontrols(binary, *(["--data-dir", data.name] if data else []), config=f.name)
+        proc, port = start_livecontrols(binary, *flags, config=f.name)
     except BaseException:
         pathlib.Path(f.name).unlink()
+        if redis:
+            redis.kill()
         raise
     rows = []
     try:
@@ -146,6 +164,9 @@ def measure(binary: pathlib.Path, repetitions: int, store: str) -> list[dict]:
         proc.kill()
         proc.wait()
         pathlib.Path(f.name).unlink()
+        if redis:
+            redis.kill()
+            redis.wait()
         if data:
             data.cleanup()
     return rows
@@ -172,7 +193,7 @@ def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--baseline", type=pathlib.Path)
     ap.add_argument("--repetitions", type=int, default=20)
-    ap.add_argument("--stores", default="memory,data-dir", help="memory, data-dir, or both (comma-separated)")
+    ap.add_argument("--stores", default="memory,data-dir,redis", help="memory, data-dir, redis (comma-separated)")
     args = ap.parse_args()
     print("| server | store | items | state | list step: ms | CPU µs | append: ms | CPU µs | patch bytes | remove: ms | CPU µs "
           "| form set: ms | CPU µs | stepper next: ms | CPU µs |")

@@ -47,3 +47,30 @@ extension Room {
         }
     }
 }
+
+extension StoredRoom {
+    /// A store's deltas of its controls (`StoreWrite.controlDeltas`: each control's operations numbered from 1 after
+    /// its full state), applied in order onto the full states `controls` holds: each control's state at the room's
+    /// version. Deltas of a control with no full state are ignored (it is no longer stored). A control whose deltas do
+    /// not apply is left out, as a control that cannot be decoded: the room then starts a new epoch from its template
+    /// (`Room.init(restoring:)`), as it does for any stored state it cannot read. Returns what was left out, and why.
+    @discardableResult
+    public static func replay(_ deltas: [(id: ControlID, seq: Int, ops: String)], onto controls: inout [ControlID: String]) -> [ControlID: String] {
+        var current: [ControlID: JSONValue] = [:]
+        var failed: [ControlID: String] = [:]
+        for (id, _, ops) in deltas.sorted(by: { ($0.id.rawValue, $0.seq) < ($1.id.rawValue, $1.seq) }) {
+            guard let state = controls[id], failed[id] == nil else { continue }
+            do {
+                let base = try current[id] ?? JSONParser.parse(state, maxDepth: ControlCoding.storedStateMaxDepth)
+                let operations = try (JSONParser.parse(ops, maxDepth: ControlCoding.storedStateMaxDepth).arrayValue ?? []).map { try PatchOp(json: $0) }
+                current[id] = try base.applying(operations)
+            } catch {
+                failed[id] = "a stored change does not apply to its stored state (\(error))"
+                current[id] = nil
+            }
+        }
+        for (id, state) in current { controls[id] = JSONWriter.string(state) }
+        for id in failed.keys { controls[id] = nil }
+        return failed
+    }
+}

@@ -47,13 +47,21 @@ enum StoredStateDiff {
         return true
     }
 
-    private static func exactKey(_ a: String, _ b: String) -> Bool { a == b && a.utf8.count == b.utf8.count }
+    /// The same bytes (canonically equal spellings differ): the same storage at once, else compared.
+    private static func exactKey(_ a: String, _ b: String) -> Bool {
+        guard a.utf8.count == b.utf8.count else { return false }
+        let shared = a.utf8.withContiguousStorageIfAvailable { x in
+            b.utf8.withContiguousStorageIfAvailable { y in x.baseAddress == y.baseAddress }
+        }
+        if shared == true { return true }
+        return a.utf8.elementsEqual(b.utf8)
+    }
 
     /// Exact equality: key order, number types and spellings (canonically equal strings of another length differ).
     static func same(_ a: JSONValue, _ b: JSONValue) -> Bool {
         switch (a, b) {
         case let (.int(x), .int(y)): return x == y
-        case let (.double(x), .double(y)): return x == y || (x.isNaN && y.isNaN)
+        case let (.double(x), .double(y)): return x.bitPattern == y.bitPattern  // 0.0 and -0.0 are written apart
         case let (.string(x), .string(y)): return exactKey(x, y)
         case let (.bool(x), .bool(y)): return x == y
         case (.null, .null): return true

@@ -117,7 +117,7 @@ public final class SQLiteRoomStore: RoomStore, @unchecked Sendable {
                 (row.text(0)!, row.text(1)!, row.text(2)!, row.int(3))
             }
             let controls = try db.prepare("SELECT id, state FROM room_control WHERE room = ?1")
-            let deltas = try db.prepare("SELECT id, ops FROM room_control_delta WHERE room = ?1 ORDER BY id, seq")
+            let deltas = try db.prepare("SELECT id, seq, ops FROM room_control_delta WHERE room = ?1 ORDER BY id, seq")
             let members = try db.prepare("SELECT session, name FROM room_member WHERE room = ?1 ORDER BY seq, session")
             let patches = try db.prepare("""
                 SELECT version, ops, cause FROM room_patch WHERE room = ?1 AND epoch = ?2 AND version > ?3 ORDER BY version
@@ -127,7 +127,8 @@ public final class SQLiteRoomStore: RoomStore, @unchecked Sendable {
                 for (id, state) in try controls.rows([.text(name)], { ($0.text(0)!, $0.text(1)!) }) {
                     stored.controls[ControlID(id)] = state
                 }
-                try Self.replay(try deltas.rows([.text(name)], { ($0.text(0)!, $0.text(1)!) }), onto: &stored.controls)
+                let changes = try deltas.rows([.text(name)], { (ControlID($0.text(0)!), $0.int(1), $0.text(2)!) })
+                StoredRoom.replay(changes, onto: &stored.controls)  // (a control it cannot rebuild is left out: a new epoch)
                 stored.members = try members.rows([.text(name)]) { StoredMember(session: SessionID($0.text(0)!), name: $0.text(1)) }
                 stored.unannounced = try self.hooks.unannounced(room: name)
                 stored.history = try patches.rows([.text(name), .text(epoch), .int(version - historyLimit)]) { row in
@@ -274,23 +275,6 @@ public final class SQLiteRoomStore: RoomStore, @unchecked Sendable {
             try s.insertMember.run([.text(w.room), .text(member.session.rawValue), member.name.map { .text($0) } ?? .null, .int(w.version)])
         }
         for session in w.left { try s.deleteMember.run([.text(w.room), .text(session.rawValue)]) }
-    }
-
-    /// A control's deltas (`room_control_delta`, in order) applied onto its full state as loaded: the state it had
-    /// at the room's version.
-    static func replay(_ deltas: [(id: String, ops: String)], onto controls: inout [ControlID: String]) throws {
-        var current: [String: JSONValue] = [:]
-        for (id, ops) in deltas {
-            guard let state = controls[ControlID(id)] else { continue }  // (a control no longer stored)
-            let base = try current[id] ?? JSONParser.parse(state, maxDepth: ControlCoding.storedStateMaxDepth)
-            do {
-                let array = try JSONParser.parse(ops, maxDepth: ControlCoding.storedStateMaxDepth).arrayValue ?? []
-                current[id] = try base.applying(try array.map { try PatchOp(json: $0) })
-            } catch {
-                throw SQLiteError(code: 0, message: "control \(id): a stored change does not apply to its stored state (\(error))")
-            }
-        }
-        for (id, state) in current { controls[ControlID(id)] = JSONWriter.string(state) }
     }
 
     private static func decodeOps(_ text: String) throws -> [PatchOp] {

@@ -26,6 +26,20 @@ final class StoredStateDiffTests: XCTestCase {
         XCTAssertEqual(JSONWriter.string(try one.applying(StoredStateDiff.diff(from: one, to: c))), JSONWriter.string(c))
     }
 
+    func testNegativeZeroAndCanonicallyEqualSpellingsAreChanges() throws {
+        let a: JSONValue = ["x": .double(0), "s": "\u{1E0B}\u{0323}"], b: JSONValue = ["x": .double(-0.0), "s": "\u{1E0D}\u{0307}"]
+        XCTAssertEqual(JSONWriter.string(try a.applying(StoredStateDiff.diff(from: a, to: b))), JSONWriter.string(b))
+        XCTAssertEqual(StoredStateDiff.diff(from: a, to: a), [])
+    }
+
+    func testAControlWhoseChangesDoNotApplyIsLeftOutSoTheRoomStartsAnew() {
+        var controls: [ControlID: String] = [ControlID("a"): #"{"v":1}"#, ControlID("b"): #"{"v":1}"#]
+        let failed = StoredRoom.replay([(ControlID("a"), 1, #"[{"op":"replace","path":"/v","value":2}]"#),
+                                        (ControlID("b"), 1, #"[{"op":"remove","path":"/nope"}]"#)], onto: &controls)
+        XCTAssertEqual(controls, [ControlID("a"): #"{"v":2}"#])
+        XCTAssertEqual(Array(failed.keys), [ControlID("b")])
+    }
+
     func testAnAppendToALongListIsOneAdd() {
         let items = (0..<100).map { JSONValue.object(["id": .string("i\($0)"), "json": .string(String(repeating: "x", count: 1_000))]) }
         let old: JSONValue = ["sections": [["id": "s", "items": .array(items)]], "selected": "i0"]

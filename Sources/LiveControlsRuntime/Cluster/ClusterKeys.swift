@@ -4,7 +4,7 @@
 /// |---|---|---|
 /// | `lease:<room>` | string, TTL | the owner node's id |
 /// | `fence:<room>` | integer | the fencing token, incremented at every acquisition |
-/// | `state:<room>` | hash | `template`, `epoch`, `version`, `fence`, `c:<control>` (kind, newline, state), `m:<session>` (member) |
+/// | `state:<room>` | hash | `template`, `epoch`, `version`, `fence`, `c:<control>` (kind, newline, state), `x:<control>:<seq>` (its changes since: JSON Patch operations, from 1), `m:<session>` (member) |
 /// | `hist:<room>` | list | the recent patches, as sent to clients (for resume) |
 /// | `wh:<room>` | hash | webhook events not yet delivered everywhere: `#` (a counter), `<event id>` → `<seq>\n<endpoint URLs, tab-separated>\n<event JSON>` |
 /// | `whsend:<room>` | string, TTL | the node sending the outbox of a room no node owns |

@@ -47,7 +47,8 @@ enum ClusterScripts {
 
     /// KEYS: fence, state, history, webhooks. ARGV: token, reset (1/0), channel, publication ('' for none), history
     /// entry ('' for none), history limit, previous version ('' for a reset), n, n field/value pairs, d, d fields
-    /// to delete, e, e webhook events (id, record). Writes only while `token` is the room's fencing token and the
+    /// to delete, k, k control ids written whole (their delta fields `x:<id>:1`, `:2`, … are deleted), e, e webhook
+    /// events (id, record). Writes only while `token` is the room's fencing token and the
     /// stored version is the previous one (writes form a chain: one that failed fails every later one), then
     /// publishes. The room's webhook events are stored in the same step: none for a change not written, none lost
     /// for one that was. 1 when written, 0 when fenced out, -1 when the chain is broken.
@@ -66,6 +67,13 @@ enum ClusterScripts {
         i = i + 1
         if d > 0 then redis.call('HDEL', KEYS[2], unpack(ARGV, i, i + d - 1)) end
         i = i + d
+        local k = tonumber(ARGV[i])
+        i = i + 1
+        for j = 0, k - 1 do
+          local s = 1
+          while redis.call('HDEL', KEYS[2], 'x:' .. ARGV[i + j] .. ':' .. s) == 1 do s = s + 1 end
+        end
+        i = i + k
         \(addEvents(at: "i", key: 4))
         if ARGV[5] ~= '' then
           redis.call('RPUSH', KEYS[3], ARGV[5])

@@ -44,6 +44,7 @@ extension ClusterDirectory {
             throw RedisError(.protocolError, "room \(room): its state in Redis lacks template, epoch or version")
         }
         var controls: [ControlID: String] = [:]
+        var deltas: [(id: ControlID, seq: Int, ops: String)] = []
         var members: [(seq: Int, member: StoredMember)] = []
         var data: [SessionID: JSONObject] = [:]
         var nodes: [SessionID: String] = [:]
@@ -53,6 +54,8 @@ extension ClusterDirectory {
                 let content = String(decoding: value, as: UTF8.self)
                 guard let newline = content.firstIndex(of: "\n") else { continue }
                 controls[ControlID(String(field.dropFirst(2)))] = String(content[content.index(after: newline)...])
+            } else if field.hasPrefix("x:"), let colon = field.lastIndex(of: ":"), let seq = Int(field[field.index(after: colon)...]) {
+                deltas.append((ControlID(String(field[field.index(field.startIndex, offsetBy: 2)..<colon])), seq, String(decoding: value, as: UTF8.self)))
             } else if field == "u" {
                 unannounced = (try? JSONParser.parse(value)).flatMap(UnannouncedChanges.init(json:))
             } else if field.hasPrefix("m:"), let record = (try? JSONParser.parse(value))?.arrayValue, record.count >= 3 {
@@ -65,6 +68,7 @@ extension ClusterDirectory {
                 data[SessionID(String(field.dropFirst(2)))] = object
             }
         }
+        StoredRoom.replay(deltas, onto: &controls)  // (a control it cannot rebuild is left out: a new epoch)
         members.sort { ($0.seq, $0.member.session) < ($1.seq, $1.member.session) }
         for i in members.indices { members[i].member.data = data[members[i].member.session] ?? JSONObject() }
         var history: [Patch] = []

@@ -34,6 +34,8 @@ final class RedisRoomStore: RoomStore, @unchecked Sendable {
     }
 
     var isSynchronous: Bool { true }
+    /// Controls are stored as what changed since their full state (fields `x:<id>:<seq>` beside `c:<id>`).
+    var takesControlDeltas: Bool { true }
 
     /// Called on the room's queue; `done` runs on the link queue.
     func write(_ w: StoreWrite, done: @escaping @Sendable ((any Error)?) -> Void) {
@@ -55,6 +57,10 @@ final class RedisRoomStore: RoomStore, @unchecked Sendable {
             previous = Array(String(patch.version - 1).utf8)
         }
         for control in w.controls { set.append(("c:" + control.id.rawValue, Array((control.kind + "\n" + control.state).utf8))) }
+        // A control's changes since its full state (`Room+StoreDeltas.swift`): fields `x:<id>:<seq>`, from 1; a full
+        // write of the control drops them (the script deletes `x:<id>:1`, `:2`, … while they exist).
+        for delta in w.controlDeltas { set.append(("x:\(delta.id.rawValue):\(delta.seq)", Array(delta.ops.utf8))) }
+        let cleared = reset ? [] : w.controls.map(\.id.rawValue)
         if let changes = w.unannouncedChanges { set.append(("u", JSONWriter.encode(changes.json))) }
         for (index, member) in w.joined.enumerated() {
             let seq = reset ? index : w.version
@@ -76,6 +82,8 @@ final class RedisRoomStore: RoomStore, @unchecked Sendable {
         for (field, value) in set { args.append(Array(field.utf8)); args.append(value) }
         args.append(Array(String(delete.count).utf8))
         for field in delete { args.append(Array(field.utf8)) }
+        args.append(Array(String(cleared.count).utf8))
+        for id in cleared { args.append(Array(id.utf8)) }
         args += Self.eventArguments(w.webhooks)
 
         link.eval(ClusterScripts.write, keys: [keys.fence(room), keys.state(room), keys.history(room), keys.webhooks(room)], args: args,
