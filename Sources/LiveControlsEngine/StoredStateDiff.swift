@@ -65,9 +65,11 @@ enum StoredStateDiff {
         case let (.string(x), .string(y)): return exactKey(x, y)
         case let (.bool(x), .bool(y)): return x == y
         case (.null, .null): return true
-        case let (.array(x), .array(y)): return x.count == y.count && zip(x, y).allSatisfy { same($0, $1) }
+        case let (.array(x), .array(y)):
+            return x.count == y.count && (x.withUnsafeBufferPointer { a in y.withUnsafeBufferPointer { b in a.baseAddress == b.baseAddress } }
+                                          || zip(x, y).allSatisfy { same($0, $1) })
         case let (.object(x), .object(y)):
-            return x.count == y.count && zip(x, y).allSatisfy { exactKey($0.0, $1.0) && same($0.1, $1.1) }
+            return x.count == y.count && (x.sharesStorage(with: y) || zip(x, y).allSatisfy { exactKey($0.0, $1.0) && same($0.1, $1.1) })
         default: return false
         }
     }

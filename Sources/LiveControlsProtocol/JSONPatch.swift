@@ -188,12 +188,18 @@ public enum JSONDiff {
     private static func sameElement(_ a: JSONValue, _ b: JSONValue) -> Bool {
         switch (a, b) {
         case let (.array(x), .array(y)):
-            return x.count == y.count && zip(x, y).allSatisfy { sameElement($0, $1) }
+            return x.count == y.count && (sharesStorage(x, y) || zip(x, y).allSatisfy { sameElement($0, $1) })
         case let (.object(x), .object(y)):
             guard x.count == y.count else { return false }
+            if x.sharesStorage(with: y) { return true }
             if x.hasKeys(inTheOrderOf: y) { return zip(x, y).allSatisfy { sameElement($0.1, $1.1) } }
             return x.allSatisfy { key, value in y[key].map { sameElement(value, $0) } ?? false }
         default: return sameValue(a, b)
         }
+    }
+
+    /// Whether two arrays are one storage (then the same, element for element): O(1).
+    static func sharesStorage(_ x: [JSONValue], _ y: [JSONValue]) -> Bool {
+        x.withUnsafeBufferPointer { a in y.withUnsafeBufferPointer { b in a.baseAddress == b.baseAddress && a.count == b.count } }
     }
 }

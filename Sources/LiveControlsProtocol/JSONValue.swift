@@ -180,6 +180,14 @@ public struct JSONObject: Sendable, Equatable, Sequence {
         index = positions
     }
 
+    /// Whether both are one storage (a copy, not a rebuild): then they are the same in every respect, key order and
+    /// spellings and number types included. O(1): a list renders its items' kept objects again for every intent, and
+    /// comparing each member by member was most of a step's cost in a long list (docs/BENCHMARKS.md, Stop 40).
+    public func sharesStorage(with other: JSONObject) -> Bool {
+        entries.count == other.entries.count
+            && entries.withUnsafeBufferPointer { a in other.entries.withUnsafeBufferPointer { b in a.baseAddress == b.baseAddress } }
+    }
+
     /// Whether `other` has exactly these keys, in the same order.
     func hasKeys(inTheOrderOf other: JSONObject) -> Bool {
         entries.count == other.entries.count && zip(entries, other.entries).allSatisfy { $0.key == $1.key }
