@@ -148,4 +148,14 @@ final class JSONDiffOrderTests: XCTestCase {
         XCTAssertEqual(ops.count, 1)
         XCTAssertEqual(ops.first.map { Array($0.path.tokens[0].utf8) }, Array("\u{e9}".utf8))
     }
+
+    func testSharedStorageIsSeenAndARebuiltObjectIsNot() {
+        let a: JSONObject = ["x": 1, "y": "two"]
+        let copy = a
+        var changed = a
+        changed["x"] = 2
+        XCTAssertTrue(a.sharesStorage(with: copy), "a copy is the same storage")
+        XCTAssertFalse(a.sharesStorage(with: ["x": 1, "y": "two"]), "an equal object built again is not")
+        XCTAssertFalse(a.sharesStorage(with: changed), "a changed copy has its own storage")
+    }
 }
