@@ -5,9 +5,13 @@ import LiveControlsProtocol
 /// restored exactly; its room then starts a new epoch after a restart.
 public enum ControlCoding {
     /// Every storable kind, by its `kind` string.
-    public static let storableKinds: [String: any StorableControl.Type] = Dictionary(
-        uniqueKeysWithValues: ([Stepper.self, ListStepper.self, Wizard.self, Form.self, Pager.self] as [any StorableControl.Type])
-            .map { ($0.kind, $0) })
+    public static let storableKinds: [String: any StorableControl.Type] = {
+        var kinds: [String: any StorableControl.Type] = [:]
+        for type in ControlKinds.all {
+            if let storable = type as? any StorableControl.Type { kinds[storable.kind] = storable }
+        }
+        return kinds
+    }()
 
     public static func kind(of control: any Control) -> String { type(of: control).kind }
 
@@ -41,22 +45,12 @@ public enum ControlCoding {
     /// levels (a list item's value sits six levels down).
     public static let storedStateMaxDepth = JSONParser.defaultMaxDepth + 16
 
-    /// The keys of each kind's stored state that hold what use changed (values, selections, holds, items, steps
-    /// gone through): the other keys hold what the config set.
-    static let stateKeys: [String: Set<String>] = [
-        Stepper.kind: ["value", "hold"],
-        ListStepper.kind: ["sections", "selected", "nextItemNumber", "hold"],
-        Wizard.kind: ["steps", "index", "phase"],
-        Form.kind: ["elements", "current"],
-        Pager.kind: ["position", "hold", "generation"],
-    ]
-
     /// What the config set for `control` (its stored state without the keys use changes), to tell whether a stored
     /// control was configured as its template configures it now; nil when its kind is not storable.
     public static func configuration(of control: any Control) -> JSONValue? {
         guard storableKinds[kind(of: control)] != nil, let storable = control as? any StorableControl,
               case let .object(state) = storable.storedState else { return nil }
-        let changing = Set(stateKeys[kind(of: control)] ?? []).union(storable.settingsResolvedAtCreation)
+        let changing = type(of: storable).stateKeys.union(storable.settingsResolvedAtCreation)
         var configured = storable.settingsInsideState
         for (key, value) in state where !changing.contains(key) { configured[key] = value }
         return .object(configured)

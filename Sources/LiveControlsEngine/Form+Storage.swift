@@ -1,6 +1,8 @@
 import LiveControlsProtocol
 
 extension Form: StorableControl {
+    public static let stateKeys: Set<String> = ["elements", "current"]
+
     /// `{label, elements, current?, initialElements}`; each element `{id, title, cta?, summary?, fields}`, each
     /// field `{id, label, type, required, minLength?, maxLength?, pattern?, min?, max?, integer, choices, value,
     /// error?}`. `value`, `min` and `max` are the JSON values themselves (`1.0` stays a double).

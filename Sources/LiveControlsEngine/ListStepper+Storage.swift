@@ -1,6 +1,13 @@
 import LiveControlsProtocol
 
 extension ListStepper: StorableControl {
+    public static let stateKeys: Set<String> = ["sections", "selected", "nextItemNumber", "hold"]
+
+    /// A list stored before its selection policy was kept takes the template's.
+    public static func upgradeStored(_ state: inout JSONObject, configuredAs configured: ListStepper) {
+        if state["selectionPolicy"] == nil { state["selectionPolicy"] = .string(configured.selectionPolicy.rawValue) }
+    }
+
     /// `{label, display?, wrap, maxItems, sections, selected?, nextItemNumber, timing, hold?}`; each section
     /// `{id, header?, items}`, each item `{id, json}` with the value itself, nested (exact: objects keep their
     /// key order, `1` stays apart from `1.0`). Earlier releases stored `{id, value}` with the value as JSON

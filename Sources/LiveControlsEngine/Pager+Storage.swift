@@ -1,6 +1,16 @@
 import LiveControlsProtocol
 
 extension Pager: StorableControl {
+    public static let stateKeys: Set<String> = ["position", "hold", "generation"]
+
+    /// A pager stored before `currentBounds` was kept: its `"current"` bounds count as such when they still stand for
+    /// what the config's do today (a restart the same day restores it; a later day's starts anew, as it did then).
+    public static func upgradeStored(_ state: inout JSONObject, configuredAs configured: Pager) {
+        guard state["currentBounds"] == nil, !configured.currentBounds.isEmpty, case .object(let now) = configured.storedState,
+              configured.currentBounds.allSatisfy({ state[$0] == now[$0] }) else { return }
+        state["currentBounds"] = .array(configured.currentBounds.map { .string($0) })
+    }
+
     /// `{label, domain, position, min?, max?, currentBounds?, step, radius, timing, hold?}`; positions and bounds as
     /// ordinals (`PagerPosition`), not in the domain's JSON form.
     public var storedState: JSONValue {

@@ -174,6 +174,11 @@ extension Room {
         ids.compactMap { id in storedObject(id).map { (id, ControlCoding.kind(of: controls[id]!), JSONWriter.string(.object($0))) } }
     }
 
+    /// A stored state brought to this release's shape by its kind (`StorableControl.upgradeStored`).
+    private static func upgrade<C: StorableControl>(_ object: inout JSONObject, configuredAs configured: C) {
+        C.upgradeStored(&object, configuredAs: configured)
+    }
+
     /// What the store keeps of control `id`: its stored state with the room's settings for it (nil: not stored).
     func storedObject(_ id: ControlID) -> JSONObject? {
         guard let control = controls[id], case var .object(object)? = ControlCoding.storedState(of: control) else { return nil }
@@ -199,16 +204,7 @@ extension Room {
             return (SessionID(session), target)
         }
         let format = object[StoredControl.formatKey]?.intValue ?? 1
-        if kind == ListStepper.kind, object["selectionPolicy"] == nil, let configured = prototype as? ListStepper {
-            object["selectionPolicy"] = .string(configured.selectionPolicy.rawValue)
-        }
-        // A pager stored before `currentBounds` was kept: its `"current"` bounds count as such when they still stand for
-        // what the config's do today (a restart the same day restores it; a later day's starts anew, as it did then).
-        if kind == Pager.kind, object["currentBounds"] == nil, let configured = prototype as? Pager, !configured.currentBounds.isEmpty,
-           case .object(let now) = configured.storedState,
-           configured.currentBounds.allSatisfy({ object[$0] == now[$0] }) {
-            object["currentBounds"] = .array(configured.currentBounds.map { .string($0) })
-        }
+        if let configured = prototype as? any StorableControl { Self.upgrade(&object, configuredAs: configured) }
         for key in [StoredControl.permissionsKey, StoredControl.claimPolicyKey, StoredControl.claimsKey, StoredControl.formatKey] { object[key] = nil }
         guard let control = try? ControlCoding.restore(kind: kind, storedState: .object(object)) else { return nil }
         return StoredControl(control: control, permissions: permissions, claimPolicy: policy, claims: claims, format: format)

@@ -1,6 +1,8 @@
 import LiveControlsProtocol
 
 extension Stepper: StorableControl {
+    public static let stateKeys: Set<String> = ["value", "hold"]
+
     /// `{label, min, max, step, wrap, value, timing, hold?}`.
     public var storedState: JSONValue {
         var o: JSONObject = [

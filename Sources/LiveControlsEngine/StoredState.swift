@@ -18,11 +18,18 @@ public protocol StorableControl: Control {
     /// Keys of `storedState` whose value the config resolved when the control was made (a pager's `"current"`
     /// bound: that day's month), left out of the changed-config rule: the setting that made them is stored beside.
     var settingsResolvedAtCreation: [String] { get }
+    /// The keys of the stored state that hold what use changed (values, selections, holds, items, steps gone
+    /// through): the other keys hold what the config set (`ControlCoding.configuration(of:)`).
+    static var stateKeys: Set<String> { get }
+    /// A state stored by an earlier release, brought to this one's shape before it is read: a setting it did not keep
+    /// yet is taken from `configured`, the control as the template makes it now. None for most kinds.
+    static func upgradeStored(_ state: inout JSONObject, configuredAs configured: Self)
 }
 
 extension StorableControl {
     public var settingsInsideState: JSONObject { [:] }
     public var settingsResolvedAtCreation: [String] { [] }
+    public static func upgradeStored(_ state: inout JSONObject, configuredAs configured: Self) {}
 }
 
 /// Why a stored state cannot be restored: where inside it (a JSON Pointer) and what is wrong.

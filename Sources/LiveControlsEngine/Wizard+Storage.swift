@@ -1,6 +1,8 @@
 import LiveControlsProtocol
 
 extension Wizard: StorableControl {
+    public static let stateKeys: Set<String> = ["steps", "index", "phase"]
+
     /// `{label, steps, index, phase, cycle, initialSteps, initialIndex}`; each step `{id, title, form?, element?}`.
     public var storedState: JSONValue {
         [
