@@ -6,12 +6,15 @@ import PackageDescription
 // library (and holds the unsafe code besides the C adapters and the encoded message buffer, Runtime's Frame.swift);
 // only LiveControlsSQLite imports SQLite; only LiveControlsRedis imports hiredis (vendored C, with TLS); LiveControlsRuntime's webhook transport is the one user of libcurl. LiveControlsRuntime runs rooms
 // and knows no transport. LiveControlsKit (the Swift client) depends on LiveControlsProtocol only, and on
-// swift-websocket for the network; the executable's `watch` and `send` use it.
+// swift-websocket for the network; the `livecontrols-client` executable (`watch`, `send`) uses it. The server
+// executable depends on no NIO package: its first release build compiles none of SwiftNIO or BoringSSL.
 let package = Package(
     name: "LiveControls",
     platforms: [.macOS(.v14), .iOS(.v17), .tvOS(.v17)],
     products: [
         .executable(name: "livecontrols", targets: ["livecontrols"]),
+        // `watch` and `send` on LiveControlsKit (SwiftNIO): a product of its own, so the server builds without NIO.
+        .executable(name: "livecontrols-client", targets: ["livecontrols-client"]),
         .library(name: "LiveControlsTransport", targets: ["LiveControlsTransport"]),
         // The Swift client: async/await, an observable room model, typed controls, holds, reconnect and resume.
         .library(name: "LiveControlsKit", targets: ["LiveControlsKit"]),
@@ -102,11 +105,24 @@ let package = Package(
             dependencies: [
                 "LiveControlsTransport",
                 "LiveControlsRuntime",
-                "LiveControlsKit",
                 "LiveControlsRedis",
+                "LiveControlsCommandLine",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ]
+        ),
+        .executableTarget(
+            name: "livecontrols-client",
+            dependencies: [
+                "LiveControlsKit",
+                "LiveControlsCommandLine",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            ]
+        ),
+        // What both executables' commands share (no NIO): the arguments of an intent.
+        .target(
+            name: "LiveControlsCommandLine",
+            dependencies: ["LiveControlsProtocol", .product(name: "ArgumentParser", package: "swift-argument-parser")]
         ),
         .target(name: "LiveControlsTestSupport", path: "Tests/LiveControlsTestSupport"),
         .testTarget(name: "LiveControlsProtocolTests", dependencies: ["LiveControlsProtocol", "LiveControlsTestSupport"]),

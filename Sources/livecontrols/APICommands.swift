@@ -1,4 +1,5 @@
 import ArgumentParser
+import LiveControlsCommandLine
 import Foundation
 #if canImport(FoundationNetworking)
 import FoundationNetworking

@@ -17,6 +17,8 @@ from livecontrols_client import Client
 
 REPO = pathlib.Path(__file__).resolve().parents[2]
 BINARY = os.environ.get("LIVECONTROLS_BIN", str(REPO / ".build" / "debug" / "livecontrols"))
+#: The command-line client (`watch`, `send`): a product of its own, beside the server's binary.
+CLIENT_BINARY = os.environ.get("LIVECONTROLS_CLIENT_BIN", str(pathlib.Path(BINARY).with_name("livecontrols-client")))
 URL_LINE = re.compile(r"listening on (https?://[^/ ]+/) \(WebSocket (wss?://\S+/ws)\)")
 
 

@@ -1,12 +1,14 @@
-"""The command-line client: `livecontrols send` and `livecontrols watch` against the real server."""
+"""The command-line client: `livecontrols-client send` and `livecontrols-client watch` against the real server (a
+product of its own, so the server builds without SwiftNIO); the server's own commands answer as before."""
 import json
+import pathlib
 import subprocess
 
-from livecontrols_server import BINARY
+from livecontrols_server import BINARY, CLIENT_BINARY
 
 
 def run(*args, timeout=20):
-    return subprocess.run([BINARY, *args], capture_output=True, text=True, timeout=timeout)
+    return subprocess.run([CLIENT_BINARY, *args], capture_output=True, text=True, timeout=timeout)
 
 
 def test_send_prints_the_ack_and_exits_0(server):
@@ -35,7 +37,7 @@ def test_send_to_a_server_that_is_not_there_fails_clearly():
 
 
 def test_watch_prints_the_snapshot_and_each_patch(server):
-    watcher = subprocess.Popen([BINARY, "watch", "demo", "--url", server.ws_url, "--count", "3"],
+    watcher = subprocess.Popen([CLIENT_BINARY, "watch", "demo", "--url", server.ws_url, "--count", "3"],
                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     first = json.loads(watcher.stdout.readline())
     assert first["type"] == "snapshot"
@@ -51,7 +53,7 @@ def test_watch_prints_the_snapshot_and_each_patch(server):
 
 
 def test_watch_state_prints_the_live_document(server):
-    watcher = subprocess.Popen([BINARY, "watch", "demo", "--state", "--url", server.ws_url, "--count", "2"],
+    watcher = subprocess.Popen([CLIENT_BINARY, "watch", "demo", "--state", "--url", server.ws_url, "--count", "2"],
                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     first = json.loads(watcher.stdout.readline())
     run("send", "demo", "quantity", "set", '{"value": 77}', "--url", server.ws_url)
@@ -82,7 +84,7 @@ def test_watch_follows_a_restart_and_resumes(tmp_path):
     from livecontrols_server import Server
     data = tmp_path / "data"
     first = Server("--data-dir", str(data)).start()
-    watcher = subprocess.Popen([BINARY, "watch", "demo", "--url", first.ws_url, "--count", "4"],
+    watcher = subprocess.Popen([CLIENT_BINARY, "watch", "demo", "--url", first.ws_url, "--count", "4"],
                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     snapshot = json.loads(watcher.stdout.readline())
     c = first.client()
@@ -108,7 +110,7 @@ def test_watch_follows_a_restart_and_resumes(tmp_path):
 def test_watch_stops_with_status_2_when_the_server_api_disconnects_it(start_server):
     from api_client import API, API_KEY
     s = start_server("--api-key", API_KEY)
-    watcher = subprocess.Popen([BINARY, "watch", "demo", "--url", s.ws_url], stdout=subprocess.PIPE,
+    watcher = subprocess.Popen([CLIENT_BINARY, "watch", "demo", "--url", s.ws_url], stdout=subprocess.PIPE,
                                stderr=subprocess.PIPE, text=True)
     snapshot = json.loads(watcher.stdout.readline())
     session = next(iter(snapshot["state"]["presence"]))  # the watcher is the room's only member
@@ -153,3 +155,15 @@ def test_a_port_in_use_is_said_once_in_the_servers_words(tmp_path):
     assert done.returncode != 0
     assert "cannot listen on 127.0.0.1" in done.stderr
     assert not any(line.startswith(("E:", "W:", "N:")) or "] E: " in line for line in done.stderr.splitlines()), done.stderr
+
+
+def test_the_server_binary_holds_no_swiftnio_and_the_client_commands_are_their_own_product():
+    # The server needs none of SwiftNIO or BoringSSL (LiveControlsKit's WebSocket client brings them): they are not
+    # even linked in, so its first release build compiles none of them (issue 39).
+    server = pathlib.Path(BINARY).read_bytes()
+    assert b"NIOCore" not in server and b"BoringSSL" not in server
+    assert b"NIOCore" in pathlib.Path(CLIENT_BINARY).read_bytes()
+    usage = subprocess.run([BINARY, "--help"], capture_output=True, text=True, timeout=20).stdout
+    assert "watch" not in usage and "send" not in usage and "serve" in usage
+    usage = subprocess.run([CLIENT_BINARY, "--help"], capture_output=True, text=True, timeout=20).stdout
+    assert "watch" in usage and "send" in usage

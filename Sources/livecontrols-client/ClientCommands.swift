@@ -45,24 +45,8 @@ func printLine(_ value: JSONValue) {
 
 /// Says what failed on standard error; the exit status for a client failure.
 func clientFailure(_ error: any Error) -> ExitCode {
-    FileHandle.standardError.write(Data("livecontrols: \(error)\n".utf8))
+    FileHandle.standardError.write(Data("livecontrols-client: \(error)\n".utf8))
     return ExitCode(2)
 }
 
-/// `ROOM CONTROL INTENT [ARGS]`: one intent, as `send` (WebSocket) and `intent` (server API) take it.
-struct IntentArguments: ParsableArguments {
-    @Argument(help: "Room name.") var room: String
-    @Argument(help: "Control id, e.g. quantity.") var control: String
-    @Argument(help: "Intent, e.g. next, set, press.") var intent: String
-    @Argument(help: "Arguments as a JSON object, e.g. '{\"value\": 5}'.") var args: String?
-
-    /// ARGS as an object (nil when not given).
-    func parsedArgs() throws -> JSONObject? {
-        guard let args else { return nil }
-        guard let object = (try? JSONParser.parse(args))?.objectValue else {
-            throw ValidationError("ARGS must be a JSON object, e.g. '{\"value\": 5}'")
-        }
-        return object
-    }
-}
 

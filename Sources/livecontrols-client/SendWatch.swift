@@ -1,12 +1,13 @@
 import ArgumentParser
+import LiveControlsCommandLine
 import Foundation
 import LiveControlsKit
 
-/// `livecontrols send ROOM CONTROL INTENT [ARGS]`: one intent; prints the ack or error; exit 0 on ack.
+/// `livecontrols-client send ROOM CONTROL INTENT [ARGS]`: one intent; prints the ack or error; exit 0 on ack.
 struct Send: ParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Send one intent and print the server's ack or error (exit status 0 on ack, 1 on error, 2 when the server cannot be reached).",
-        discussion: #"Example: livecontrols send demo quantity set '{"value": 5}'"#
+        discussion: #"Example: livecontrols-client send demo quantity set '{"value": 5}'"#
     )
 
     @OptionGroup var target: IntentArguments
@@ -44,7 +45,7 @@ struct Send: ParsableCommand {
     }
 }
 
-/// `livecontrols watch ROOM`: prints the snapshot and every patch (or the live state) as JSON lines.
+/// `livecontrols-client watch ROOM`: prints the snapshot and every patch (or the live state) as JSON lines.
 struct Watch: ParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Join a room and print its snapshot and each patch as JSON lines, until interrupted.",
