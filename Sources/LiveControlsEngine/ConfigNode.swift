@@ -5,6 +5,9 @@ public struct ConfigError: Error, Equatable, Sendable, CustomStringConvertible {
     public var file: String
     public var path: String
     public var message: String
+    /// Where `path` is in the file (lines and columns from 1), when the config was read from text.
+    public var line: Int?
+    public var column: Int?
 
     public init(file: String = "<built-in>", path: String, message: String) {
         self.file = file
@@ -12,7 +15,10 @@ public struct ConfigError: Error, Equatable, Sendable, CustomStringConvertible {
         self.message = message
     }
 
-    public var description: String { "\(file): at \(path.isEmpty ? "/" : path): \(message)" }
+    public var description: String {
+        let place = line.map { ":\($0):\(column ?? 1)" } ?? ""
+        return "\(file)\(place): at \(path.isEmpty ? "/" : path): \(message)"
+    }
 }
 
 /// A value inside a config document that knows where it is, so every error can name its place.

@@ -107,7 +107,13 @@ public struct ServerConfig: Sendable {
             let (line, column) = Self.lineAndColumn(ofByte: error.offset, in: text)
             throw ConfigError(file: file, path: "", message: "not valid JSON: \(error.reason) at line \(line), column \(column)")
         }
-        try self.init(json: json, file: file, today: today)
+        do {
+            try self.init(json: json, file: file, today: today)
+        } catch {
+            var located = error
+            (located.line, located.column) = Self.lineAndColumn(ofByte: Self.offset(ofPointer: error.path, in: Array(text.utf8)), in: text)
+            throw located
+        }
     }
 
     /// Where byte `offset` of `text` is, as people count: lines and columns from 1, a column counting

@@ -5,7 +5,7 @@ struct LiveControlsCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "livecontrols",
         abstract: "A WebSocket live-sync server for shared UI controls.",
-        subcommands: [Serve.self, Rooms.self, State.self, Intent.self, Token.self],
+        subcommands: [Serve.self, ConfigCommand.self, Rooms.self, State.self, Intent.self, Token.self],
         defaultSubcommand: Serve.self
     )
 }

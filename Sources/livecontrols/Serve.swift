@@ -130,29 +130,12 @@ struct Serve: ParsableCommand {
     private func loadConfig() throws -> ServerConfig {
         let today = CivilDate.today(fromUnixSeconds: Int(time(nil)))
         guard let config else { return .builtin(today: today) }
-        var isDirectory: ObjCBool = false
-        guard FileManager.default.fileExists(atPath: config, isDirectory: &isDirectory) else {
-            throw ConfigFailure(message: "\(config): no such file (relative paths start from \(FileManager.default.currentDirectoryPath))")
-        }
-        guard !isDirectory.boolValue else {
-            throw ConfigFailure(message: "\(config): is a directory; --config takes a JSON file")
-        }
-        let text: String
-        do {
-            text = try String(contentsOfFile: config, encoding: .utf8)
-        } catch {
-            let readable = FileManager.default.isReadableFile(atPath: config)
-            throw ConfigFailure(message: "\(config): cannot read: \(readable ? "not UTF-8 text" : "permission denied")")
-        }
-        do {
-            return try ServerConfig(text: text, file: config, today: today)
-        } catch {
-            throw ConfigFailure(message: error.description)
-        }
+        return try ConfigFile.load(config, today: today)
     }
 }
 
-/// A config problem: printed as `livecontrols: config error: FILE: at PATH: WHAT`, exit status 2.
+/// A config problem: printed as `livecontrols: config error: FILE:LINE:COLUMN: at PATH: WHAT` (`serve` exits with status
+/// 1, `config --check` with 2).
 struct ConfigFailure: Error, CustomStringConvertible {
     var message: String
     var description: String { "config error: \(message)" }

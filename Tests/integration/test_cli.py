@@ -2,6 +2,7 @@
 product of its own, so the server builds without SwiftNIO); the server's own commands answer as before."""
 import json
 import pathlib
+import re
 import subprocess
 
 from livecontrols_server import BINARY, CLIENT_BINARY
@@ -167,3 +168,40 @@ def test_the_server_binary_holds_no_swiftnio_and_the_client_commands_are_their_o
     assert "watch" not in usage and "send" not in usage and "serve" in usage
     usage = subprocess.run([CLIENT_BINARY, "--help"], capture_output=True, text=True, timeout=20).stdout
     assert "watch" in usage and "send" in usage
+
+
+def test_config_prints_the_built_in_config_and_check_says_what_a_file_makes(tmp_path):
+    printed = subprocess.run([BINARY, "config"], capture_output=True, text=True, timeout=20)
+    assert printed.returncode == 0, printed.stderr
+    config = json.loads(printed.stdout)
+    assert config["defaultTemplate"] == "demo" and "demo" in config["templates"]
+    path = tmp_path / "mine.json"
+    config["templates"]["demo"]["controls"]["quantity"]["max"] = 9
+    config["rooms"]["lobby"] = {"template": "workshop"}
+    path.write_text(json.dumps(config, indent=2))
+    checked = subprocess.run([BINARY, "config", "--check", str(path)], capture_output=True, text=True, timeout=20)
+    assert checked.returncode == 0, checked.stderr
+    assert f"{path}: valid" in checked.stdout
+    assert "demo: quantity (stepper), person (list), onboarding (wizard), signup (form), month (pager)" in checked.stdout
+    assert "lobby (template workshop)" in checked.stdout
+
+
+def test_config_check_names_the_line_column_and_pointer_of_what_is_wrong(tmp_path):
+    config = json.loads(subprocess.run([BINARY, "config"], capture_output=True, text=True, timeout=20).stdout)
+    config["templates"]["demo"]["controls"]["quantity"]["max"] = "ninety-nine"
+    path = tmp_path / "bad.json"
+    text = json.dumps(config, indent=2)
+    path.write_text(text)
+    checked = subprocess.run([BINARY, "config", "--check", str(path)], capture_output=True, text=True, timeout=20)
+    assert checked.returncode == 2
+    match = re.search(rf"{re.escape(str(path))}:(\d+):(\d+): at /templates/demo/controls/quantity/max: ", checked.stderr)
+    assert match, checked.stderr
+    line, column = int(match.group(1)), int(match.group(2))
+    assert text.splitlines()[line - 1][column - 1:].startswith('"ninety-nine"'), "the place is the value itself"
+    # serve --config says the same.
+    served = subprocess.run([BINARY, "--port", "0", "--config", str(path)], capture_output=True, text=True, timeout=20)
+    assert served.returncode != 0 and f"{path}:{line}:{column}: at /templates/demo/controls/quantity/max" in served.stderr
+    # Not JSON at all: the parser's own place.
+    path.write_text('{"templates": {\n  "t": [}\n}')
+    checked = subprocess.run([BINARY, "config", "--check", str(path)], capture_output=True, text=True, timeout=20)
+    assert checked.returncode == 2 and "line 2, column" in checked.stderr, checked.stderr
