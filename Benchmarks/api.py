@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""The server API and webhooks under load, side by side in one run (paste the report into docs/BENCHMARKS.md).
+"""The server API and webhooks under load, side by side in one run (paste the report into docs/benchmarks/HISTORY.md).
 
 1. Intents per second through `POST /api/v1/rooms/{room}/intents` with HTTP/1.1 keep-alive (wrk, an independent
    load generator: 1 and 8 connections), against a server without webhooks and one that sends every event (`*`)

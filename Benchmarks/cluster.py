@@ -2,7 +2,7 @@
 """Cluster mode against one node: runs the load tool, interleaved, several repetitions, against
   (a) one node alone (no Redis), (b) one node in cluster mode (Redis in the path), (c) two nodes on one Redis,
   subscribers spread round-robin over both (node 0 joins first and owns the room; the driver is on node 1),
-and prints medians as Markdown (paste into docs/BENCHMARKS.md).
+and prints medians as Markdown (paste into docs/benchmarks/HISTORY.md).
 
 Usage: python3 Benchmarks/cluster.py [--repetitions 3] [--seconds 5] [--quick] [--json FILE]
 Needs: `redis-server` on PATH, release builds of `livecontrols` and of the tool. Redis runs without

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Runs the load tool against LiveControls, uWebSockets (socketify, a pub/sub relay: `uws_relay.py`) and the
-libwebsockets mirror, interleaved, several repetitions, and prints a Markdown report with medians (paste it into
-docs/BENCHMARKS.md).
+libwebsockets mirror, interleaved, several repetitions, and prints a Markdown report with medians: the summary at the
+top of docs/BENCHMARKS.md comes from it (the full report goes into docs/benchmarks/HISTORY.md).
 
 Usage: python3 Benchmarks/compare.py [--repetitions 3] [--seconds 5] [--quick] [--only SCENARIO ...]
                                      [--json Benchmarks/results.json] [--svg docs/benchmarks.svg]

@@ -10,7 +10,7 @@ With --intents-per-second, another client sends that many `next` intents a secon
 room, whose fan-out can leave the server's writing behind (the room then pauses, `livecontrols_room_pauses_total`).
 
 Needs release builds of `livecontrols` and of the tool (`swift build -c release --package-path Benchmarks`).
-Prints a Markdown table for docs/BENCHMARKS.md."""
+Prints a Markdown table for docs/benchmarks/HISTORY.md."""
 import argparse
 import statistics
 

@@ -2,7 +2,7 @@
 """What durable acks cost: intent→ack latency and pipelined throughput, in memory vs with --data-dir.
 
 Usage: python3 Benchmarks/persistence_cost.py [BINARY]   (default .build/release/livecontrols)
-Prints a Markdown table; docs/BENCHMARKS.md keeps the numbers of a run.
+Prints a Markdown table; docs/benchmarks/HISTORY.md keeps the numbers of a run.
 """
 import pathlib
 import statistics

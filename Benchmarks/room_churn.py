@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Room churn: rounds of N rooms, each created by a join and left at once, against a server that unloads idle
 rooms (`--room-idle-seconds 1`) and one that keeps them (`0`). Prints loaded rooms and server RSS after each
-round and after the idle time; a Markdown table at the end (docs/BENCHMARKS.md, "Room churn").
+round and after the idle time; a Markdown table at the end (docs/benchmarks/HISTORY.md, "Room churn").
 
 Usage: python3 Benchmarks/room_churn.py [--rooms 10000] [--rounds 3]
 Needs the release build of `livecontrols` and the Python package `websocket-client` (the test suite's).

@@ -9,7 +9,7 @@ Every client socket is an open file, in the server and in the load tool: the run
 the hard open-file limit (`ulimit -Hn`) lets both processes hold (each raises its soft limit to it) and says when
 that is fewer than `--connections`. The tool spreads its sockets over local addresses 127.0.0.2… (one address gives
 ~28,000 connections to one server port). Needs release builds of `livecontrols` and of the tool
-(`swift build -c release --package-path Benchmarks`). Prints a Markdown table for docs/BENCHMARKS.md.
+(`swift build -c release --package-path Benchmarks`). Prints a Markdown table for docs/benchmarks/HISTORY.md.
 """
 import argparse
 import json

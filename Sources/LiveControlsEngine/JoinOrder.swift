@@ -1,7 +1,7 @@
 /// A room's members in the order they joined. A leave costs O(1) amortized: the session is noted as departed and
 /// skipped, and the order is compacted once departed sessions are half of it — removing each leaver from an array at
 /// once cost O(members) per leave, so a crowd of 9,000 leaving together cost O(n²) string comparisons (~1 s of the
-/// room's queue, docs/BENCHMARKS.md). A session that joins again while its old place is still noted is compacted out
+/// room's queue, docs/benchmarks/HISTORY.md). A session that joins again while its old place is still noted is compacted out
 /// first (O(n) then: one client leaving and joining the same room again, which its rate limit paces), so it appears
 /// once, at the end.
 struct JoinOrder: Sequence {

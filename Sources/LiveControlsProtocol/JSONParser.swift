@@ -162,7 +162,7 @@ public struct JSONParser {
                 let slice = UnsafeBufferPointer(rebasing: bytes[start..<index])
                 if ascii {
                     // Plain ASCII is valid UTF-8: no validation (the generic `String(validating:)` was a tenth of an
-                    // intent's instructions, docs/BENCHMARKS.md).
+                    // intent's instructions, docs/benchmarks/HISTORY.md).
                     index += 1
                     return String(decoding: slice, as: UTF8.self)
                 }

@@ -82,7 +82,7 @@ public enum JSONValue: Sendable, Equatable {
 ///
 /// The members live in one array in order; a small object (most are: a control's render, a message) finds a key by
 /// comparing it with each (a short key compares faster than it hashes), a large one (a room's presence, a big item)
-/// also keeps a dictionary of positions. Measured with callgrind on the fan-out path (docs/BENCHMARKS.md): the
+/// also keeps a dictionary of positions. Measured with callgrind on the fan-out path (docs/benchmarks/HISTORY.md): the
 /// dictionary-and-key-list form hashed every key on each insert, lookup and iteration step.
 public struct JSONObject: Sendable, Equatable, Sequence {
     public typealias Element = (key: String, value: JSONValue)
@@ -182,7 +182,7 @@ public struct JSONObject: Sendable, Equatable, Sequence {
 
     /// Whether both are one storage (a copy, not a rebuild): then they are the same in every respect, key order and
     /// spellings and number types included. O(1): a list renders its items' kept objects again for every intent, and
-    /// comparing each member by member was most of a step's cost in a long list (docs/BENCHMARKS.md, Stop 40).
+    /// comparing each member by member was most of a step's cost in a long list (docs/benchmarks/HISTORY.md, Stop 40).
     public func sharesStorage(with other: JSONObject) -> Bool {
         entries.count == other.entries.count
             && entries.withUnsafeBufferPointer { a in other.entries.withUnsafeBufferPointer { b in a.baseAddress == b.baseAddress } }

@@ -10,7 +10,7 @@ import LiveControlsProtocol
 ///
 /// The bytes are one plain allocation owned by the frame (the runtime's only pointer code, all of it in this
 /// file): a transport reads them once per delivery, and through a stored pointer that costs no reference
-/// counting, where an array's storage cost a retain and a release per delivery (docs/BENCHMARKS.md,
+/// counting, where an array's storage cost a retain and a release per delivery (docs/benchmarks/HISTORY.md,
 /// "Runtime and transport apart").
 public final class Frame: @unchecked Sendable {
     /// Bytes reserved in front of the payload (libwebsockets' `LWS_PRE` is 16 on 64-bit systems).

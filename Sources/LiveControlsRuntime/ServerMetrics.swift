@@ -17,7 +17,7 @@ package final class ServerMetrics: Sendable {
     package static let contentType = "text/plain; version=0.0.4; charset=utf-8"
 
     /// Upper bounds of `livecontrols_hold_tick_lateness_seconds`' buckets: fine from 50 µs to 1 ms, where an
-    /// idle server's timers land (docs/BENCHMARKS.md: p50 ≈ 140 µs, p99 ≈ 0.3–0.6 ms), coarse up to 1 s
+    /// idle server's timers land (docs/benchmarks/HISTORY.md: p50 ≈ 140 µs, p99 ≈ 0.3–0.6 ms), coarse up to 1 s
     /// for a starved machine; anything later counts in `+Inf` only.
     static let latenessBuckets: [Duration] = [
         .microseconds(50), .microseconds(100), .microseconds(150), .microseconds(200), .microseconds(300),

@@ -8,7 +8,7 @@ import LiveControlsEngine
 ///
 /// A Dispatch timer reaches its handler through two threads — Dispatch's timer thread, then a worker of the pool —
 /// and when every core is busy (a hold ticking to 10,000 clients keeps the service thread sending), each waits for
-/// a running thread's scheduling slice to end: milliseconds (docs/BENCHMARKS.md). This thread runs at real-time
+/// a running thread's scheduling slice to end: milliseconds (docs/benchmarks/HISTORY.md). This thread runs at real-time
 /// priority (SCHED_FIFO 1) where the process may have it (CAP_SYS_NICE, or an RLIMIT_RTPRIO of 1: systemd's
 /// `LimitRTPRIO=1`, compose's `ulimits: rtprio`), so it runs as soon as it wakes; otherwise it asks for 100 µs slices
 /// (`lc_request_slice`, Linux 6.12 and later, no privilege needed: under EEVDF a waking thread with a shorter slice

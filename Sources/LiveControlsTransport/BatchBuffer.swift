@@ -19,7 +19,7 @@ final class BatchBuffer {
     /// Frames the messages into the buffer; returns the first byte (after `LWS_PRE` headroom) and the length.
     func frame(_ frames: ArraySlice<Frame>) -> (UnsafeMutablePointer<UInt8>, Int) {
         // Through the slice's storage: the frames are read where they are, without a retain and a release of each per
-        // pass (~40 instructions a frame, docs/BENCHMARKS.md).
+        // pass (~40 instructions a frame, docs/benchmarks/HISTORY.md).
         frames.withUnsafeBufferPointer { frames in
             var needed = 0
             for i in frames.indices { needed += FrameHeader.maxLength + frames[i].count }

@@ -7,7 +7,7 @@ import LiveControlsRuntime
 ///
 /// The budget applies while clients of rooms that are not crowded are about (a message for such a room in the last
 /// 500 ms, `LiveControlsServer.handleMessage`): a crowd alone has every pass to itself (cutting its passes short cost
-/// a fifth to a third of fan-out to 10,000, docs/BENCHMARKS.md).
+/// a fifth to a third of fan-out to 10,000, docs/benchmarks/HISTORY.md).
 /// Past the budget (3 ms), only small writes without a crowd's frame go (`Outbox.next(bulk: false)`: an ack, a
 /// quiet room's patch); a connection with more (a large room's fan-out, a fragment of a big snapshot) waits for a
 /// turn, first come first served. After each pass the first ones get a writable callback and a turn (one write each),
@@ -18,7 +18,7 @@ import LiveControlsRuntime
 struct WriteTurns {
     /// CPU time per pass after which only small writes go (the rest wait for a turn). 3 ms, not the 10 ms it was: with
     /// 3,000 clients flooding one room with intents, a quiet room's intent p99 went from 60–86 ms to 33–43 ms
-    /// (Benchmarks/fairness.py, docs/BENCHMARKS.md "Stop 40"); a crowd alone keeps whole passes (`enforcing`).
+    /// (Benchmarks/fairness.py, docs/benchmarks/HISTORY.md "Stop 40"); a crowd alone keeps whole passes (`enforcing`).
     static let passMicroseconds = 3_000
 
     /// When the connection first in line has waited longer than this, the writing is behind: large rooms pause.

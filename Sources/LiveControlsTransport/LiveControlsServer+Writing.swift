@@ -208,7 +208,7 @@ extension LiveControlsServer {
     }
 
     /// Writes framed bytes. On a plain TCP socket of its own (`Connection.socket`) with nothing of lws's waiting to go
-    /// first, with one `send()`: lws's write path costs ~550 instructions a call in Debian's build (docs/BENCHMARKS.md,
+    /// first, with one `send()`: lws's write path costs ~550 instructions a call in Debian's build (docs/benchmarks/HISTORY.md,
     /// "Stop 37"). What the socket does not take at once is handed to lws, which keeps it and sends it before anything
     /// else of this connection's (its pongs, and the close frame of a close we asked for) when the socket can take more —
     /// the same as when lws's own write is partial (docs/ARCHITECTURE.md, "Writing"). A TLS connection or an HTTP/2 stream is always written through lws.

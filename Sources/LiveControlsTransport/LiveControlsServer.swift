@@ -51,7 +51,7 @@ public final class LiveControlsServer: @unchecked Sendable {
     let writeBatch = BatchBuffer()
     /// Large writes' share of each pass (`LiveControlsServer+WriteBudget.swift`). Touched on every write: exclusive by
     /// being the service thread's alone (asserted where it is used), so not checked again at run time — a dynamic
-    /// exclusivity check costs ~80 instructions an access (docs/BENCHMARKS.md, "Stop 37").
+    /// exclusivity check costs ~80 instructions an access (docs/benchmarks/HISTORY.md, "Stop 37").
     @exclusivity(unchecked) var writeTurns = WriteTurns()
     var drainDeadline: DispatchTime = .distantFuture
     /// Past the grace, closes wait for rooms (their durable acks) until this (`ServerOptions.shutdownRoomWaitMilliseconds`).

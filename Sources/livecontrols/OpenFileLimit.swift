@@ -11,7 +11,7 @@ import Logging
 /// (up to the hard limit; a process allowed to, such as root, raises the hard limit too), before libwebsockets
 /// sizes its tables from it. A soft limit far above what `--max-connections` needs (containers often start with
 /// 1,048,576) is lowered to twice that: libwebsockets 4.1 as Debian builds it walks its whole descriptor table — one
-/// entry per file the limit allows — on every close, so each close would cost a million steps (docs/BENCHMARKS.md).
+/// entry per file the limit allows — on every close, so each close would cost a million steps (docs/benchmarks/HISTORY.md).
 /// Twice keeps room for what `--max-connections` does not count (handshakes under way, refused connections closing,
 /// HTTP requests, webhook and Redis sockets).
 enum OpenFileLimit {

@@ -69,7 +69,7 @@ func connectAll(_ loop: Loop, target: Target, count: Int, inFlight: Int = 256, t
                 case .mirror:
                     // The mirror has no join: a ping, answered to this client alone, is its exchange. It
                     // leaves the client's TCP socket in the state a LiveControls join leaves it in (see
-                    // docs/BENCHMARKS.md, "Same client state for both servers").
+                    // docs/benchmarks/HISTORY.md, "Same client state for both servers").
                     conn.onPong = { conn in
                         guard !conn.joined else { return }
                         conn.joined = true

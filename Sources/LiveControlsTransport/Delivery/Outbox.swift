@@ -248,7 +248,7 @@ struct Outbox {
     /// of the old storage, which it keeps alive; emptying `frames` here does not touch it.)
     private mutating func drained() {
         // One frame (a write of `.one`, the usual case) leaves through the array's own fast path; the generic
-        // `removeAll(keepingCapacity:)` cost ~180 instructions a delivery (docs/BENCHMARKS.md, "Stop 37").
+        // `removeAll(keepingCapacity:)` cost ~180 instructions a delivery (docs/benchmarks/HISTORY.md, "Stop 37").
         if frames.count == 1 { frames.removeLast() } else { frames.removeAll(keepingCapacity: true) }
         head = 0
         bytes = 0
