@@ -18,33 +18,18 @@ import argparse
 import itertools
 import json
 import pathlib
-import subprocess
 import threading
 import time
 
 import websocket
 
 from compare import SERVER, TOOL
-from overload import start_server
+from overload import start_server, tool
 
 FLOODS = {
     "presence": dict(clients=500, rate=18, message="presence"),
     "intents": dict(clients=3000, rate=10, message="intent"),
 }
-
-
-def flood(port: int, pid: int, clients: int, rate: int, message: str, seconds: float):
-    proc = subprocess.Popen([str(TOOL), "overload", "--port", str(port), "--server-pid", str(pid), "--clients", str(clients),
-                             "--rate", str(rate), "--message", message, "--seconds", str(seconds), "--room", "flood"],
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    flooding = threading.Event()
-
-    def watch():
-        for line in proc.stderr:
-            if "flooding:" in line:
-                flooding.set()
-    threading.Thread(target=watch, daemon=True).start()
-    return proc, flooding
 
 
 def intent_probe(port: int, stop: threading.Event, rtts: list[float], closes: list[str]) -> None:
@@ -123,7 +108,7 @@ def measure(binary: pathlib.Path, name: str | None, seconds: float) -> dict:
         if name is None:
             return summary(*probes(port, seconds))
         f = FLOODS[name]
-        run, flooding = flood(port, proc.pid, f["clients"], f["rate"], f["message"], seconds)
+        run, flooding = tool(port, proc.pid, f["clients"], f["rate"], seconds, "flood", f["message"])
         if not flooding.wait(timeout=300):
             raise RuntimeError("the flood's clients did not join")
         stop = threading.Event()

@@ -33,10 +33,11 @@ def start_server(binary: pathlib.Path):
                  lambda line: (m := re.search(r"127\.0\.0\.1:(\d+)/", line)) and int(m.group(1)))
 
 
-def tool(port: int, pid: int, clients: int, rate: int, seconds: float, room: str) -> tuple[subprocess.Popen, threading.Event]:
-    """The flood, and an event set once its clients have joined and it floods."""
+def tool(port: int, pid: int, clients: int, rate: int, seconds: float, room: str,
+         message: str = "intent") -> tuple[subprocess.Popen, threading.Event]:
+    """The flood (`message`: intent or presence), and an event set once its clients have joined and it floods."""
     proc = subprocess.Popen([str(TOOL), "overload", "--port", str(port), "--server-pid", str(pid), "--clients", str(clients),
-                             "--rate", str(rate), "--seconds", str(seconds), "--room", room],
+                             "--rate", str(rate), "--message", message, "--seconds", str(seconds), "--room", room],
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     flooding = threading.Event()
 

@@ -13,18 +13,24 @@ from rawws import RawClient
 ITEM = "x" * 20_000
 
 
-def test_what_a_full_socket_did_not_take_still_arrives_whole_and_in_order(start_server):
-    # Each append is one ~40 KB patch (the item and its label), written to the stuck client as soon as it is made (one
-    # intent at a time: a quiet room's direct write), so 150 of them (6 MB) pass what its socket and the server's can
-    # hold: one write is cut short (with a 4 KiB receive buffer, the ~30th here, after ~1.4 KB of it), and every write
-    # after it must wait behind the rest of that one.
-    # (Checked: with the rest of a short write dropped, the client reads a frame header inside a message.)
+def stuck_client_and_driver(start_server):
+    """A server without rate limits, a client of `demo` with a 4 KiB receive buffer that will not read, and a driver."""
     server = start_server("--rate", "100000", "--burst", "100000")
     stuck = RawClient(server.port, recv_buffer=4096)
     assert stuck.read_json()["type"] == "welcome"
     stuck.send_text({"type": "join", "room": "demo", "name": "stuck"})
     driver = server.client()
     driver.join()
+    return server, stuck, driver
+
+
+def test_what_a_full_socket_did_not_take_still_arrives_whole_and_in_order(start_server):
+    # Each append is one ~40 KB patch (the item and its label), written to the stuck client as soon as it is made (one
+    # intent at a time: a quiet room's direct write), so 150 of them (6 MB) pass what its socket and the server's can
+    # hold: one write is cut short (with a 4 KiB receive buffer, the ~30th here, after ~1.4 KB of it), and every write
+    # after it must wait behind the rest of that one.
+    # (Checked: with the rest of a short write dropped, the client reads a frame header inside a message.)
+    server, stuck, driver = stuck_client_and_driver(start_server)
     target = None
     for i in range(150):
         ack = driver.intent("person", "append", {"value": {"name": ITEM, "age": i}})
@@ -63,12 +69,7 @@ def test_a_client_that_half_closes_while_a_write_waits_for_it_does_not_stall_the
     # its peer's end (FIN): it closes, the close waits for the write to flush, and it services the same socket again —
     # every client stalled, SIGTERM too (found by Benchmarks/fairness.py: 3,000 clients of a flooded room exiting at
     # once). The server stops reading such a connection until the rest has gone out.
-    server = start_server("--rate", "100000", "--burst", "100000")
-    stuck = RawClient(server.port, recv_buffer=4096)
-    assert stuck.read_json()["type"] == "welcome"
-    stuck.send_text({"type": "join", "room": "demo", "name": "stuck"})
-    driver = server.client()
-    driver.join()
+    server, stuck, driver = stuck_client_and_driver(start_server)
     for i in range(150):
         assert driver.intent("person", "append", {"value": {"name": ITEM, "age": i}})["type"] == "ack"
     stuck.sock.shutdown(socket.SHUT_WR)  # FIN, and never read
