@@ -60,6 +60,9 @@ public protocol HoldableControl: Control {
     func canStep(_ direction: Direction) -> Bool
     /// Takes one step; only called when `canStep(direction)`.
     mutating func step(_ direction: Direction)
+    /// Takes `count` steps (≥ 1) at once, as `count` calls of `step` would, stopping at a bound the control does not
+    /// wrap past; only called when `canStep(direction)`. In closed form: `count` may be 2^53 − 1.
+    mutating func step(_ direction: Direction, count: Int)
 }
 
 extension HoldableControl {
@@ -73,10 +76,11 @@ extension HoldableControl {
     /// `holding` as rendered: null, or who holds and in which direction.
     public var holdingJSON: JSONValue { hold?.json ?? .null }
 
-    /// `next`/`prev`: one step, refused at a bound.
-    public mutating func move(_ direction: Direction) throws(IntentError) -> ControlEvents {
+    /// `next`/`prev {count}`: `count` steps (1 unless given), stopping at a bound the control does not wrap past;
+    /// refused only when not even one step is possible.
+    public mutating func move(_ direction: Direction, count: Int = 1) throws(IntentError) -> ControlEvents {
         guard canStep(direction) else { throw IntentError(.atBound, "cannot go \(direction.rawValue): at the bound") }
-        step(direction)
+        if count == 1 { step(direction) } else { step(direction, count: count) }
         var events = ControlEvents()
         if let hold, !canStep(hold.direction) {
             self.hold = nil
@@ -154,8 +158,8 @@ extension HoldableControl {
     /// Handles `next`, `prev`, `press`, `release`; nil for any other intent.
     public mutating func applySequential(_ intent: String, args: IntentArgs, by session: SessionID, at now: Instant) throws(IntentError) -> ControlEvents? {
         switch intent {
-        case "next": return try move(.next)
-        case "prev": return try move(.prev)
+        case "next": return try move(.next, count: try args.count())
+        case "prev": return try move(.prev, count: try args.count())
         case "press": return try press(try args.direction(), by: session, at: now)
         case "release": return try release(by: session)
         default: return nil

@@ -65,6 +65,17 @@ public struct IntentArgs: Sendable {
         return s
     }
 
+    /// The largest `count` a relative move takes: 2^53 − 1, JSON's safe integer.
+    public static let maxCount = 9_007_199_254_740_991
+
+    /// `args.count` of a relative move (`next`/`prev`): 1 when absent or null, else an integer in 1…2^53 − 1.
+    public func count(_ key: String = "count") throws(IntentError) -> Int {
+        guard let v = object[key], v != .null else { return 1 }
+        guard case .int(let n) = v else { throw IntentError(.invalidArgs, "args.\(key) must be an integer, got \(describe(v))") }
+        guard (1...Self.maxCount).contains(n) else { throw IntentError(.invalidArgs, "args.\(key) must be 1…\(Self.maxCount), got \(n)") }
+        return n
+    }
+
     public func direction(_ key: String = "direction") throws(IntentError) -> Direction {
         let s = try string(key)
         guard let d = Direction(rawValue: s) else { throw IntentError(.invalidArgs, "args.\(key) must be \"next\" or \"prev\", got \"\(s)\"") }

@@ -183,10 +183,20 @@ public struct ListStepper: HoldableControl {
         return direction == .next ? i < n - 1 : i > 0
     }
 
-    public mutating func step(_ direction: Direction) {
+    public mutating func step(_ direction: Direction) { step(direction, count: 1) }
+
+    /// `count` items on, wrapping around the ends (`wrap`) or stopping at the last (first) item.
+    public mutating func step(_ direction: Direction, count: Int) {
         let flat = items
         guard let selected, let i = flat.firstIndex(where: { $0.id == selected }), !flat.isEmpty else { return }
-        let j = direction == .next ? (i + 1) % flat.count : (i - 1 + flat.count) % flat.count
+        let n = flat.count
+        let j: Int
+        if wrap {
+            let k = count % n
+            j = direction == .next ? (i + k) % n : (i - k + n) % n
+        } else {
+            j = direction == .next ? i + Swift.min(count, n - 1 - i) : i - Swift.min(count, i)
+        }
         self.selected = flat[j].id
     }
 

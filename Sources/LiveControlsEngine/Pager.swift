@@ -85,6 +85,14 @@ public struct Pager: HoldableControl {
         if let p = neighbour(direction == .next ? 1 : -1) { position = p }
     }
 
+    /// `count` steps on, or as many as fit before the bound (pagers do not wrap; positions stay on the step grid).
+    public mutating func step(_ direction: Direction, count: Int) {
+        // Both bounds are within ±(2^53 − 1), so the distance to one fits an Int.
+        let room = direction == .next ? (bounds.upperBound - position) / step : (position - bounds.lowerBound) / step
+        let n = Swift.min(count, room)
+        if let p = neighbour(direction == .next ? n : -n) { position = p }
+    }
+
     public mutating func apply(_ intent: String, args: IntentArgs, by session: SessionID, at now: Instant, room: RoomView) throws(IntentError) -> ControlEvents {
         if let events = try applySequential(intent, args: args, by: session, at: now) { return events }
         if intent == "refresh" {

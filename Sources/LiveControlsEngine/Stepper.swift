@@ -52,6 +52,29 @@ public struct Stepper: HoldableControl {
         }
     }
 
+    /// `count` steps at once, exactly as `count` calls of `step(_:)` would go: clamped to the bound it passes, and with
+    /// `wrap` on from that bound to the other one and round the cycle (in closed form: `count` may be 2^53 − 1).
+    public mutating func step(_ direction: Direction, count: Int) {
+        switch direction {
+        case .next: value = Self.advance(value, by: count, step: step, min: min, max: max, wrap: wrap)
+        case .prev: value = -Self.advance(-value, by: count, step: step, min: -max, max: -min, wrap: wrap)  // mirrored
+        }
+    }
+
+    /// `value` moved `count` steps toward `max`; `min < max`, all within ±(2^53 − 1).
+    static func advance(_ value: Int, by count: Int, step: Int, min: Int, max: Int, wrap: Bool) -> Int {
+        /// `from` moved `n` steps up, clamped at `max`.
+        func up(_ from: Int, _ n: Int) -> Int {
+            let (d, overflow) = n.multipliedReportingOverflow(by: step)
+            return overflow || d >= max - from ? max : from + d
+        }
+        guard wrap else { return up(value, count) }
+        let toMax = (max - value + step - 1) / step  // steps that reach max (0 at max)
+        if count <= toMax { return up(value, count) }
+        let cycle = (max - min + step - 1) / step + 1  // min → … → max → min
+        return up(min, (count - toMax - 1) % cycle)
+    }
+
     public mutating func apply(_ intent: String, args: IntentArgs, by session: SessionID, at now: Instant, room: RoomView) throws(IntentError) -> ControlEvents {
         if let events = try applySequential(intent, args: args, by: session, at: now) { return events }
         guard intent == "set" else { throw Self.unknownIntent(intent, known: Self.intents) }

@@ -43,12 +43,14 @@ final class ClientServerTests: XCTestCase {
         let bob = try await client(server, name: "Bob").join("demo")
         try await XCTUnwrap(ann.stepper("quantity")).set(40)
         try await XCTUnwrap(bob.stepper("quantity")).next()
+        try await XCTUnwrap(bob.stepper("quantity")).next(count: 5)
+        try await XCTUnwrap(ann.stepper("quantity")).prev(count: 4)
         let list = try XCTUnwrap(bob.list("person"))
         try await list.select(list.items[2].id)
         try await XCTUnwrap(ann.form("signup")).set("account", "email", to: "ann@example.com")
         try await eventually("both rooms at one version") { ann.version == bob.version }
         XCTAssertEqual(ann.state, bob.state)
-        XCTAssertEqual(ann.stepper("quantity")?.value, 41)
+        XCTAssertEqual(ann.stepper("quantity")?.value, 42, "40, +1, +5, −4")
         XCTAssertEqual(ann.list("person")?.selectedLabel, "Joe: —")
         XCTAssertEqual(bob.form("signup")?.element("account")?.fields.first?.value, "ann@example.com")
         XCTAssertEqual(ann.members.map(\.name), ["Ann", "Bob"])
@@ -67,6 +69,7 @@ final class ClientServerTests: XCTestCase {
         await expectRefusal(.outOfRange, "set past max") { try await stepper.set(1000) }
         try await stepper.set(99)
         await expectRefusal(.atBound, "next at max") { try await stepper.next() }
+        await expectRefusal(.invalidArgs, "a count below 1") { try await stepper.prev(count: 0) }
         await expectRefusal(.notHolder, "release without a hold") { try await stepper.control.send("release") }
         await expectRefusal(.invalidArgs, "press without a direction") { try await stepper.control.send("press") }
         await expectRefusal(.unknownIntent, "an intent the kind lacks") { try await stepper.control.send("fly") }

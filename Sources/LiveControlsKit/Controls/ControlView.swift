@@ -36,10 +36,15 @@ extension SequentialControl {
         return HoldInfo(session: session, direction: direction)
     }
 
-    /// One step forward; throws `at_bound` at the end of a control that does not wrap.
-    @discardableResult public func next() async throws -> Int { try await control.send("next") }
-    /// One step back.
-    @discardableResult public func prev() async throws -> Int { try await control.send("prev") }
+    /// `count` steps forward (default 1) in one change, as `count` single steps would go: a control that does not
+    /// wrap stops at its end, and throws `at_bound` only when already there.
+    @discardableResult public func next(count: Int = 1) async throws -> Int {
+        try await control.send("next", count == 1 ? [:] : ["count": .int(count)])
+    }
+    /// `count` steps back (default 1).
+    @discardableResult public func prev(count: Int = 1) async throws -> Int {
+        try await control.send("prev", count == 1 ? [:] : ["count": .int(count)])
+    }
 
     /// Starts hold-to-repeat: one step at once, then the server repeats until the returned ``Hold`` ends.
     public func press(_ direction: Direction) async throws -> Hold {
