@@ -48,6 +48,8 @@ export class LiveRoom extends EventTarget {
     this.name = name;
     this.template = template;
     this.session = null;
+    /** The server's clock minus this page's, in ms, from the last `welcome` (0 before it). */
+    this.serverClockOffset = 0;
     this.epoch = null;
     this.shownEpoch = null; // the epoch of the state shown (kept when a gap drops `epoch` to ask for a snapshot)
     this.version = null;
@@ -177,6 +179,11 @@ export class LiveRoom extends EventTarget {
   unclaim(control, target = "*", reason = "release") { return this.request({ type: "unclaim", room: this.room, control, target, reason }); }
 
   /** After a (re)join: the presence data this client keeps, sent again for the session now in the room. */
+  /** This page's clock (ms since 1970, as `Date.now()`) at a server time — a toggle's `holding.until`. */
+  localTime(serverTime) {
+    return serverTime - this.serverClockOffset;
+  }
+
   restorePresence() {
     if (Object.keys(this.presenceData).length > 0) this.request({ type: "presence", room: this.room, data: this.presenceData }).catch(() => {});
   }
@@ -185,6 +192,8 @@ export class LiveRoom extends EventTarget {
     switch (msg.type) {
       case "welcome":
         this.session = msg.session;
+        // Server time minus ours (ms): moments in states (a toggle's holding.until) are in server time.
+        if (Number.isInteger(msg.serverTime)) this.serverClockOffset = msg.serverTime - Date.now();
         this.join();
         break;
       case "snapshot":

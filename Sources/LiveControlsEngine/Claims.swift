@@ -70,7 +70,7 @@ public enum ClaimEndReason: String, Sendable {
         case .reset: self = .reset
         case .restart: self = .restart
         case .failover: self = .failover
-        case .bound, .replaced: self = .release
+        case .bound, .replaced, .confirmed: self = .release
         }
     }
 }

@@ -22,6 +22,8 @@ public enum HoldEndReason: String, Sendable {
     case failover
     /// The room was reset to its template (the server API), which ends every hold.
     case reset
+    /// A toggle's confirming hold lasted its `confirmHoldMs`: the toggle switched.
+    case confirmed
 }
 
 /// A hold that ended, and why.
@@ -36,7 +38,13 @@ public struct ControlEvents: Sendable, Equatable {
     public var ended: [HoldEnd] = []
     /// Set when a timer step applied repeat number `tick` (1 = first repeat after the delay).
     public var tick: Int? = nil
-    public init(ended: [HoldEnd] = [], tick: Int? = nil) { self.ended = ended; self.tick = tick }
+    /// An intent the room runs as the server in the same change (a timer's `then` when it finishes).
+    public var then: ServerIntent? = nil
+    public init(ended: [HoldEnd] = [], tick: Int? = nil, then: ServerIntent? = nil) {
+        self.ended = ended
+        self.tick = tick
+        self.then = then
+    }
     public static let none = ControlEvents()
 }
 
@@ -59,6 +67,9 @@ public protocol Control: Sendable {
     func reads(_ id: ControlID) -> Bool
     /// Whether any control of this kind reads others (`reads(_:)` can be true): rooms without one skip the check.
     static var readsOtherControls: Bool { get }
+    /// Whether the kind is dragged: a client sends its `set`/`nudge` at display rate and the room coalesces them, so
+    /// each costs a fraction of a message toward the rate limit (a range).
+    static var takesDrags: Bool { get }
     /// Whether `target` names a part of the control a session may claim (`Claim`); `*`, the whole control, always
     /// may be claimed and is not asked.
     func isClaimTarget(_ target: String) -> Bool
@@ -78,12 +89,16 @@ public protocol Control: Sendable {
     mutating func sessionLeft(_ session: SessionID, reason: HoldEndReason) -> ControlEvents
     /// Who holds the control right now, if anyone.
     var holder: SessionID? { get }
+    /// The room's clock, after the control was made or loaded in this process: a control whose state names moments in
+    /// server time (a running timer's `endsAt`) places them on the monotonic clock its `wakeDeadline` is on.
+    mutating func adopt(clock: WallClock)
 }
 
 extension Control {
     public func render(in room: RoomView) -> JSONValue { render() }
     public func reads(_ id: ControlID) -> Bool { false }
     public static var readsOtherControls: Bool { false }
+    public static var takesDrags: Bool { false }
     public func isClaimTarget(_ target: String) -> Bool { false }
     public func reach(of intent: String, args: IntentArgs) -> IntentReach { .whole }
     public var stateBytes: Int { 512 }
@@ -91,6 +106,7 @@ extension Control {
     public mutating func wake(at now: Instant) -> ControlEvents { .none }
     public mutating func sessionLeft(_ session: SessionID, reason: HoldEndReason) -> ControlEvents { .none }
     public var holder: SessionID? { nil }
+    public mutating func adopt(clock: WallClock) {}
 
     /// The error for an intent the kind does not have.
     public static func unknownIntent(_ intent: String, known: [String]) -> IntentError {
@@ -101,6 +117,11 @@ extension Control {
 /// Read-only access to a room's controls while one of them applies an intent.
 public struct RoomView: Sendable {
     let controls: [ControlID: any Control]
-    public init(controls: [ControlID: any Control]) { self.controls = controls }
+    /// The room's server time (`WallClock`), for a state that names a moment.
+    public let clock: WallClock
+    public init(controls: [ControlID: any Control], clock: WallClock = .fixed(unixMillisecondsAtZero: 0)) {
+        self.controls = controls
+        self.clock = clock
+    }
     public func control(_ id: ControlID) -> (any Control)? { controls[id] }
 }

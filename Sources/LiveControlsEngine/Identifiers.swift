@@ -53,6 +53,12 @@ public struct IntentArgs: Sendable {
         return i
     }
 
+    public func bool(_ key: String) throws(IntentError) -> Bool {
+        let v = try value(key)
+        guard case .bool(let b) = v else { throw IntentError(.invalidArgs, "args.\(key) must be true or false, got \(v.typeName)") }
+        return b
+    }
+
     public func string(_ key: String) throws(IntentError) -> String {
         let v = try value(key)
         guard let s = v.stringValue else { throw IntentError(.invalidArgs, "args.\(key) must be a string, got \(v.typeName)") }

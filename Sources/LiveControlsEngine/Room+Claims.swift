@@ -96,7 +96,7 @@ extension Room {
     func claimPolicy(_ id: ControlID) -> ClaimPolicy { claimPolicies[id] ?? ClaimPolicy() }
 
     /// The earliest instant control `id` needs waking: its own deadline or its earliest claim's lease.
-    func wakeDeadline(of id: ControlID) -> Instant? {
+    public func wakeDeadline(of id: ControlID) -> Instant? {
         let own = controls[id]?.wakeDeadline
         guard let earliest = claims[id]?.lazy.map(\.until).filter({ $0 != Claim.restoredLease }).min() else { return own }
         return own.map { min($0, earliest) } ?? earliest

@@ -41,7 +41,7 @@ extension Room {
             }
             let events: ControlEvents
             do throws(IntentError) {
-                events = try control.apply(intent.intent, args: IntentArgs(intent.args), by: .server, at: now, room: RoomView(controls: working))
+                events = try control.apply(intent.intent, args: IntentArgs(intent.args), by: .server, at: now, room: RoomView(controls: working, clock: clock))
                 try checkSize(replacing: intent.control, with: control, among: working)
             } catch {
                 throw ServerIntentError(index: index, error: error)

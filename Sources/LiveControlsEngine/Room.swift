@@ -48,6 +48,16 @@ public struct Room: Sendable {
     /// What the store has of each control, for writing what changed (`Room+StoreDeltas.swift`; empty unless the store
     /// takes deltas).
     var storedBaselines: [ControlID: StoredBaseline] = [:]
+    /// Server time for states that name a moment (`WallClock`); the room's owner sets it (`adopt(clock:)`; a fixed
+    /// clock until then).
+    public private(set) var clock = WallClock.fixed(unixMillisecondsAtZero: 0)
+
+    /// Takes the owner's clock: every control places the moments its state names on it (a loaded room's running
+    /// timers get their deadlines in this process). The runtime calls it once, when it takes the room.
+    public mutating func adopt(clock: WallClock) {
+        self.clock = clock
+        for id in controlOrder { controls[id]!.adopt(clock: clock) }
+    }
 
     public init(name: String, template: RoomTemplate, epoch: String, historyLimit: Int) {
         self.name = name
@@ -146,7 +156,7 @@ public struct Room: Sendable {
         }
         try permissions[id]?.check(intent, control: id, memberRoles: member.roles)
         try checkClaims(id, intent: intent, args: args, by: session)
-        let events = try control.apply(intent, args: IntentArgs(args), by: session, at: now, room: RoomView(controls: controls))
+        let events = try control.apply(intent, args: IntentArgs(args), by: session, at: now, room: RoomView(controls: controls, clock: clock))
         try checkSize(replacing: id, with: control, among: controls)
         var cause: JSONObject = ["kind": "intent", "session": .string(session.rawValue), "control": .string(id.rawValue), "intent": .string(intent)]
         if let requestID { cause["id"] = requestID.json }
@@ -180,11 +190,36 @@ public struct Room: Sendable {
             if let holderBefore { cause["session"] = .string(holderBefore.rawValue) }
             cause["tick"] = .int(tick)
         }
-        var update = commit(cause: cause, touching: [id]) { room, _, ended in
+        // What the control asks to follow (a timer's `then`), applied as the server in the same change; refused, the
+        // control's own change stands and the cause says why.
+        var follower: (id: ControlID, control: any Control, events: ControlEvents)?
+        if let then = events.then {
+            var working = controls
+            working[id] = control
+            var described: JSONObject = ["control": .string(then.control.rawValue), "intent": .string(then.intent)]
+            do throws(IntentError) {
+                guard then.control != id, var target = working[then.control] else {
+                    throw IntentError(.unknownControl, "room \(name) has no other control \"\(then.control)\"")
+                }
+                let followed = try target.apply(then.intent, args: IntentArgs(then.args), by: .server, at: now, room: RoomView(controls: working, clock: clock))
+                try checkSize(replacing: then.control, with: target, among: working)
+                follower = (then.control, target, followed)
+            } catch {
+                described["refused"] = .string(error.code.rawValue)
+                described["message"] = .string(error.message)
+            }
+            cause["then"] = .object(described)
+        }
+        var update = commit(cause: cause, touching: follower.map { [id, $0.id] } ?? [id]) { room, _, ended in
             room.controls[id] = control
             ended.append(contentsOf: events.ended.map { (id, $0) })
+            if let follower {
+                room.controls[follower.id] = follower.control
+                ended.append(contentsOf: follower.events.ended.map { (follower.id, $0) })
+            }
             room.endClaims(reason: .lease) { $0 == id && $1.until <= now }
         }
+
         if !update.timers.contains(where: { $0.control == id }) {
             update.timers.append(TimerEffect(control: id, deadline: wakeDeadline(of: id)))
         }

@@ -18,9 +18,10 @@ extension ServerConfig {
                             ["id": "wrapup", "title": "Wrap-up"],
                         ],
                     ],
+                    // The host starts it for each step; when it runs out, the agenda moves on.
                     "timebox": [
-                        "kind": "stepper", "label": "Minutes per step", "min": 5, "max": 60, "value": 15, "step": 5,
-                        "hold": ["delayMs": 500, "intervalMs": 150, "minIntervalMs": 150, "maxHoldMs": 30000],
+                        "kind": "timer", "label": "Timebox", "mode": "countdown", "durationMs": 600_000,
+                        "then": ["control": "agenda", "intent": "next"],
                     ],
                 ],
                 "permissions": [
@@ -84,6 +85,12 @@ extension ServerConfig {
                         "kind": "pager", "label": "Month", "domain": "month", "start": "current", "radius": 2,
                         "hold": ["delayMs": 500, "intervalMs": 250, "maxHoldMs": 30000],
                     ],
+                    // A switch that only a held press changes: everyone sees who is confirming until when.
+                    "onAir": ["kind": "toggle", "label": "On air", "confirmHoldMs": 800],
+                    // A five-minute countdown everyone sees run, counted on each client's clock.
+                    "timebox": ["kind": "timer", "label": "Timebox", "mode": "countdown", "durationMs": 300_000],
+                    // A fader: dragged by one, watched moving by all (its patches at most every 16 ms).
+                    "volume": ["kind": "range", "label": "Volume", "min": 0, "max": 1, "step": 0.05, "value": 0.5, "minIntervalMs": 16],
                 ],
             ],
         ],

@@ -129,3 +129,15 @@ public struct ServerConfig: Sendable {
         return (line, String(decoding: before, as: UTF8.self).count + 1)
     }
 }
+
+extension ServerConfig {
+    /// The ids of the controls that are dragged (`Control.takesDrags`: ranges) in any template: a drag's frames to one of
+    /// them cost a fraction of a message (the transport's rate limit), in rooms of any template and on any cluster node.
+    public var draggedControlIDs: Set<String> {
+        var ids: Set<String> = []
+        for template in templates.values {
+            for (id, control) in template.controls where type(of: control).takesDrags { ids.insert(id.rawValue) }
+        }
+        return ids
+    }
+}

@@ -11,7 +11,8 @@ import Observation
 public final class Hold {
     public let room: String
     public let control: String
-    public let direction: Direction
+    /// Where a stepper, list or pager steps; nil for a toggle's confirming hold.
+    public let direction: Direction?
     /// True until the hold ends.
     public internal(set) var isActive = true
     /// Why the hold ended: the server's reason (`release`, `bound`, `replaced`, `lease`, `disconnect`, …).
@@ -20,7 +21,7 @@ public final class Hold {
     @ObservationIgnored let client: LiveControlsClient
     @ObservationIgnored let token: Int
 
-    init(room: String, control: String, direction: Direction, client: LiveControlsClient, token: Int) {
+    init(room: String, control: String, direction: Direction?, client: LiveControlsClient, token: Int) {
         self.room = room
         self.control = control
         self.direction = direction

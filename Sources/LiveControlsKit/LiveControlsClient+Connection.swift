@@ -81,6 +81,9 @@ extension LiveControlsClient {
                     }
                     welcomed = true
                     welcomeTimer.cancel()
+                    if let serverTime = message.object["serverTime"]?.intValue {
+                        serverClockOffset = Double(serverTime) / 1000 - Date().timeIntervalSince1970
+                    }
                     welcome(session: session)
                     continue
                 }

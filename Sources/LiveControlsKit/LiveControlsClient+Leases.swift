@@ -35,9 +35,10 @@ extension LiveControlsClient {
 
     /// `press`: steps once at once, then the server repeats until the hold ends. Returns the running ``Hold``
     /// (already ended when the press reached a bound).
-    func press(in room: Room, control: String, direction: Direction) async throws -> Hold {
+    /// A toggle's confirming hold: `direction` nil (its `press` takes no args).
+    func press(in room: Room, control: String, direction: Direction?) async throws -> Hold {
         room.lastHoldEnd[control] = nil
-        let args: JSONObject = ["direction": .string(direction.rawValue)]
+        let args: JSONObject = direction.map { ["direction": .string($0.rawValue)] } ?? [:]
         // Once sent, a press waits for its answer even if its task is cancelled (a finger up at once): the server may
         // hold, and only a handle that knows so releases it.
         let pressedAt = try await room.send(control: control, intent: "press", args: args, cancellable: false)

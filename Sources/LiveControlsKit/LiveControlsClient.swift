@@ -54,6 +54,9 @@ public final class LiveControlsClient {
     public internal(set) var connectionState: ConnectionState = .idle
     /// This connection's session id (from `welcome`); a reconnect is a new session.
     public internal(set) var session: String?
+    /// The server's clock minus this machine's, in seconds, as of the last `welcome` (its `serverTime` against the time
+    /// it arrived: off by at most that message's one-way delay); 0 before the first.
+    public internal(set) var serverClockOffset: TimeInterval = 0
     /// The rooms joined (or being joined) by name.
     public internal(set) var rooms: [String: Room] = [:]
 
@@ -234,4 +237,14 @@ public final class LiveControlsClient {
     func forget(_ room: Room) {
         if rooms[room.name] === room { rooms[room.name] = nil }
     }
+}
+
+extension LiveControlsClient {
+    /// The local moment of a server time (ms since 1970, as states name moments: a toggle's `holding.until`).
+    public func localDate(ofServerTime milliseconds: Int) -> Date {
+        Date(timeIntervalSince1970: Double(milliseconds) / 1000 - serverClockOffset)
+    }
+
+    /// The server's time now, as this client reckons it (ms since 1970).
+    public var serverTimeNow: Int { Int(((Date().timeIntervalSince1970 + serverClockOffset) * 1000).rounded()) }
 }

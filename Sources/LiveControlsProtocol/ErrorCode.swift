@@ -70,6 +70,9 @@ public enum ErrorCode: String, Sendable, CaseIterable {
     /// Someone else is editing it: a `claim` on a part another session holds a claim on, or an intent writing a part
     /// another session holds an exclusive claim on (the message names the holder).
     case claimed = "claimed"
+    /// The control changes only by a hold that lasts long enough (a toggle's `confirmHoldMs`): `press`, then `release`
+    /// after that time. Its `set` and `flip` are refused.
+    case holdRequired = "hold_required"
 }
 
 /// A request the server refuses: becomes one `error` message.

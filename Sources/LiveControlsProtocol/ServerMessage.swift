@@ -4,7 +4,8 @@ public let protocolName = "livecontrols.v1"
 /// Every message the server sends. Each encodes to one JSON text frame.
 public enum ServerMessage: Sendable, Equatable {
     /// First message on every connection.
-    case welcome(session: String)
+    /// `serverTime`: the server's time, ms since 1970, as it sends the message.
+    case welcome(session: String, serverTime: Int)
     /// The whole room document at `version`. `resumed: false` when a `join` asked to resume and could not.
     case snapshot(room: String, epoch: String, version: Int, state: JSONValue, id: RequestID?, resumed: Bool?)
     /// A resumed `join`: the patches after `from` follow, up to the current `version`.
@@ -21,10 +22,11 @@ public enum ServerMessage: Sendable, Equatable {
     public var json: JSONValue {
         var o = JSONObject()
         switch self {
-        case let .welcome(session):
+        case let .welcome(session, serverTime):
             o["type"] = "welcome"
             o["session"] = .string(session)
             o["protocol"] = .string(protocolName)
+            o["serverTime"] = .int(serverTime)
         case let .snapshot(room, epoch, version, state, id, resumed):
             o["type"] = "snapshot"
             if let id { o["id"] = id.json }

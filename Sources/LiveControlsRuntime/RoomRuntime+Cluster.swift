@@ -27,6 +27,7 @@ extension RoomRuntime {
                 }
             }
             if !self.remoteMembers.isEmpty { self.emptySinceNanos.store(0, ordering: .relaxed) }
+            self.armLoadedTimers()
         }
     }
 

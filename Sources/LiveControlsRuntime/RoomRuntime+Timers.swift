@@ -19,6 +19,16 @@ extension RoomRuntime {
         timer.schedule(at: deadline)
     }
 
+    /// A room just loaded (a restart, or a cluster takeover): what its controls still wait for (a running countdown) is
+    /// armed at its deadline; one that passed while no server ran the room fires at once — late, and once (its firing
+    /// is stored like any change, so the next load finds it done). Queue only.
+    func armLoadedTimers() {
+        assertOnQueue(queue)
+        for id in room.controlIDs where timers[id] == nil {
+            if let deadline = room.wakeDeadline(of: id) { arm(id, at: deadline) }
+        }
+    }
+
     /// The timer thread's offer to run a firing right there (one wake-up from the deadline to the tick): taken when
     /// nothing waits on the queue, as the service thread runs a small room's intent. `inlineTimers` keeps a pause
     /// (`paceIfTransportBehind`) from suspending the queue between the look at `queuedBlocks` and the `sync`: with both

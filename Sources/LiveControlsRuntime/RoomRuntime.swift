@@ -126,6 +126,7 @@ final class RoomRuntime: RoomEndpoint, @unchecked Sendable {
         self.metrics = metrics
         self.name = room.name
         self.room = room
+        self.room.adopt(clock: scheduler.wallClock)
         self.store = store
         self.historyLimit = historyLimit
         self.waker = waker
@@ -168,6 +169,7 @@ final class RoomRuntime: RoomEndpoint, @unchecked Sendable {
     func dropMembersAfterRestart() {
         submit {
             for update in self.room.dropMembersAfterRestart() { self.carryOut(update) }
+            self.armLoadedTimers()
         }
     }
 

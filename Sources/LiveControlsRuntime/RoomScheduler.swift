@@ -1,3 +1,4 @@
+import Foundation
 import Dispatch
 import Synchronization
 import LiveControlsEngine
@@ -7,6 +8,8 @@ import LiveControlsEngine
 package protocol RoomScheduler: Sendable {
     /// The monotonic time rooms, timers and idle times use.
     func now() -> Instant
+    /// How `now()`'s instants map onto server time (Unix ms) for what rooms show of time (`WallClock`).
+    var wallClock: WallClock { get }
     /// A parked timer whose `handler` runs on `queue` once the time reaches the deadline it is armed for.
     func makeTimer(on queue: DispatchQueue, _ handler: @escaping @Sendable () -> Void) -> any RoomTimer
     /// The same, for a timer whose owner may run a firing right on the firing thread (`inline`: given the work, it runs
@@ -26,6 +29,9 @@ package protocol RoomTimer: AnyObject, Sendable {
 }
 
 extension RoomScheduler {
+    /// The system's: CLOCK_REALTIME against the monotonic clock `now()` reads, taken anew each time it is read.
+    package var wallClock: WallClock { .system }
+
     package func makeTimer(on queue: DispatchQueue, inline: (@Sendable (_ work: () -> Void) -> Bool)?,
                            _ handler: @escaping @Sendable () -> Void) -> any RoomTimer {
         makeTimer(on: queue, handler)
@@ -49,4 +55,21 @@ private final class OneShotTimer: Sendable {
     private let timer = Mutex<(any RoomTimer)?>(nil)
     func set(_ t: any RoomTimer) { timer.withLock { $0 = t } }
     func cancel() { timer.withLock { $0?.cancel(); $0 = nil } }
+}
+
+extension WallClock {
+    /// The machine's: Unix time (CLOCK_REALTIME) minus the monotonic clock `DispatchTime` reads (CLOCK_MONOTONIC).
+    package static let system = WallClock(offsetNanoseconds: {
+        var real = timespec(), mono = timespec()
+        clock_gettime(CLOCK_MONOTONIC, &mono)
+        clock_gettime(CLOCK_REALTIME, &real)
+        return (Int64(real.tv_sec) - Int64(mono.tv_sec)) * 1_000_000_000 + (Int64(real.tv_nsec) - Int64(mono.tv_nsec))
+    })
+
+    /// Server time now, in milliseconds since 1970 (what `welcome` tells clients).
+    package static func unixMillisecondsNow() -> Int {
+        var real = timespec()
+        clock_gettime(CLOCK_REALTIME, &real)
+        return real.tv_sec * 1000 + real.tv_nsec / 1_000_000
+    }
 }

@@ -30,6 +30,8 @@ final class Connection: RoomSubscriber, @unchecked Sendable {
     var joined: [String: Membership] = [:]
     /// Service thread only: the message rate limiter.
     var rate: RateLimiter
+    /// Service thread only: the drag this connection's intents continue, if any (its frames cost less: `DragPace`).
+    var dragPace = DragPace()
     /// Service thread only: where the connection is between open and gone. Read on every write, so (like `socket`) not
     /// checked for exclusive access at run time: the service thread's own (`LiveControlsServer.writeTurns`).
     @exclusivity(unchecked) var lifecycle: ConnectionLifecycle = .open

@@ -110,7 +110,7 @@ extension LiveControlsServer {
             connections[connection.session] = connection
             connection.urlToken = urlArgument(wsi, "token")
             logger.debug("connected", metadata: ["session": "\(connection.session)"])
-            send(.welcome(session: connection.session.rawValue), to: connection)
+            send(.welcome(session: connection.session.rawValue, serverTime: WallClock.unixMillisecondsNow()), to: connection)
             return 0
 
         case LWS_CALLBACK_RECEIVE:

@@ -18,7 +18,7 @@ extension LiveControlsServer {
             send(.error(error), to: connection)
             return
         }
-        guard admit(connection, id: message.requestID) else { return }
+        guard admit(connection, id: message.requestID, cost: connection.dragPace.cost(of: message, dragged: draggedControls, now: Transport.now())) else { return }
         if connection.joined[message.room]?.room.isCrowded != true {
             // A client of a quiet room (or a room it has not joined yet): the pass's write budget applies.
             writeTurns.noteOtherClient(now: Transport.now().nanoseconds)
@@ -136,8 +136,8 @@ extension LiveControlsServer {
 
 extension LiveControlsServer {
     /// The rate limit: false when the message is refused (`rate_limited`, or a 1008 close on sustained abuse).
-    func admit(_ connection: Connection, id: RequestID?) -> Bool {
-        switch connection.rate.admit(now: Transport.now()) {
+    func admit(_ connection: Connection, id: RequestID?, cost: Double = 1) -> Bool {
+        switch connection.rate.admit(now: Transport.now(), cost: cost) {
         case .accept:
             return true
         case .close:

@@ -28,6 +28,8 @@ public final class LiveControlsServer: @unchecked Sendable {
     let serviceThread = ServiceThread()
     let registry: any RoomDirectory
     let startedAt = Date()
+    /// The config's dragged controls (ranges, by id): a drag's frames to them cost ¼ message (`DragPace`).
+    let draggedControls: Set<String>
 
     // Service thread only.
     var connections: [SessionID: Connection] = [:]
@@ -81,6 +83,7 @@ public final class LiveControlsServer: @unchecked Sendable {
         precondition(Frame.headroomFitsLWS, "libwebsockets' LWS_PRE is larger than Frame.headroom")
         precondition(FrameHeader.maxLength <= Frame.headroom, "a frame header does not fit in Frame.headroom")
         self.options = options
+        self.draggedControls = options.config.draggedControlIDs
         self.logger = logger
         self.shares = AddressShares(limits: options.limits, trustedProxies: options.trustedProxies)
         self.resolvedWebRoot = options.webRoot.flatMap { root in

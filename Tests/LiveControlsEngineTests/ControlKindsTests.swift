@@ -17,7 +17,7 @@ final class ControlKindsTests: XCTestCase {
                 seen.insert(kind)
                 let state = try XCTUnwrap(ControlCoding.storedState(of: control)?.objectValue, kind)
                 let type = try XCTUnwrap(ControlCoding.storableKinds[kind])
-                XCTAssertTrue(type.stateKeys.isSubset(of: Set(state.keys).union(["hold", "generation"])), "\(kind): state keys are stored keys (hold and generation only while set)")
+                XCTAssertTrue(type.stateKeys.isSubset(of: Set(state.keys).union(["hold", "generation", "confirming", "anchor"])), "\(kind): state keys are stored keys (hold, generation, confirming, anchor only while set)")
                 let restored = try ControlCoding.restore(kind: kind, storedState: .object(state))
                 XCTAssertEqual(JSONWriter.string(restored.render()), JSONWriter.string(control.render()), kind)
             }
@@ -28,7 +28,9 @@ final class ControlKindsTests: XCTestCase {
     func testAnUnknownKindIsRefusedNamingTheKnownOnes() {
         XCTAssertThrowsError(try ServerConfig(json: ["templates": ["t": ["controls": ["x": ["kind": "dial"]]]]], file: "c.json",
                                               today: CivilDate(year: 2026, month: 11, day: 28))) { error in
-            XCTAssertTrue("\(error)".contains("unknown control kind \"dial\" (known: stepper, list, wizard, form, pager)"), "\(error)")
+            let known = ControlKinds.all.map { $0.kind }.joined(separator: ", ")
+            XCTAssertTrue(known.hasPrefix("stepper, list, wizard, form, pager, toggle, timer, range"), known)
+            XCTAssertTrue("\(error)".contains("unknown control kind \"dial\" (known: \(known))"), "\(error)")
         }
     }
 }

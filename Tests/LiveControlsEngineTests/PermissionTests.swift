@@ -95,7 +95,7 @@ final class PermissionTests: XCTestCase {
         opened.permissions[ControlID("agenda")] = nil
         XCTAssertEqual(Room.configurationChanges(stored: stored, template: opened), ["agenda"])
         var other = workshop
-        other.permissions[ControlID("timebox")] = ControlPermissions(rules: [("set", ["host"])])
+        other.permissions[ControlID("timebox")] = ControlPermissions(rules: [("start", ["host"])])
         XCTAssertEqual(Room.configurationChanges(stored: stored, template: other), ["timebox"])
     }
 

@@ -96,6 +96,61 @@ final class ClientServerTests: XCTestCase {
         XCTAssertEqual(version, room.version)
     }
 
+    func testAToggleThatConfirmsSwitchesOnlyAfterItsHold() async throws {
+        let server = try startServer()
+        let ann = try await client(server, name: "Ann").join("demo")
+        let bob = try await client(server, name: "Bob").join("demo")
+        let onAir = try XCTUnwrap(ann.toggle("onAir"))
+        XCTAssertEqual(onAir.confirmHoldMs, 800)
+        await expectRefusal(.holdRequired, "flip on a toggle that confirms") { try await onAir.flip() }
+        let early = try await onAir.press()
+        await early.release()
+        XCTAssertEqual(early.endReason, "release")
+        XCTAssertFalse(onAir.isOn)
+        let hold = try await onAir.press()
+        try await eventually("Bob sees who confirms, and until when") { bob.toggle("onAir")?.confirming?.to == true }
+        let until = try XCTUnwrap(bob.toggle("onAir")?.confirmsAt)
+        XCTAssertLessThan(abs(until.timeIntervalSinceNow), 2, "the server's until is on this machine's clock")
+        try await eventually("the server switched it") { bob.toggle("onAir")?.isOn == true && !hold.isActive }
+        XCTAssertEqual(hold.endReason, "confirmed")
+    }
+
+    func testATimerCountsOnThisMachinesClockFromTheServersDeadline() async throws {
+        let server = try startServer()
+        let ann = try await client(server, name: "Ann").join("demo")
+        let bob = try await client(server, name: "Bob").join("demo")
+        let timebox = try XCTUnwrap(ann.timer("timebox"))
+        XCTAssertEqual(timebox.duration, .seconds(300))
+        XCTAssertEqual(timebox.remaining(), .seconds(300))
+        try await timebox.start()
+        try await eventually("Bob sees it run") { bob.timer("timebox")?.status == .running }
+        let left = try XCTUnwrap(bob.timer("timebox")?.remaining())
+        XCTAssertTrue(left <= .seconds(300) && left > .seconds(290), "\(left)")
+        let later = try XCTUnwrap(bob.timer("timebox")?.remaining(at: Date().addingTimeInterval(100)))
+        XCTAssertTrue(later <= .seconds(200) && later > .seconds(190), "counted locally: \(later)")
+        try await XCTUnwrap(bob.timer("timebox")).pause()
+        try await XCTUnwrap(bob.timer("timebox")).add(.seconds(-60))
+        try await eventually("Ann sees it paused a minute shorter") {
+            ann.timer("timebox")?.status == .paused && (ann.timer("timebox")?.remaining() ?? .zero) < .seconds(241)
+        }
+        await expectRefusal(.outOfRange, "more than is left") { try await timebox.add(.seconds(-600)) }
+    }
+
+    func testARangeDraggedByOneIsWatchedByTheOtherAndEndsExact() async throws {
+        let server = try startServer()
+        let ann = try await client(server, name: "Ann").join("demo")
+        let bob = try await client(server, name: "Bob").join("demo")
+        let volume = try XCTUnwrap(ann.range("volume"))
+        XCTAssertEqual(volume.value, 0.5)
+        XCTAssertEqual(volume.step, 0.05)
+        for frame in 0...10 { try await volume.set(0.5 - Double(frame) * 0.02) }  // 0.5 … 0.3, snapped to the grid
+        try await eventually("Bob sees Ann move it") { bob.range("volume")?.holder == ann.me?.id }
+        try await volume.nudge(by: 0.1)
+        try await volume.release()
+        try await eventually("Bob sees where it ended") { bob.range("volume")?.value == 0.4 && bob.range("volume")?.holder == nil }
+        await expectRefusal(.outOfRange, "past max") { try await volume.set(2) }
+    }
+
     func testAHoldEndsWhenTheHoldingTaskIsCancelled() async throws {
         let server = try startServer()
         let room = try await client(server).join("demo")

@@ -118,8 +118,8 @@ final class ClientMessageTests: XCTestCase {
         XCTAssertEqual(ack, ["type": "ack", "id": "c1", "room": "demo", "version": 4])
         let error = ServerMessage.error(ProtocolError(.outOfRange, "too big", id: .int(3), room: "demo")).json
         XCTAssertEqual(error, ["type": "error", "id": 3, "room": "demo", "code": "out_of_range", "message": "too big"])
-        let welcome = ServerMessage.welcome(session: "s1").json
-        XCTAssertEqual(welcome, ["type": "welcome", "session": "s1", "protocol": "livecontrols.v1"])
+        let welcome = ServerMessage.welcome(session: "s1", serverTime: 1_764_331_200_000).json
+        XCTAssertEqual(welcome, ["type": "welcome", "session": "s1", "protocol": "livecontrols.v1", "serverTime": 1_764_331_200_000])
     }
 
     func testDirectlyWrittenMessagesMatchTheGenericWriter() throws {

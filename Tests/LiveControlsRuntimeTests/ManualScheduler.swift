@@ -19,6 +19,11 @@ final class ManualScheduler: RoomScheduler {
 
     func now() -> Instant { Instant(nanoseconds: state.withLock { $0.now }) }
 
+    /// Server time on a manual clock: instant 0 is 2025-11-28T12:00Z, so every manual clock of a test (a restarted
+    /// server's too) tells the same time at the same instant.
+    static let unixMillisecondsAtZero = 1_764_331_200_000
+    var wallClock: WallClock { .fixed(unixMillisecondsAtZero: Self.unixMillisecondsAtZero) }
+
     func makeTimer(on queue: DispatchQueue, _ handler: @escaping @Sendable () -> Void) -> any RoomTimer {
         let timer = ManualTimer(queue: queue, handler: handler, scheduler: self)
         state.withLock { $0.timers[ObjectIdentifier(timer)] = timer }

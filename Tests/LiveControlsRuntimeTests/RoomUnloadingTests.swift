@@ -141,6 +141,57 @@ final class RoomUnloadingTests: XCTestCase {
         XCTAssertTrue(registry.metrics.exposition(connections: 0, rooms: 0, uptimeSeconds: 0).contains("livecontrols_rooms_loaded_total 1"))
     }
 
+    /// A countdown's deadline is kept in server time: a server that was down over it finishes the timer when it loads the
+    /// room — late, once (the next load finds it finished) — and runs its `then` in the same change.
+    func testACountdownWhoseDeadlinePassedWhileTheServerWasDownFinishesOnceWhenLoaded() throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("timer-\(UUID().uuidString)").path
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let startedAt = clock.now().nanoseconds
+        // Each server in a scope of its own: the store's lock on the directory goes with it.
+        do {
+            let store = try SQLiteRoomStore(directory: directory)
+            let registry = try makeRegistry(store: store)
+            let runtime = try room(registry, "u1")
+            let member = connection()
+            runtime.join(member, JoinRequest(room: "u1"))
+            _ = runtime.intent(member, IntentRequest(id: .int(1), room: "u1", control: "timebox", intent: "start", args: [:]), inline: false)
+            let endsAt = try runtime.queue.sync { try XCTUnwrap(runtime.room.render()["controls"]?["timebox"]?["endsAt"]?.intValue) }
+            XCTAssertEqual(endsAt, ManualScheduler.unixMillisecondsAtZero + Int(clock.now().nanoseconds / 1_000_000) + 300_000)
+            store.waitUntilIdle()
+            registry.stopAll()
+        }
+
+        // The next process starts an hour later, with its monotonic clock elsewhere.
+        do {
+            let store = try SQLiteRoomStore(directory: directory)
+            let later = ManualScheduler(startingAt: startedAt + 3_600_000_000_000)
+            let restarted = RoomRegistry(config: .builtin(today: CivilDate(year: 2026, month: 2, day: 28)), maxRooms: 10, store: store,
+                                         waker: waker, scheduler: later, logger: Logger(label: "test"))
+            try restarted.start()
+            let loaded = try restarted.room(named: "u1", template: nil, force: false)
+            loaded.queue.sync {}
+            later.advance(nanoseconds: 0)  // what is due fires
+            let timebox = loaded.queue.sync { loaded.room.render()["controls"]?["timebox"] }
+            XCTAssertEqual(timebox?["status"], "finished")
+            let finishes = loaded.queue.sync {
+                loaded.room.history.changes(after: 0, current: loaded.room.version)?.filter { $0.cause["kind"] == "timer" }.count
+            }
+            XCTAssertEqual(finishes, 1)
+            store.waitUntilIdle()
+            restarted.stopAll()
+        }
+
+        let third = RoomRegistry(config: .builtin(today: CivilDate(year: 2026, month: 2, day: 28)), maxRooms: 10,
+                                 store: try SQLiteRoomStore(directory: directory), waker: waker,
+                                 scheduler: ManualScheduler(startingAt: 1_000_000_000), logger: Logger(label: "test"))
+        try third.start()
+        let again = try third.room(named: "u1", template: nil, force: false)
+        let state = again.queue.sync { (again.room.render()["controls"]?["timebox"]?["status"], again.room.wakeDeadline(of: ControlID("timebox"))) }
+        XCTAssertEqual(state.0, "finished")
+        XCTAssertNil(state.1, "nothing left to fire")
+        third.stopAll()
+    }
+
     func testAtTheRoomLimitAStoredRoomIsNotLoaded() throws {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("unload-\(UUID().uuidString)").path
         defer { try? FileManager.default.removeItem(atPath: directory) }

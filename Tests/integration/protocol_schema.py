@@ -38,8 +38,6 @@ except ImportError:  # pragma: no cover - installed with schemathesis (Tests/req
 
 SPEC = pathlib.Path(__file__).resolve().parents[2] / "docs" / "asyncapi.yaml"
 BASE = "urn:livecontrols:asyncapi"
-KIND_INTENTS = {"stepper": "StepperIntent", "list": "ListIntent", "wizard": "WizardIntent", "form": "FormIntent",
-                "pager": "PagerIntent"}
 
 
 class ProtocolViolation(AssertionError):
@@ -49,6 +47,19 @@ class ProtocolViolation(AssertionError):
 @functools.cache
 def document() -> dict:
     return yaml.safe_load(SPEC.read_text())
+
+
+def _kind_intents() -> dict[str, str]:
+    """Each control kind (`ControlState`'s branches: `XState` with `kind` const) → its intents' schema (`XIntent`)."""
+    schemas = document()["components"]["schemas"]
+    kinds = {}
+    for branch in schemas["ControlState"]["oneOf"]:
+        name = branch["$ref"].rsplit("/", 1)[1]
+        kinds[schemas[name]["properties"]["kind"]["const"]] = name.removesuffix("State") + "Intent"
+    return kinds
+
+
+KIND_INTENTS = _kind_intents()
 
 
 def resolve(pointer: str) -> Any:

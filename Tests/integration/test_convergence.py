@@ -16,9 +16,10 @@ def random_intent(rng: random.Random, control: dict):
     """A plausible (sometimes wrong) intent for a control, chosen from its current state."""
     kind = control.get("kind")
     direction = {"direction": rng.choice(["next", "prev"])}
+    count = {"count": rng.choice([2, 5, 1000])}
     if kind == "stepper":
         return rng.choice([("next", None), ("prev", None), ("set", {"value": rng.randint(-2, 101)}),
-                           ("press", direction), ("release", None)])
+                           ("next", count), ("prev", count), ("press", direction), ("release", None)])
     if kind == "list":
         ids = [item["id"] for s in control.get("sections", []) for item in s["items"]]
         some = rng.choice(ids) if ids else "i0"
@@ -40,8 +41,16 @@ def random_intent(rng: random.Random, control: dict):
     if kind == "pager":
         window = control.get("window") or [None]
         return rng.choice([("next", None), ("prev", None), ("goto", {"position": rng.choice(window)}),
-                           ("press", direction), ("release", None)])
-    return ("next", None)
+                           ("next", count), ("press", direction), ("release", None)])
+    if kind == "toggle":
+        return rng.choice([("flip", None), ("set", {"on": rng.choice([True, False])}), ("press", None), ("release", None)])
+    if kind == "timer":
+        return rng.choice([("start", None), ("pause", None), ("resume", None), ("reset", None),
+                           ("add", {"ms": rng.choice([-400000, -1000, 1000, 60000])})])
+    if kind == "range":
+        return rng.choice([("set", {"value": round(rng.uniform(-0.1, 1.1), 3)}), ("set", {"value": rng.randint(0, 20) * 0.05}),
+                           ("nudge", {"by": rng.choice([-0.05, 0.1, 3])}), ("release", None)])
+    raise AssertionError(f"no random intents for kind {kind!r}: add them here")
 
 
 @pytest.mark.parametrize("seed", SEEDS)

@@ -1,5 +1,6 @@
 """Protocol v1 through the real server: join, snapshot, patches, acks, resume, leave."""
 import json
+import time
 import jsonpatch
 import pytest
 
@@ -7,10 +8,15 @@ from livecontrols_client import Client
 from api_client import API, API_KEY
 
 
-def test_welcome_names_session_and_protocol(clients):
+def test_welcome_names_session_and_protocol_and_the_server_time(clients):
+    before = time.time() * 1000
     c = clients()
+    after = time.time() * 1000
     assert c.session
+    server_time = c.log[0].pop("serverTime")
     assert c.log[0] == {"type": "welcome", "session": c.session, "protocol": "livecontrols.v1"}
+    # The server's clock and this machine's are the same one here: serverTime falls while the connection opened.
+    assert isinstance(server_time, int) and before - 5 <= server_time <= after + 5
 
 
 @pytest.mark.parametrize("subprotocol", [False, True])

@@ -86,6 +86,7 @@ export function inlineForm(label, input, button, submit) {
 /**
  * A button that holds: `press` on pointer down / Space / Enter, `release` when let go (pointer up,
  * cancel, lost capture, key up, blur). The repeat runs on the server; the page only sends the two intents.
+ * `direction` null: a press with no direction (a toggle's confirming hold).
  */
 export function holdButton(room, control, direction, text, label) {
   const button = el("button", { type: "button", class: "hold", "aria-label": label, "data-direction": direction }, text);
@@ -98,7 +99,7 @@ export function holdButton(room, control, direction, text, label) {
     // Capture keeps the release coming to this button; a pointer the browser no longer tracks throws, which must not
     // leave the button pressed without its intent.
     try { if (event.pointerId !== undefined) button.setPointerCapture?.(event.pointerId); } catch { /* released anyway on pointerup */ }
-    room.intent(control, "press", { direction }).catch((e) => {
+    room.intent(control, "press", direction ? { direction } : {}).catch((e) => {
       held = false;
       button.classList.remove("pressed");
       reportError(e, control);

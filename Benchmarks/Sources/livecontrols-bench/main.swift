@@ -7,6 +7,7 @@ import Glibc
 ///
 ///   livecontrols-bench fanout  --port P [--mirror] [--subscribers N] [--window W] [--seconds S] [--server-pid PID]
 ///   livecontrols-bench latency --port P [--mirror] [--subscribers 100] [--seconds S] [--server-pid PID]
+///   livecontrols-bench drag    --port P [--subscribers 1000] [--rate 60] [--seconds 5] [--server-pid PID]   (template `drag`, a range `fader`)
 ///   livecontrols-bench hold    --port P --template bench [--subscribers 1000] [--seconds 10] [--delay-ms 500] [--interval-ms 100] [--intents-per-second 0]
 ///   livecontrols-bench idle    --port P [--mirror] [--connections 10000] [--in-flight 512] [--server-pid PID]
 ///   livecontrols-bench churn   --port P --template bench [--cycles 2000] [--server-pid PID]
@@ -79,6 +80,10 @@ case "fanout", "latency":
     }
     print(line)
     print(#"{"scenario":"\#(scenario)","server":"\#(mirror ? "mirror" : "livecontrols")",\#(r.json.dropFirst())"#)
+case "drag":
+    guard case let .livecontrols(room, _) = target else { print("drag needs LiveControls"); exit(2) }
+    print(runDrag(loop: loop, room: room, subscribers: Int(option("subscribers") ?? "1000")!, rate: Int(option("rate") ?? "60")!,
+                  seconds: seconds, serverPIDs: serverPIDs))
 case "hold":
     guard case let .livecontrols(room, template) = target else { print("hold needs LiveControls"); exit(2) }
     let json = runHold(loop: loop, room: room, template: template, subscribers: Int(option("subscribers") ?? "1000")!,

@@ -76,7 +76,7 @@ extension Room {
     /// The events a patch of this room stands for, read from the patch and the room as it is after it:
     /// `member.joined`/`member.left` (its cause), `hold.ended` (each entry of `cause.ended`), `form.completed` (a form's
     /// `completed` became true; with its `data`), `wizard.completed`/`wizard.exited` (a wizard's `phase` became
-    /// `complete`/`exit`). `room.changed` is gathered over time by the room's owner, not here.
+    /// `complete`/`exit`), `timer.finished` (a countdown's `status` became `finished`; with what its `then` did). `room.changed` is gathered over time by the room's owner, not here.
     public func webhookDrafts(for patch: Patch) -> [WebhookDraft] {
         var drafts: [WebhookDraft] = []
         let base: JSONObject = ["room": .string(name), "epoch": .string(epoch), "version": .int(patch.version)]
@@ -100,9 +100,17 @@ extension Room {
         }
         for op in patch.ops {
             let tokens = op.path.tokens
-            // Only `completed` and `phase` can mean an event: nothing else is looked at (no rendering per patch).
-            guard tokens.count == 3, tokens[0] == "controls", tokens[2] == "completed" || tokens[2] == "phase",
+            // Only `completed`, `phase` and `status` can mean an event: nothing else is looked at (no rendering per patch).
+            guard tokens.count == 3, tokens[0] == "controls", tokens[2] == "completed" || tokens[2] == "phase" || tokens[2] == "status",
                   let control = controls[ControlID(tokens[1])] else { continue }
+            if tokens[2] == "status" {
+                if op.value == "finished", control is SharedTimer {
+                    var data: JSONObject = ["control": .string(tokens[1]), "cause": patch.cause]
+                    data.setIfPresent("then", patch.cause["then"])
+                    drafts.append(WebhookDraft(type: "timer.finished", data: with(data)))
+                }
+                continue
+            }
             let rendered = control.render()
             if tokens[2] == "completed", op.value == .bool(true), rendered["kind"] == "form" {
                 drafts.append(WebhookDraft(type: "form.completed", data: with(["control": .string(tokens[1]), "data": rendered["data"] ?? .null,

@@ -1,4 +1,5 @@
 import LiveControlsEngine
+import LiveControlsProtocol
 
 /// The per-connection message rate limit as a value: a token bucket of `burst` tokens refilled at `rate` per
 /// second (one message costs one token), and a count of refusals that drains at `strikeLimit` per `strikeWindow`
@@ -43,17 +44,39 @@ struct RateLimiter: Sendable {
         return tokens + Double(elapsed) / 1e9 * rate >= burst
     }
 
-    mutating func admit(now: Instant) -> Admission {
+    /// Takes `cost` tokens (1 for a message; a drag's frames less, `DragPace`) or refuses.
+    mutating func admit(now: Instant, cost: Double = 1) -> Admission {
         let elapsed = now.nanoseconds >= last.nanoseconds ? now.nanoseconds - last.nanoseconds : 0
         let seconds = Double(elapsed) / 1e9
         tokens = min(burst, tokens + seconds * rate)
         strikeLevel = max(0, strikeLevel - seconds * Double(strikeLimit) / Self.strikeWindowSeconds)
         last = Instant(nanoseconds: max(last.nanoseconds, now.nanoseconds))
-        if tokens >= 1 {
-            tokens -= 1
+        if tokens >= cost {
+            tokens -= cost
             return .accept
         }
         strikeLevel += 1
         return strikeLevel > Double(strikeLimit) ? .close : .refuse
+    }
+}
+
+/// A drag: a slider sends `set` (or `nudge`) to one control at display rate — 60 to 120 or more a second, past the
+/// message rate — and the room coalesces them (a range: `Control.takesDrags`). Such an intent costs `cost` of a message
+/// when it follows one to the same room and control within `windowNanoseconds`; anything else costs 1, so a flood of
+/// `set`s to a stepper (each a patch to everyone) is paced like any flood. Service thread only (a `Connection`'s).
+struct DragPace: Sendable {
+    static let cost = 0.25
+    static let windowNanoseconds: UInt64 = 100_000_000
+    private var last: (room: String, control: String, at: Instant)?
+
+    /// What `message` costs toward the rate limit at `now`, and the drag it continues from here on. `dragged`: the ids
+    /// of the controls that take drags (`ServerConfig.draggedControlIDs`).
+    mutating func cost(of message: ClientMessage, dragged: Set<String>, now: Instant) -> Double {
+        guard case let .intent(request) = message, request.intent == "set" || request.intent == "nudge",
+              dragged.contains(request.control) else { return 1 }
+        defer { last = (request.room, request.control, now) }
+        guard let last, last.room == request.room, last.control == request.control,
+              now.nanoseconds &- last.at.nanoseconds <= Self.windowNanoseconds else { return 1 }
+        return Self.cost
     }
 }
