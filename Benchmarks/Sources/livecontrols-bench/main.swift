@@ -7,7 +7,7 @@ import Glibc
 ///
 ///   livecontrols-bench fanout  --port P [--mirror] [--subscribers N] [--window W] [--seconds S] [--server-pid PID]
 ///   livecontrols-bench latency --port P [--mirror] [--subscribers 100] [--seconds S] [--server-pid PID]
-///   livecontrols-bench drag    --port P [--subscribers 1000] [--rate 60] [--seconds 5] [--server-pid PID]   (template `drag`, a range `fader`)
+///   livecontrols-bench drag    --port P [--subscribers 1000] [--rate 60] [--seconds 5] [--server-pid PID]   (Benchmarks/drag-config.json: template `drag`, a range `fader`)
 ///   livecontrols-bench hold    --port P --template bench [--subscribers 1000] [--seconds 10] [--delay-ms 500] [--interval-ms 100] [--intents-per-second 0]
 ///   livecontrols-bench idle    --port P [--mirror] [--connections 10000] [--in-flight 512] [--server-pid PID]
 ///   livecontrols-bench churn   --port P --template bench [--cycles 2000] [--server-pid PID]
