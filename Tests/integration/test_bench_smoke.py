@@ -36,3 +36,15 @@ def test_load_tool_scale_smoke_run_reaches_every_client_in_every_room(start_serv
     result = json.loads(out[-1])
     assert result["connections"] == 60 and result["rooms"] == 3
     assert result["lost"] == 0 and result["deliveries"] == 2 * 60
+
+
+def test_load_tool_drag_smoke_run_delivers_the_last_value_unrefused(start_server):
+    """The drag scenario (Benchmarks/drag.py) against the server's default rate limit: 120 sets a second for 1.5 s."""
+    server = start_server("--config", str(TOOL_DIR / "drag-config.json"))
+    tool = build_tool()
+    out = subprocess.run([str(tool), "drag", "--port", str(server.port), "--subscribers", "10", "--rate", "120",
+                          "--seconds", "1.5", "--server-pid", str(server.proc.pid)],
+                         capture_output=True, text=True, timeout=120, check=True).stdout.strip().splitlines()
+    result = json.loads(out[-1])
+    assert result["rateLimited"] == 0 and result["lastValueEverywhere"] is True
+    assert result["sets"] >= 150 and result["patchesPerWatcher"] < result["sets"]
