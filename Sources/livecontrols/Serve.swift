@@ -152,7 +152,9 @@ extension Serve {
     static func findWebRoot(_ given: String, logger: Logger) -> String? {
         var candidates = [given]
         if given == "web" {
-            let binary = URL(fileURLWithPath: CommandLine.arguments[0]).resolvingSymlinksInPath().deletingLastPathComponent()
+            // The running executable itself (/proc/self/exe): argv[0] has no folder when the binary was found on PATH.
+            let executable = (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")) ?? CommandLine.arguments[0]
+            let binary = URL(fileURLWithPath: executable).resolvingSymlinksInPath().deletingLastPathComponent()
             // (.build/release is a link to .build/<triple>/release: the repository is two or three levels up.)
             candidates += ["web", "../../web", "../../../web", "../share/livecontrols/web"].map {
                 binary.appendingPathComponent($0).standardizedFileURL.path

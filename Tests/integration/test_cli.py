@@ -136,6 +136,24 @@ def test_a_server_started_from_another_folder_serves_the_page_beside_its_binary(
     assert "web root" in err  # it says which one it serves
 
 
+def test_a_server_found_on_path_serves_the_page_beside_its_binary(tmp_path):
+    """As docs/GETTING-STARTED.md runs it (`livecontrols serve`, the binary on PATH): argv[0] has no folder, and the
+    page beside the binary was looked for in the current folder instead (404 at the printed URL)."""
+    import os
+    import re
+    import urllib.request
+    env = dict(os.environ, PATH=f"{os.path.dirname(BINARY)}:{os.environ['PATH']}")
+    proc = subprocess.Popen(["livecontrols", "serve", "--port", "0"], cwd=tmp_path, env=env, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True)
+    try:
+        port = re.search(r":(\d+)/ \(", proc.stdout.readline()).group(1)
+        with urllib.request.urlopen(f"http://127.0.0.1:{port}/livecontrols.js", timeout=5) as r:
+            assert r.status == 200
+    finally:
+        proc.terminate()
+        proc.communicate(timeout=15)
+
+
 def test_token_without_a_secret_says_so_with_its_own_usage():
     done = subprocess.run([BINARY, "token", "--role", "editor", "--room", "x"], capture_output=True, text=True, timeout=20,
                           env={"PATH": "/usr/bin:/bin"})
