@@ -64,13 +64,27 @@ public struct Fader: ConfigurableControl {
         self.shown = start
     }
 
-    /// The grid point nearest `units` (the grid runs from `min` by `step`; `max` is on it too).
+    /// The grid point nearest `units` within `min…max` (the grid runs from `min` by `step`; `max` is on it too), in
+    /// integers (exact for every unit count).
     static func snap(_ units: Int, min: Int, max: Int, step: Int) -> Int {
-        let k = (Double(units - min) / Double(step)).rounded()
-        var u = min + Int(k) * step
+        let offset = units - min  // 0…max − min: both within ±(2^53 − 1)
+        var k = offset / step
+        if (offset % step) * 2 >= step { k += 1 }
+        var u = min + k * step
         if u > max { u -= step }
-        if abs(max - units) < abs(u - units) { u = max }
-        return Swift.max(min, u)
+        if max - units < units - u { u = max }
+        return u
+    }
+
+    /// The grid point nearest `number` (a value a client sent): found from the number itself, not from its rounding to
+    /// the grid's decimal places (0.29 on a grid of 0.2 is 0.2, not 0.4).
+    func snap(_ number: Double) -> Int {
+        let scale = grid.scale
+        let k = ((number * scale - Double(minUnits)) / Double(stepUnits)).rounded(.down)
+        let below = Swift.min(maxUnits, minUnits + Swift.max(0, Int(k)) * stepUnits)
+        let above = Swift.min(maxUnits, below + stepUnits)
+        let candidates = [below, above, maxUnits]
+        return candidates.min { abs(Double($0) / scale - number) < abs(Double($1) / scale - number) }!
     }
 
     public func render() -> JSONValue {
@@ -102,7 +116,7 @@ public struct Fader: ConfigurableControl {
                   requested >= bounds.min.doubleValue!, requested <= bounds.max.doubleValue! else {
                 throw IntentError(.outOfRange, "value \(args.object["value"].map(JSONWriter.string) ?? "") is outside \(JSONWriter.string(bounds.min))…\(JSONWriter.string(bounds.max))")
             }
-            return move(to: Self.snap(u, min: minUnits, max: maxUnits, step: stepUnits), by: session, at: now)
+            return move(to: snap(requested), by: session, at: now)
         case "nudge":
             let by = try number(args, "by")
             guard let delta = grid.units(by) else { throw IntentError(.invalidArgs, "args.by is too large") }
@@ -132,6 +146,12 @@ public struct Fader: ConfigurableControl {
     /// A `set` or `nudge` by `session`: the value moves at once; the patch goes out now when the interval since the last
     /// one has passed (or the move starts a drag, or the server API sent it), else at the end of the interval.
     private mutating func move(to units: Int, by session: SessionID, at now: Instant) -> ControlEvents {
+        guard units != value else {
+            // Nothing moves (the same value, or a nudge under half a step): the dragger's own hold is kept alive; nobody
+            // else's is taken over.
+            if drag?.session == session { drag?.lastSetAt = now }
+            return .none
+        }
         value = units
         guard session != .server else {
             flush(at: now)

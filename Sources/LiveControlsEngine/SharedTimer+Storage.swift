@@ -28,8 +28,9 @@ extension SharedTimer: StorableControl {
         let status = try s.required("status").raw(Status.self)
         let anchor = try s.optionalInt("anchor")
         guard (status == .running) == (anchor != nil) else { throw s.error("a running timer has an anchor, a stopped one none") }
+        // A countdown's time left is at most a week; a stopwatch may have run for longer than that.
         let stopped = try s.int("stoppedMs")
-        guard (0...Self.maxMs).contains(stopped) else { throw s.error("stoppedMs \(stopped) is outside 0…\(Self.maxMs)") }
+        guard stopped >= 0, mode == .stopwatch || stopped <= Self.maxMs else { throw s.error("stoppedMs \(stopped) is outside 0…\(Self.maxMs)") }
         self.init(label: try s.string("label"), mode: mode, durationMs: duration, then: then, status: status, stoppedMs: stopped, anchor: anchor)
     }
 }

@@ -71,8 +71,9 @@ public struct SharedTimer: ConfigurableControl {
         let clock = room.clock
         switch intent {
         case "start":
+            // From ready: what it is set to (its duration, or what `add` made of it); else from the top.
             guard status != .running else { return .none }
-            run(from: durationMs ?? 0, at: now, clock: clock)
+            run(from: status == .ready ? stoppedMs : durationMs ?? 0, at: now, clock: clock)
         case "resume":
             switch status {
             case .running: return .none
@@ -133,8 +134,8 @@ public struct SharedTimer: ConfigurableControl {
         if mode == .countdown && status == .finished { throw IntentError(.finished, "\(label) has finished: start it again or reset it") }
         let after = current(at: now, clock: clock) + ms
         let least = mode == .countdown ? 1 : 0
-        guard (least...Self.maxMs).contains(after) else {
-            throw IntentError(.outOfRange, "that would leave \(after) ms on \(label) (it must stay within \(least)…\(Self.maxMs))")
+        guard after >= least, mode == .stopwatch || after <= Self.maxMs else {
+            throw IntentError(.outOfRange, "that would leave \(after) ms on \(label) (a countdown keeps 1…\(Self.maxMs) ms, a stopwatch 0 or more)")
         }
         guard status == .running else {
             stoppedMs = after

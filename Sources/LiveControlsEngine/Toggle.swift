@@ -63,10 +63,18 @@ public struct Toggle: ConfigurableControl {
             try checkDirect(intent, by: session)
             on = value
         case "press":
+            // A hold whose time is up switches first, even if the room's timer has not fired yet.
+            if let confirmed = confirmIfDue(at: now) {
+                var events = press(by: session, at: now, clock: room.clock)
+                events.ended.insert(confirmed, at: 0)
+                return events
+            }
             return press(by: session, at: now, clock: room.clock)
         case "release":
             guard let current = confirming else { throw IntentError(.notHolder, "nobody holds this toggle") }
             guard current.session == session else { throw IntentError(.notHolder, "the toggle is held by \(current.session)") }
+            // Released at or after `until` (the room's timer a moment late): the hold did last, so the toggle switches.
+            if let confirmed = confirmIfDue(at: now) { return ControlEvents(ended: [confirmed]) }
             confirming = nil
             return ControlEvents(ended: [HoldEnd(session: session, reason: .release)])
         default:
@@ -97,10 +105,15 @@ public struct Toggle: ConfigurableControl {
     }
 
     public mutating func wake(at now: Instant) -> ControlEvents {
-        guard let current = confirming, current.deadline <= now else { return .none }
+        confirmIfDue(at: now).map { ControlEvents(ended: [$0]) } ?? .none
+    }
+
+    /// The confirming hold whose time is up switches the toggle (reason `confirmed`); nil when none is due.
+    private mutating func confirmIfDue(at now: Instant) -> HoldEnd? {
+        guard let current = confirming, current.deadline <= now else { return nil }
         on = current.to
         confirming = nil
-        return ControlEvents(ended: [HoldEnd(session: current.session, reason: .confirmed)])
+        return HoldEnd(session: current.session, reason: .confirmed)
     }
 
     public mutating func sessionLeft(_ session: SessionID, reason: HoldEndReason) -> ControlEvents {

@@ -56,11 +56,14 @@ extension LiveControlsClient {
         // snapshot that follows settles it.
         if room.status == .joined, room.version >= pressedAt,
            room.control(control)?.json["holding"]?["session"]?.stringValue != session {
-            hold.end(room.lastHoldEnd[control] ?? "bound")
+            // (A toggle without confirmHoldMs switched at once: its press is over, as if confirmed.)
+            hold.end(room.lastHoldEnd[control] ?? (direction == nil ? "confirmed" : "bound"))
             return hold
         }
         let record = WeakHold(handle: hold, token: token)
         holds[key] = record
+        // A toggle's confirming hold has no lease: pressing again would start another one once it has switched.
+        guard direction != nil else { return hold }
         let interval = configuration.holdRenewInterval
         record.renewal = Task { [weak self, weak room] in
             while true {

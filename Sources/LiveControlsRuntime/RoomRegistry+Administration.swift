@@ -54,6 +54,7 @@ extension RoomRegistry: RoomAdministration {
             let recipe: RoomTemplate
             do throws(ProtocolError) { recipe = try config.recipe(forRoom: name, template: template) } catch { return .failure(AdminFailure(error)) }
             var room = Room(name: name, template: recipe, epoch: Self.newEpoch(), historyLimit: config.historyLimit)
+            room.adopt(clock: scheduler.wallClock)  // the intents below may name moments (a timer started)
             let update: RoomUpdate
             do throws(ServerIntentError) {
                 update = try room.applyAsServer(intents, at: scheduler.now())

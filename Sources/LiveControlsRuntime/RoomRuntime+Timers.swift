@@ -24,7 +24,7 @@ extension RoomRuntime {
     /// is stored like any change, so the next load finds it done). Queue only.
     func armLoadedTimers() {
         assertOnQueue(queue)
-        for id in room.controlIDs where timers[id] == nil {
+        for id in room.controlIDs where armedDeadlines[id] == nil {
             if let deadline = room.wakeDeadline(of: id) { arm(id, at: deadline) }
         }
     }

@@ -43,6 +43,18 @@ final class FaderTests: XCTestCase {
         XCTAssertEqual(value(whole), -5)
     }
 
+    func testTheNearestGridPointIsFoundFromTheNumberSentAndNothingMovingTakesNoHold() throws {
+        var h = try harness(["min": 0, "max": 1, "step": 0.2, "minIntervalMs": 0])
+        try h.intent("set", ["value": 0.29], by: "a")
+        XCTAssertEqual(value(h), .double(0.2), "0.29 is nearer 0.2 than 0.4 (not rounded to 0.3 first)")
+        var coarse = try harness(["min": 0, "max": 100, "step": 5, "minIntervalMs": 0])
+        try coarse.intent("set", ["value": 50], by: "a")
+        XCTAssertNil(try coarse.intent("nudge", ["by": 1], by: "b").patch, "under half a step: nothing moves")
+        XCTAssertEqual(coarse.room.render()["controls"]?["q"]?["holding"], ["session": "a"], "and Ann's drag is not taken over")
+        let huge = Fader.snap(9_007_199_254_740_990, min: -9_007_199_254_740_991, max: 9_007_199_254_740_991, step: 1)
+        XCTAssertEqual(huge, 9_007_199_254_740_990, "exact in integers at the ends of the range")
+    }
+
     func testADragIsCoalescedToOnePatchPerIntervalAndTheLastValueIsAlwaysSent() throws {
         var h = try harness(["min": 0, "max": 1000, "minIntervalMs": 16])
         let start = h.patches.count

@@ -102,6 +102,18 @@ final class SharedTimerTests: XCTestCase {
         XCTAssertEqual(code { try h.intent("add", ["ms": -9_000]) }, .outOfRange)
     }
 
+    func testAStopwatchMayRunPastAWeekAndStillBeStored() throws {
+        var h = try harness(["kind": "timer", "mode": "stopwatch"])
+        try h.intent("add", ["ms": .int(SharedTimer.maxMs)])
+        try h.intent("start")
+        h.advance(toMilliseconds: 1_000)
+        try h.intent("pause")
+        XCTAssertEqual(state(h)["elapsedMs"], .int(SharedTimer.maxMs + 1_000))
+        let stored = try XCTUnwrap(ControlCoding.encode(h.room.control(ControlID("q"))!))
+        let restored = try XCTUnwrap(try ControlCoding.restore(kind: "timer", state: stored) as? SharedTimer)
+        XCTAssertEqual(restored.render()["elapsedMs"], .int(SharedTimer.maxMs + 1_000), "not a room lost at its next load")
+    }
+
     func testThenRunsTheNamedIntentInTheSameChangeAndARefusalIsSaid() throws {
         var h = try harness(["kind": "timer", "durationMs": 1_000, "then": ["control": "agenda", "intent": "next"]])
         XCTAssertEqual(state(h)["then"], ["control": "agenda", "intent": "next"])

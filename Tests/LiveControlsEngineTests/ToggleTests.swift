@@ -71,6 +71,17 @@ final class ToggleTests: XCTestCase {
         XCTAssertEqual(h.patches.filter { $0.cause["kind"] == "timer" }.count, 0, "no timer fired a change")
     }
 
+    func testAReleaseAtUntilBeforeTheTimerFiresStillSwitches() throws {
+        var h = harness(Toggle(label: "On air", confirmHoldMs: 500))
+        try h.intent("press", by: "a")
+        // The release arrives at the deadline, before the room's timer (the harness fires timers only when advanced).
+        let update = try h.room.apply(control: ControlID("q"), intent: "release", args: [:], by: SessionID("a"), requestID: nil,
+                                      at: .milliseconds(500))
+        h.record(update)
+        XCTAssertEqual(state(h)["on"], true, "the hold lasted: it switches")
+        XCTAssertEqual(h.lastEnded, [["control": "q", "session": "a", "reason": "confirmed"]])
+    }
+
     func testAnotherPressReplacesTheHoldAndStartsTheTimeOver() throws {
         var h = harness(Toggle(label: "On air", confirmHoldMs: 500))
         try h.intent("press", by: "a")

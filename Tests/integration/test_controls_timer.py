@@ -119,3 +119,17 @@ def test_a_countdown_survives_a_takeover_and_finishes_once(cluster, tmp_path):
     fresh = survivor.client()
     state = fresh.join("r")["state"]["controls"]
     assert state["box"]["status"] == "finished" and state["agenda"]["index"] == 1, "finished once"
+
+
+def test_a_room_created_with_its_timer_started_counts_from_now(start_server):
+    """The server API's `POST /rooms` with intents applies them before the room has a runtime: a timer started there
+    names its deadline in server time too (it said 1970 when the room had no clock yet)."""
+    from api_client import API, API_KEY
+    s = start_server("--api-key", API_KEY)
+    before = time.time() * 1000
+    created = API(s).post("/rooms", {"room": "started", "intents": [{"control": "timebox", "intent": "start"}]})
+    assert created.status_code == 201, created.text
+    c = s.client()
+    state = c.join("started")["state"]["controls"]["timebox"]
+    assert state["status"] == "running"
+    assert before + 300000 - 50 <= state["endsAt"] <= time.time() * 1000 + 300000 + 50

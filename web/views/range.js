@@ -1,5 +1,6 @@
-// range: a fader everyone watches move. A drag sends `set` once per animation frame; the room sends its patches at
-// most every minIntervalMs, and the last value always arrives. While this page drags, its own slider leads.
+// range: a fader everyone watches move. A drag sends `set` at most every minIntervalMs (16 ms at least: the room sends
+// no more often, and a 240 Hz display must not outrun the rate limit); the last value always goes, and always arrives.
+// While this page drags, its own slider leads.
 import { act, controlHeader, el, memberName, missingRoles } from "./common.js";
 
 export function rangeView(room, id) {
@@ -10,25 +11,34 @@ export function rangeView(room, id) {
   const element = el("section", { class: "control", "data-control": id, "data-kind": "range", "aria-labelledby": `${id}-label` },
     title, caption, el("div", { class: "range-row" }, slider, output), holding, notice);
   let dragging = false;
-  let queued = null; // the value to send at the next frame
+  let queued = null; // the value to send when the gap since the last send has passed
+  let timer = null;
+  let lastSent = 0;
   let shown = null;
+  const gap = () => Math.max(shown?.minIntervalMs ?? 16, 16);
   const send = () => {
+    clearTimeout(timer);
+    timer = null;
     const value = queued;
     queued = null;
-    if (value !== null) act(room, id, "set", { value });
+    if (value === null) return;
+    lastSent = performance.now();
+    act(room, id, "set", { value });
   };
   slider.addEventListener("input", () => {
     dragging = true;
     output.textContent = slider.value;
-    if (queued === null) requestAnimationFrame(send);
     queued = Number(slider.value);
+    const wait = lastSent + gap() - performance.now();
+    if (wait <= 0) send();
+    else if (timer === null) timer = setTimeout(send, wait);
   });
   const end = () => {
     if (!dragging) return;
     dragging = false;
     if (queued !== null) send();
     room.intent(id, "release").catch(() => {}); // the drag may have ended already (idle, replaced)
-    if (shown) { slider.value = shown.value; output.textContent = String(shown.value); }
+    // The slider stays where it was let go: the patch that ends the drag (the release's) carries that value.
   };
   slider.addEventListener("change", end);
   slider.addEventListener("pointerup", end);
@@ -42,7 +52,8 @@ export function rangeView(room, id) {
       slider.max = c.max;
       slider.step = c.step;
       slider.setAttribute("aria-label", c.label);
-      if (!dragging) {
+      // While our own drag holds it, the patches are behind our slider: the one that ends the drag brings its value.
+      if (!dragging && c.holding?.session !== room.session) {
         slider.value = c.value;
         output.textContent = String(c.value);
       }

@@ -48,11 +48,11 @@ export function timerView(room, id) {
       start.textContent = c.status === "finished" ? "Start again" : "Start";
       pause.hidden = c.status !== "running";
       resume.hidden = c.status !== "paused";
-      reset.disabled = c.status === "ready";
+      reset.disabled = c.status === "ready" && c.remainingMs === c.durationMs;
       more.hidden = c.mode !== "countdown" || c.status === "finished";
       for (const b of [start, pause, resume, reset, more]) if (restricted) b.disabled = true;
       const then = c.then ? ` — then ${c.then.intent} on ${room.state?.controls?.[c.then.control]?.label ?? c.then.control}` : "";
-      const words = { ready: c.mode === "countdown" ? `Ready: ${clockText(c.durationMs, true)}${then}` : "Ready",
+      const words = { ready: c.mode === "countdown" ? `Ready: ${clockText(c.remainingMs, true)}${then}` : "Ready",
         running: c.mode === "countdown" ? `Running${then}` : "Running", paused: "Paused",
         finished: "Time is up" }[c.status];
       status.textContent = restricted ? `${words}. Only ${restricted.join(" or ")} can run it.` : words;

@@ -36,7 +36,8 @@ public struct TimerControl: ControlView {
         return .milliseconds(json["elapsedMs"]?.intValue ?? 0)
     }
 
-    /// Runs it from the beginning (its full duration, or zero); nothing when it runs already.
+    /// Runs it — from ready, from what it is set to; paused or finished, from the beginning (its full duration, or
+    /// zero); nothing when it runs already.
     @discardableResult public func start() async throws -> Int { try await control.send("start") }
     /// Stops it where it is.
     @discardableResult public func pause() async throws -> Int { try await control.send("pause") }

@@ -37,7 +37,7 @@ public struct ToggleControl: ControlView {
 
     /// Starts a confirming hold: the server switches the toggle once it has lasted ``confirmHoldMs`` (the hold then ends
     /// with ``Hold/endReason`` `confirmed`); releasing it earlier changes nothing. Without ``confirmHoldMs`` it switches
-    /// at once and the returned hold has already ended.
+    /// at once and the returned hold has already ended (`endReason` `confirmed`).
     public func press() async throws -> Hold {
         guard let room = control.room, let client = room.client else { throw LiveControlsError.notConnected }
         return try await client.press(in: room, control: control.id, direction: nil)

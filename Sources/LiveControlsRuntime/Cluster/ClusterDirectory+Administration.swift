@@ -282,6 +282,7 @@ extension ClusterDirectory: RoomAdministration {
                 return reply(.failure(exists))
             }
             var room = Room(name: name, template: recipe, epoch: RoomRegistry.newEpoch(), historyLimit: config.historyLimit)
+            room.adopt(clock: scheduler.wallClock)  // the intents below may name moments (a timer started)
             let update: RoomUpdate
             do throws(ServerIntentError) {
                 update = try room.applyAsServer(intents, at: scheduler.now())
