@@ -18,10 +18,13 @@ extension LiveControlsServer {
             send(.error(error), to: connection)
             return
         }
-        guard admit(connection, id: message.requestID, cost: connection.dragPace.cost(of: message, dragged: draggedControls, now: Transport.now())) else { return }
+        // One clock read for the message's rate, drag and write-budget bookkeeping.
+        let now = Transport.now()
+        let cost = draggedControls.isEmpty ? 1 : connection.dragPace.cost(of: message, dragged: draggedControls, now: now)
+        guard admit(connection, id: message.requestID, cost: cost, now: now) else { return }
         if connection.joined[message.room]?.room.isCrowded != true {
             // A client of a quiet room (or a room it has not joined yet): the pass's write budget applies.
-            writeTurns.noteOtherClient(now: Transport.now().nanoseconds)
+            writeTurns.noteOtherClient(now: now.nanoseconds)
         }
         switch message {
         case var .join(request):
@@ -136,8 +139,8 @@ extension LiveControlsServer {
 
 extension LiveControlsServer {
     /// The rate limit: false when the message is refused (`rate_limited`, or a 1008 close on sustained abuse).
-    func admit(_ connection: Connection, id: RequestID?, cost: Double = 1) -> Bool {
-        switch connection.rate.admit(now: Transport.now(), cost: cost) {
+    func admit(_ connection: Connection, id: RequestID?, cost: Double = 1, now: Instant = Transport.now()) -> Bool {
+        switch connection.rate.admit(now: now, cost: cost) {
         case .accept:
             return true
         case .close:

@@ -18,47 +18,46 @@ final class RelativeStepTests: XCTestCase {
         return c
     }
 
-    func testStepperCountLandsWhereSingleStepsDo() {
+    /// `cases` random controls from `make`, each moved in a random direction by a random count up to `maxCount`: moved at
+    /// once, each lands where single steps land it (`landing` says what to compare).
+    func checkCountedMoves<C: HoldableControl, Landing: Equatable>(
+        cases: Int, maxCount: Int, file: StaticString = #filePath, line: UInt = #line,
+        make: (inout SystemRandomNumberGenerator) -> C, landing: (C) -> Landing
+    ) {
         var rng = SystemRandomNumberGenerator()
-        for _ in 0..<20_000 {
-            let min = Int.random(in: -20...20, using: &rng), max = min + Int.random(in: 1...30, using: &rng)
-            let stepper = Stepper(label: "s", min: min, max: max, value: Int.random(in: min...max, using: &rng),
-                                  step: Int.random(in: 1...12, using: &rng), wrap: Bool.random(using: &rng))
-            let direction = Direction.allCases.randomElement(using: &rng)!, count = Int.random(in: 1...80, using: &rng)
-            guard stepper.canStep(direction) else { continue }
-            var moved = stepper
+        for _ in 0..<cases {
+            let control = make(&rng)
+            let direction = Direction.allCases.randomElement(using: &rng)!, count = Int.random(in: 1...maxCount, using: &rng)
+            guard control.canStep(direction) else { continue }
+            var moved = control
             moved.step(direction, count: count)
-            XCTAssertEqual(moved.value, oneByOne(stepper, direction, count).value,
-                           "\(stepper.value) in \(min)…\(max) step \(stepper.step) wrap \(stepper.wrap): \(direction) ×\(count)")
+            XCTAssertEqual(landing(moved), landing(oneByOne(control, direction, count)), "\(control.render()): \(direction) ×\(count)",
+                           file: file, line: line)
         }
+    }
+
+    func testStepperCountLandsWhereSingleStepsDo() {
+        checkCountedMoves(cases: 20_000, maxCount: 80, make: { rng in
+            let min = Int.random(in: -20...20, using: &rng), max = min + Int.random(in: 1...30, using: &rng)
+            return Stepper(label: "s", min: min, max: max, value: Int.random(in: min...max, using: &rng),
+                           step: Int.random(in: 1...12, using: &rng), wrap: Bool.random(using: &rng))
+        }, landing: \.value)
     }
 
     func testListCountLandsWhereSingleStepsDo() {
-        var rng = SystemRandomNumberGenerator()
-        for _ in 0..<5_000 {
+        checkCountedMoves(cases: 5_000, maxCount: 30, make: { rng in
             let n = Int.random(in: 2...9, using: &rng)
-            let list = ListStepper(label: "l", values: (0..<n).map { .int($0) }, selectedIndex: Int.random(in: 0..<n, using: &rng),
-                                   wrap: Bool.random(using: &rng))
-            let direction = Direction.allCases.randomElement(using: &rng)!, count = Int.random(in: 1...30, using: &rng)
-            guard list.canStep(direction) else { continue }
-            var moved = list
-            moved.step(direction, count: count)
-            XCTAssertEqual(moved.selected, oneByOne(list, direction, count).selected)
-        }
+            return ListStepper(label: "l", values: (0..<n).map { .int($0) }, selectedIndex: Int.random(in: 0..<n, using: &rng),
+                               wrap: Bool.random(using: &rng))
+        }, landing: \.selected)
     }
 
     func testPagerCountLandsWhereSingleStepsDo() {
-        var rng = SystemRandomNumberGenerator()
-        for _ in 0..<5_000 {
+        checkCountedMoves(cases: 5_000, maxCount: 40, make: { rng in
             let step = Int.random(in: 1...4, using: &rng), position = Int.random(in: -20...20, using: &rng)
-            let pager = Pager(label: "p", domain: .integer, position: position, min: position - Int.random(in: 0...30, using: &rng),
-                              max: position + Int.random(in: 0...30, using: &rng), step: step)
-            let direction = Direction.allCases.randomElement(using: &rng)!, count = Int.random(in: 1...40, using: &rng)
-            guard pager.canStep(direction) else { continue }
-            var moved = pager
-            moved.step(direction, count: count)
-            XCTAssertEqual(moved.position, oneByOne(pager, direction, count).position)
-        }
+            return Pager(label: "p", domain: .integer, position: position, min: position - Int.random(in: 0...30, using: &rng),
+                         max: position + Int.random(in: 0...30, using: &rng), step: step)
+        }, landing: \.position)
     }
 
     func testHugeCountsNeitherOverflowNorLoop() {

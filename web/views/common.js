@@ -155,10 +155,10 @@ export function confirmingButton(text, question, action) {
   return button;
 }
 
-/** A plain button that sends one intent (`intent` and `args` may be functions, read at the click). */
+/** A plain button that sends one intent. */
 export function intentButton(room, control, intent, text, args, attrs = {}) {
   const button = el("button", { type: "button", class: "text", ...attrs }, text);
-  button.addEventListener("click", () => act(room, control, typeof intent === "function" ? intent() : intent, typeof args === "function" ? args() : args));
+  button.addEventListener("click", () => act(room, control, intent, typeof args === "function" ? args() : args));
   return button;
 }
 
