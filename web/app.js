@@ -9,6 +9,7 @@ import { pagerView } from "./views/pager.js";
 import { toggleView } from "./views/toggle.js";
 import { timerView } from "./views/timer.js";
 import { rangeView } from "./views/range.js";
+import { pollView } from "./views/poll.js";
 
 const params = new URLSearchParams(location.search);
 // The name: the URL's (?name=), else the one chosen here before (kept in this browser).
@@ -99,7 +100,7 @@ room.addEventListener("error", (e) => {
   $("errors").dataset.code = e.detail.code; // the protocol's code, for tools and tests
 });
 
-const makers = { stepper: stepperView, list: listView, wizard: wizardView, form: formView, pager: pagerView, toggle: toggleView, timer: timerView, range: rangeView };
+const makers = { stepper: stepperView, list: listView, wizard: wizardView, form: formView, pager: pagerView, toggle: toggleView, timer: timerView, range: rangeView, poll: pollView };
 const views = new Map();
 
 function genericView(room, id) {

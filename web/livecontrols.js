@@ -117,7 +117,8 @@ export class LiveRoom extends EventTarget {
     const msg = { type: "join", id: LiveRoom.joinID, room: this.room };
     if (this.name) msg.name = this.name;
     if (this.template) msg.template = this.template;
-    if (this.epoch !== null && this.version !== null) msg.since = { epoch: this.epoch, version: this.version };
+    // `session`: the one this state was seen as (a room whose members see different states — a poll's ballots — needs it).
+    if (this.epoch !== null && this.version !== null) msg.since = { epoch: this.epoch, version: this.version, session: this.seenAs };
     this.send(msg);
   }
 
@@ -201,6 +202,7 @@ export class LiveRoom extends EventTarget {
         // its template changed), so what was shown before is gone — not a resumption.
         if (this.shownEpoch !== null && msg.epoch !== this.shownEpoch) this.emit("startedover", { epoch: msg.epoch });
         this.shownEpoch = msg.epoch;
+        this.seenAs = this.session;
         this.epoch = msg.epoch;
         this.version = msg.version;
         this.state = msg.state;
@@ -211,6 +213,7 @@ export class LiveRoom extends EventTarget {
         this.restorePresence();
         break;
       case "resumed":
+        this.seenAs = this.session;
         this.retry = 0;
         this.joinRetry = 0;
         this.setStatus("open");

@@ -40,6 +40,8 @@ public struct ControlEvents: Sendable, Equatable {
     public var tick: Int? = nil
     /// An intent the room runs as the server in the same change (a timer's `then` when it finishes).
     public var then: ServerIntent? = nil
+    /// Fields the control adds to the patch's `cause` (a text's `splices`: its edit as applied).
+    public var detail: JSONObject? = nil
     public init(ended: [HoldEnd] = [], tick: Int? = nil, then: ServerIntent? = nil) {
         self.ended = ended
         self.tick = tick
@@ -67,6 +69,11 @@ public protocol Control: Sendable {
     func reads(_ id: ControlID) -> Bool
     /// Whether any control of this kind reads others (`reads(_:)` can be true): rooms without one skip the check.
     static var readsOtherControls: Bool { get }
+    /// Whether the kind keeps parts of its state from some members (`privateParts`): rooms without one skip the views.
+    static var hasPrivateParts: Bool { get }
+    /// The members of `render()` not everyone sees, and who does (`Views.swift`); empty for a kind whose state is the
+    /// same for everyone.
+    var privateParts: [PrivatePart] { get }
     /// Whether the kind is dragged: a client sends its `set`/`nudge` at display rate and the room coalesces them, so
     /// each costs a fraction of a message toward the rate limit (a range).
     static var takesDrags: Bool { get }
@@ -99,6 +106,8 @@ extension Control {
     public func reads(_ id: ControlID) -> Bool { false }
     public static var readsOtherControls: Bool { false }
     public static var takesDrags: Bool { false }
+    public static var hasPrivateParts: Bool { false }
+    public var privateParts: [PrivatePart] { [] }
     public func isClaimTarget(_ target: String) -> Bool { false }
     public func reach(of intent: String, args: IntentArgs) -> IntentReach { .whole }
     public var stateBytes: Int { 512 }

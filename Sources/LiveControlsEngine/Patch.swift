@@ -8,11 +8,16 @@ public struct Patch: Sendable, Equatable {
     public var ops: [PatchOp]
     /// Why it happened (`cause` of the patch).
     public var cause: JSONValue
+    /// Who receives each op (parallel to `ops`), when not everyone receives all of them: a change to a part of the
+    /// state some members do not see (`Views.swift`). Nil: every member receives every op.
+    public var access: [OpAccess]?
 
-    public init(version: Int, ops: [PatchOp], cause: JSONValue) {
+    public init(version: Int, ops: [PatchOp], cause: JSONValue, access: [OpAccess]? = nil) {
+        precondition(access.map { $0.count == ops.count } ?? true)
         self.version = version
         self.ops = ops
         self.cause = cause
+        self.access = access
     }
 }
 

@@ -25,6 +25,9 @@ public struct Room: Sendable {
     public let permissions: [ControlID: ControlPermissions]
     /// Whether a control's state follows others (`Control.reads`): then a change patches those that read it too.
     let hasReaders: Bool
+    /// Whether a control keeps parts of its state from some members (`Control.privateParts`): then members' views
+    /// differ, and patches say who receives each op (`Views.swift`).
+    public let hasPrivateParts: Bool
     /// How each control treats claims (the template's `claims`; unlisted controls: soft, 30 s).
     public let claimPolicies: [ControlID: ClaimPolicy]
     /// The template's `maxStateBytes`: an intent that would grow the state past it is refused (`too_large`).
@@ -68,6 +71,7 @@ public struct Room: Sendable {
         self.claimPolicies = template.claims
         self.maxStateBytes = template.maxStateBytes
         self.hasReaders = template.controls.contains { type(of: $0.control).readsOtherControls }
+        self.hasPrivateParts = template.controls.contains { type(of: $0.control).hasPrivateParts }
         self.history = ChangeHistory(limit: historyLimit)
         self.controlOrder = template.controls.map(\.id)
         self.controls = Dictionary(uniqueKeysWithValues: template.controls.map { ($0.id, $0.control) })
@@ -90,6 +94,23 @@ public struct Room: Sendable {
         let holdings = holdingsBySession(), editing = editingBySession()
         if tracksPresence { for session in memberOrder { presence[session.rawValue] = memberJSON(session, holdings: holdings, editing: editing) } }
         return ["controls": .object(controlsJSON), "presence": .object(presence)]
+    }
+
+    /// The document as `viewer` sees it: without the private parts (`Control.privateParts`) it is not in the audience of.
+    public func render(for viewer: Viewer) -> JSONValue {
+        var document = render()
+        guard hasPrivateParts else { return document }
+        for id in controlOrder where type(of: controls[id]!).hasPrivateParts {
+            for part in controls[id]!.privateParts where !viewer.sees(part.audience) {
+                document.remove(at: (["controls", id.rawValue] + part.path)[...])
+            }
+        }
+        return document
+    }
+
+    /// Who `session` is, for what it sees: its roles as it joined (none when it is no member).
+    public func viewer(of session: SessionID) -> Viewer {
+        Viewer(session: session, roles: members[session]?.roles ?? [])
     }
 
     /// One control's state in the room: its own, then who is editing which part of it (`claims`), then the
@@ -160,6 +181,7 @@ public struct Room: Sendable {
         try checkSize(replacing: id, with: control, among: controls)
         var cause: JSONObject = ["kind": "intent", "session": .string(session.rawValue), "control": .string(id.rawValue), "intent": .string(intent)]
         if let requestID { cause["id"] = requestID.json }
+        if let detail = events.detail { for (key, value) in detail { cause[key] = value } }
         return commit(cause: cause, touching: [id]) { room, _, ended in
             room.controls[id] = control
             ended.append(contentsOf: events.ended.map { (id, $0) })
@@ -244,6 +266,7 @@ public struct Room: Sendable {
         let before = watched.map { controls[$0]!.render(in: RoomView(controls: controls)) }
         let claimsBefore = claims
         let deadlinesBefore = touching.map { wakeDeadline(of: $0) }
+        let partsBefore = hasPrivateParts ? watched.map { controls[$0]!.privateParts } : []
         // Who holds and edits what, for presence only (a room without presence skips both walks).
         let holdingsBefore = tracksPresence ? holdingsBySession() : [:], editingBefore = tracksPresence ? editingBySession() : [:]
         claimsEnded = []
@@ -254,9 +277,22 @@ public struct Room: Sendable {
 
         var timers: [TimerEffect] = []
         let view = RoomView(controls: controls)
+        // Who receives each op, while some op is not for everyone (nil: all are).
+        var access: [OpAccess]? = nil
         for (i, id) in watched.enumerated() {
-            ops.append(contentsOf: JSONDiff.diff(from: before[i], to: controls[id]!.render(in: view), at: JSONPointer(["controls", id.rawValue])))
+            let after = controls[id]!.render(in: view), at = JSONPointer(["controls", id.rawValue])
+            let diff = JSONDiff.diff(from: before[i], to: after, at: at)
+            guard hasPrivateParts, type(of: controls[id]!).hasPrivateParts else {
+                access?.append(contentsOf: repeatElement(.all, count: diff.count))
+                ops.append(contentsOf: diff)
+                continue
+            }
+            let tagged = Self.restrict(diff, at: at, before: before[i], after: after, partsBefore: partsBefore[i], partsAfter: controls[id]!.privateParts)
+            if access == nil, tagged.contains(where: { $0.1 != .all }) { access = Array(repeating: .all, count: ops.count) }
+            ops.append(contentsOf: tagged.map(\.0))
+            access?.append(contentsOf: tagged.map(\.1))
         }
+        let controlOpsEnd = ops.count
         if claims != claimsBefore {
             for id in controlOrder where claims[id] != claimsBefore[id] {
                 ops.append(contentsOf: JSONDiff.diff(from: claimsJSON(id, claimsBefore[id]), to: claimsJSON(id, claims[id]),
@@ -288,6 +324,8 @@ public struct Room: Sendable {
             memberOrder.remove(leaving)
             if tracksPresence { ops.append(.remove(path: JSONPointer(["presence", leaving.rawValue]))) }
         }
+        // What follows the controls' ops (claims, presence) is for everyone.
+        access?.append(contentsOf: repeatElement(.all, count: ops.count - controlOpsEnd))
         guard !ops.isEmpty else { return RoomUpdate(patch: nil, timers: timers) }
         var cause = cause
         if !claimsEnded.isEmpty {
@@ -300,7 +338,7 @@ public struct Room: Sendable {
             })
         }
         version += 1
-        let patch = Patch(version: version, ops: ops, cause: .object(cause))
+        let patch = Patch(version: version, ops: ops, cause: .object(cause), access: access)
         history.append(patch)
         return RoomUpdate(patch: patch, timers: timers)
     }

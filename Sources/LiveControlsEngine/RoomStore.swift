@@ -76,6 +76,9 @@ public struct StoreWrite: Sendable {
     public var webhooks: [PendingWebhook] = []
     /// The room's changes not yet told in a `room.changed` event (stored with the room, so a crash loses none).
     public var unannouncedChanges: UnannouncedChanges? = nil
+    /// A store that publishes patches (cluster mode), for a patch members see differently (`Patch.access`): each
+    /// distinct view's encoded message and the sessions it is for; the last is for sessions not listed.
+    public var views: [(sessions: [SessionID], message: [UInt8])]? = nil
 
     public init(room: String, template: String, epoch: String, version: Int, kind: Kind,
                 controls: [(id: ControlID, kind: String, state: String)], joined: [StoredMember],

@@ -23,10 +23,16 @@ extension ServerConfig {
                         "kind": "timer", "label": "Timebox", "mode": "countdown", "durationMs": 600_000,
                         "then": ["control": "agenda", "intent": "next"],
                     ],
+                    // Ideas are added as options; each member votes for two, privately until the host reveals the tally.
+                    "vote": [
+                        "kind": "poll", "label": "Which ideas go ahead?", "mode": "multi", "maxVotes": 2, "allowAdd": true,
+                        "maxOptions": 20, "seeVotes": ["host"],
+                    ],
                 ],
                 "permissions": [
                     "agenda": ["*": ["host"]],
                     "timebox": ["*": ["host"]],
+                    "vote": ["open": ["host"], "close": ["host"], "reveal": ["host"], "reset": ["host"]],
                 ],
             ],
             "demo": [
@@ -91,6 +97,8 @@ extension ServerConfig {
                     "timebox": ["kind": "timer", "label": "Timebox", "mode": "countdown", "durationMs": 300_000],
                     // A fader: dragged by one, watched moving by all (its patches at most every 16 ms).
                     "volume": ["kind": "range", "label": "Volume", "min": 0, "max": 1, "step": 0.05, "value": 0.5, "minIntervalMs": 16],
+                    // A vote: each member sees its own ballot and how many voted, until someone reveals the tally.
+                    "lunch": ["kind": "poll", "label": "Lunch", "options": ["Pizza", "Sushi", "Salad"], "allowAdd": true, "maxOptions": 8],
                 ],
             ],
         ],

@@ -229,7 +229,9 @@ public final class LiveControlsClient {
         if let template = room.template { join["template"] = .string(template) }
         if let token { join["token"] = .string(token) }
         if since, let epoch = room.epoch {
-            join["since"] = ["epoch": .string(epoch), "version": .int(room.version)]
+            var resume: JSONObject = ["epoch": .string(epoch), "version": .int(room.version)]
+            if let seenAs = room.seenAs { resume["session"] = .string(seenAs) }
+            join["since"] = .object(resume)
         }
         return join
     }

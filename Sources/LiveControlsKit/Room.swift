@@ -28,6 +28,8 @@ public final class Room {
     public private(set) var epoch: String?
     /// The version of ``state``.
     public private(set) var version = 0
+    /// The session the state was seen as (a room whose members see different states needs it to resume: `since.session`).
+    private(set) var seenAs: String?
     /// The whole room document (`controls` and `presence`).
     public private(set) var state: JSONValue = .null
     /// The control ids, in template order.
@@ -101,6 +103,7 @@ public final class Room {
             self.epoch = epoch
             self.version = version
             self.state = state
+            seenAs = client?.session
             status = .joined
             refresh(controls: nil, presence: true, replacing: true)
             client?.reconcileLeases(in: self)
@@ -108,6 +111,7 @@ public final class Room {
             return true
         case "resumed":
             guard message["epoch"]?.stringValue == epoch, message["from"]?.intValue == version else { return false }
+            seenAs = client?.session
             status = .joined
             publish(.resumed, message.object)
             return true

@@ -23,7 +23,10 @@ public enum RequestID: Sendable, Hashable {
 public struct ResumePoint: Sendable, Equatable {
     public var epoch: String
     public var version: Int
-    public init(epoch: String, version: Int) { self.epoch = epoch; self.version = version }
+    /// The session the held state was seen as (the former connection's `welcome.session`): in a room whose members
+    /// see different states (a poll's ballots) it tells whether that state fits this session's patches.
+    public var session: String?
+    public init(epoch: String, version: Int, session: String? = nil) { self.epoch = epoch; self.version = version; self.session = session }
 }
 
 /// `join {room, since?, name?, template?, token?, id?}`
@@ -176,10 +179,11 @@ public enum ClientMessage: Sendable, Equatable {
             request.token = try fields.optionalString("token", maxLength: 4096)
             if let since = object["since"], since != .null {
                 // An integer is an integer: `4.0` is not one (as for intent arguments).
-                guard let s = since.objectValue, let epoch = s["epoch"]?.stringValue, case let .int(version)? = s["version"], version >= 0 else {
-                    throw fields.error(.invalidMessage, "since must be {\"epoch\": string, \"version\": integer ≥ 0}", room: room)
+                guard let s = since.objectValue, let epoch = s["epoch"]?.stringValue, case let .int(version)? = s["version"], version >= 0,
+                      s["session"].map({ $0 == .null || ($0.stringValue.map { (1...128).contains($0.count) } ?? false) }) ?? true else {
+                    throw fields.error(.invalidMessage, "since must be {\"epoch\": string, \"version\": integer ≥ 0, \"session\"?: string}", room: room)
                 }
-                request.since = ResumePoint(epoch: epoch, version: version)
+                request.since = ResumePoint(epoch: epoch, version: version, session: s["session"]?.stringValue)
             }
             return .join(request)
         case "leave":

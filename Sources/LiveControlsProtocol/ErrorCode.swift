@@ -73,6 +73,8 @@ public enum ErrorCode: String, Sendable, CaseIterable {
     /// The control changes only by a hold that lasts long enough (a toggle's `confirmHoldMs`): `press`, then `release`
     /// after that time. Its `set` and `flip` are refused.
     case holdRequired = "hold_required"
+    /// The control takes no such change in its current phase, and may again later: a `vote` on a closed poll.
+    case closed = "closed"
 }
 
 /// A request the server refuses: becomes one `error` message.

@@ -51,7 +51,7 @@ extension RoomVersion {
 extension RoomHistory {
     package var json: JSONObject {
         ["room": .string(name), "epoch": .string(epoch), "version": .int(version),
-         "patches": .array(patches.map { ["version": .int($0.version), "ops": .array($0.ops.map(\.json)), "cause": $0.cause] })]
+         "patches": .array(patches.map { ["version": .int($0.version), "ops": .array($0.ops(for: .everything).map(\.json)), "cause": $0.cause] })]
     }
 
     init?(json: JSONValue) {

@@ -8,8 +8,9 @@ import LiveControlsProtocol
 struct SnapshotCache {
     let epoch: String
     let version: Int
-    var state: [UInt8]?
-    var resync: Frame?
+    /// By view (`Room.viewKey(for:)`: empty where every member sees the same).
+    var state: [[Bool]: [UInt8]] = [:]
+    var resync: [[Bool]: Frame] = [:]
 }
 
 extension RoomRuntime {
@@ -17,7 +18,7 @@ extension RoomRuntime {
     func resync(_ subscriber: any RoomSubscriber, id: RequestID?) {
         submit {
             guard !self.refusedAsAbandoned(subscriber, id: id) else { return }
-            self.send(self.snapshot(id: id, resumed: nil), to: subscriber)
+            self.send(self.snapshot(id: id, resumed: nil, for: self.room.viewer(of: subscriber.session)), to: subscriber)
         }
     }
 
@@ -29,11 +30,12 @@ extension RoomRuntime {
                 return
             }
             let frame: Frame
-            if let cached = self.snapshotsAtThisVersion().resync {
+            let viewer = self.room.viewer(of: subscriber.session), key = self.room.viewKey(for: viewer)
+            if let cached = self.snapshotsAtThisVersion().resync[key] {
                 frame = cached
             } else {
-                frame = self.snapshot(id: nil, resumed: nil, toMany: self.hasCrowd)
-                self.snapshots?.resync = frame
+                frame = self.snapshot(id: nil, resumed: nil, for: viewer, toMany: self.hasCrowd)
+                self.snapshots?.resync[key] = frame
             }
             self.deliver(after: self.room.version) {
                 if subscriber.deliverResync(frame, room: self.name) { self.waker.wake(subscriber) }
@@ -41,15 +43,17 @@ extension RoomRuntime {
         }
     }
 
-    /// A snapshot of the room as it is now, its state encoded once per version where joins change nothing.
-    func snapshot(id: RequestID?, resumed: Bool?, toMany: Bool = false) -> Frame {
+    /// A snapshot of the room as it is now, as `viewer` sees it; its state encoded once per version where joins change
+    /// nothing and every member sees the same.
+    func snapshot(id: RequestID?, resumed: Bool?, for viewer: Viewer, toMany: Bool = false) -> Frame {
         assertOnQueue(queue)
         let state: [UInt8]
-        if let cached = snapshotsAtThisVersion().state {
+        let key = room.viewKey(for: viewer)
+        if let cached = snapshotsAtThisVersion().state[key] {
             state = cached
         } else {
-            state = JSONWriter.encode(room.render())
-            if !room.tracksPresence { snapshots?.state = state }  // with presence every join is a new version
+            state = JSONWriter.encode(room.render(for: viewer))
+            if !room.tracksPresence { snapshots?.state[key] = state }  // with presence every join is a new version
         }
         return Frame.make(bytes: ServerMessage.encodedSnapshot(room: name, epoch: room.epoch, version: room.version, encodedState: state,
                                                                id: id, resumed: resumed),

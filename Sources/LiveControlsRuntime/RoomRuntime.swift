@@ -248,10 +248,12 @@ final class RoomRuntime: RoomEndpoint, @unchecked Sendable {
         var resumed: Bool? = nil
         if let since = request.since {
             if since.epoch == room.epoch, since.version > room.resumeFloor ?? -1,
-               let missed = room.history.changes(after: since.version, current: room.version) {
+               let missed = room.history.changes(after: since.version, current: room.version),
+               room.resumes(from: since.session.map(SessionID.init), missed: missed) {
                 subscribe(subscriber)
                 send(.resumed(room: name, epoch: room.epoch, from: since.version, version: room.version, id: request.id), to: subscriber)
-                for patch in missed { send(patchMessage(patch), to: subscriber) }
+                let viewer = Viewer(session: subscriber.session, roles: request.roles)
+                for patch in missed { send(patch.isShared ? patchMessage(patch) : patchMessage(patch, for: viewer), to: subscriber) }
                 carryOut(room.join(subscriber.session, name: request.name, roles: request.roles))
                 return
             }
@@ -259,7 +261,7 @@ final class RoomRuntime: RoomEndpoint, @unchecked Sendable {
         }
         carryOut(room.join(subscriber.session, name: request.name, roles: request.roles))
         subscribe(subscriber)
-        send(snapshot(id: request.id, resumed: resumed), to: subscriber)
+        send(snapshot(id: request.id, resumed: resumed, for: room.viewer(of: subscriber.session)), to: subscriber)
     }
 
     func subscribe(_ subscriber: any RoomSubscriber) {
@@ -294,8 +296,12 @@ final class RoomRuntime: RoomEndpoint, @unchecked Sendable {
         return true
     }
 
-    private func patchMessage(_ patch: Patch) -> ServerMessage {
+    func patchMessage(_ patch: Patch) -> ServerMessage {
         .patch(room: name, epoch: room.epoch, version: patch.version, ops: patch.ops, cause: patch.cause)
+    }
+
+    func patchMessage(_ patch: Patch, for viewer: Viewer) -> ServerMessage {
+        .patch(room: name, epoch: room.epoch, version: patch.version, ops: patch.ops(for: viewer), cause: patch.cause)
     }
 
     /// Persists and broadcasts the patch (encoded once, to the subscribers of this moment) and
@@ -311,6 +317,7 @@ final class RoomRuntime: RoomEndpoint, @unchecked Sendable {
                 markDurable(patch.version)  // nothing to write: no encoding of the touched controls
             } else {
                 var write = room.storeWrite(for: patch, keepHistory: historyLimit, deltas: store.takesControlDeltas)
+                if !localDelivery, !patch.isShared { write.views = publishedViews(patch) }
                 if webhooks != nil {
                     write.webhooks = events
                     write.unannouncedChanges = unannounced
@@ -327,6 +334,16 @@ final class RoomRuntime: RoomEndpoint, @unchecked Sendable {
                 deliver(after: patch.version) { self.outboxEntryReady(entry) }
             }
             guard localDelivery else { return carryOutTimers(update) }
+            guard patch.isShared else {
+                // Members see different ops (`Patch.access`): one frame per distinct view.
+                let targets = viewFrames(patch, for: Array(subscribers.values))
+                deliver(after: patch.version) {
+                    var toWake: [any RoomSubscriber] = []
+                    for (subscriber, frame) in targets where subscriber.deliver(frame) { toWake.append(subscriber) }
+                    if !toWake.isEmpty { self.waker.wake(toWake) }
+                }
+                return carryOutTimers(update)
+            }
             let frame = Frame.make(patchMessage(patch), toMany: hasCrowd)
             if heldHead == held.count && patch.version <= durable {
                 // Deliverable now (always, with a synchronous store): no copy of the subscriber list.

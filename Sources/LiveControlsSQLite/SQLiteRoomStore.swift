@@ -132,7 +132,10 @@ public final class SQLiteRoomStore: RoomStore, @unchecked Sendable {
                 stored.members = try members.rows([.text(name)]) { StoredMember(session: SessionID($0.text(0)!), name: $0.text(1)) }
                 stored.unannounced = try self.hooks.unannounced(room: name)
                 stored.history = try patches.rows([.text(name), .text(epoch), .int(version - historyLimit)]) { row in
-                    Patch(version: row.int(0), ops: try Self.decodeOps(row.text(1)!), cause: try JSONParser.parse(row.text(2)!))
+                    guard let patch = Patch(version: row.int(0), storedOps: try JSONParser.parse(row.text(1)!), cause: try JSONParser.parse(row.text(2)!)) else {
+                        throw StoredStateError(path: "/history/\(row.int(0))", message: "a stored patch's ops do not parse")
+                    }
+                    return patch
                 }
                 return stored
             }.first
@@ -258,7 +261,7 @@ public final class SQLiteRoomStore: RoomStore, @unchecked Sendable {
             try s.deleteMembers.run([.text(w.room)])
             try s.deletePatches.run([.text(w.room)])
         case let .patch(patch):
-            let ops = String(decoding: JSONWriter.encode(.array(patch.ops.map(\.json))), as: UTF8.self)
+            let ops = String(decoding: JSONWriter.encode(patch.storedOps), as: UTF8.self)
             try s.insertPatch.run([.text(w.room), .text(w.epoch), .int(patch.version), .text(ops), .text(JSONWriter.string(patch.cause))])
             if patch.version % 64 == 0 { try s.prunePatches.run([.text(w.room), .text(w.epoch), .int(w.keepFromVersion)]) }
         }
@@ -275,10 +278,5 @@ public final class SQLiteRoomStore: RoomStore, @unchecked Sendable {
             try s.insertMember.run([.text(w.room), .text(member.session.rawValue), member.name.map { .text($0) } ?? .null, .int(w.version)])
         }
         for session in w.left { try s.deleteMember.run([.text(w.room), .text(session.rawValue)]) }
-    }
-
-    private static func decodeOps(_ text: String) throws -> [PatchOp] {
-        guard let array = try JSONParser.parse(text).arrayValue else { return [] }
-        return try array.map { try PatchOp(json: $0) }
     }
 }

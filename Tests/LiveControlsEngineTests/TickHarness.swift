@@ -30,7 +30,7 @@ struct TickHarness {
     mutating func record(_ update: RoomUpdate) {
         if let patch = update.patch {
             XCTAssertEqual(patch.version, (patches.last?.version ?? 0) + 1, "versions grow by exactly one")
-            document = try! document.applying(patch.ops)
+            document = try! document.applying(patch.ops(for: .everything))
             XCTAssertEqual(document, room.render(), "patch \(patch.version) reproduces the state")
             patches.append(patch)
         }

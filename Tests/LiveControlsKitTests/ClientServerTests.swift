@@ -151,6 +151,44 @@ final class ClientServerTests: XCTestCase {
         await expectRefusal(.outOfRange, "past max") { try await volume.set(2) }
     }
 
+    func testAPollKeepsBallotsPrivateUntilRevealed() async throws {
+        let server = try startServer()
+        let ann = try await client(server, name: "Ann").join("demo")
+        let bob = try await client(server, name: "Bob").join("demo")
+        let lunch = try XCTUnwrap(ann.poll("lunch"))
+        XCTAssertEqual(lunch.options.map(\.id), ["Pizza", "Sushi", "Salad"])
+        XCTAssertTrue(lunch.allowsAdding)
+        try await lunch.vote("Sushi")
+        XCTAssertEqual(lunch.myChoices, ["Sushi"])
+        try await eventually("Bob sees one voter, not whom for") { bob.poll("lunch")?.voters == 1 }
+        XCTAssertEqual(bob.poll("lunch")?.ballots, [:])
+        XCTAssertNil(bob.poll("lunch")?.tally)
+        await expectRefusal(.notFound, "no such option") { try await lunch.vote("Soup") }
+        try await bob.poll("lunch")!.close()
+        await expectRefusal(.closed, "a vote on a closed poll") { try await lunch.vote("Pizza") }
+        try await bob.poll("lunch")!.reveal()
+        try await eventually("Ann sees the tally") { ann.poll("lunch")?.tally == ["Pizza": 0, "Sushi": 1, "Salad": 0] }
+        XCTAssertEqual(ann.poll("lunch")?.phase, .revealed)
+    }
+
+    func testAReconnectAfterAVoteGetsItsOwnViewAndAWatcherResumes() async throws {
+        let dataDir = FileManager.default.temporaryDirectory.appendingPathComponent("kit-\(UUID().uuidString)").path
+        let first = try startServer(["--data-dir", dataDir])
+        let voterClient = client(first), watcherClient = client(first)
+        let voter = try await voterClient.join("demo"), watcher = try await watcherClient.join("demo")
+        try await voter.poll("lunch")!.vote("Salad")
+        try await eventually("seen") { watcher.poll("lunch")?.voters == 1 }
+        let voterEvents = EventRecorder(voter), watcherEvents = EventRecorder(watcher)
+        first.stop()
+        _ = try startServer(["--data-dir", dataDir], port: first.port)
+        try await eventually("both back", timeout: .seconds(20)) { voter.status == .joined && voter.me != nil && watcher.status == .joined && watcher.me != nil }
+        try await eventually("recorded") { voterEvents.version == voter.version && watcherEvents.version == watcher.version }
+        XCTAssertEqual(watcherEvents.kinds().first, .resumed, "its state fits its new session: \(watcherEvents.kinds())")
+        XCTAssertEqual(voterEvents.kinds().first, .snapshot, "its state had its former session's ballot: \(voterEvents.kinds())")
+        XCTAssertEqual(voter.poll("lunch")?.ballots, [:], "a new session owns no ballot; the old one still counts")
+        XCTAssertEqual(voter.poll("lunch")?.voters, 1)
+    }
+
     func testAHoldEndsWhenTheHoldingTaskIsCancelled() async throws {
         let server = try startServer()
         let room = try await client(server).join("demo")

@@ -94,4 +94,20 @@ final class ClusterEnvelopeTests: XCTestCase {
         XCTAssertNil(ClusterEnvelope.decodeRelease(Array("e1\t3\tn1\n{}".utf8)), "a patch is not a notice")
         XCTAssertNil(ClusterEnvelope.decodeRelease(Array("released\t\n".utf8)))
     }
+
+    func testAPatchWithViewsCarriesEachViewWithItsSessions() throws {
+        let views: [(sessions: [SessionID], message: [UInt8])] = [
+            ([SessionID("s1")], Array(#"{"a":1}"#.utf8)), ([SessionID("s2"), SessionID("s3")], Array(#"{"b":"\n\t"}"#.utf8)), ([], Array("{}".utf8)),
+        ]
+        let decoded = try XCTUnwrap(ClusterEnvelope.decodePublication(ClusterEnvelope.publication(epoch: "e", version: 7, owner: "n1", views: views)))
+        XCTAssertEqual(decoded.version, 7)
+        XCTAssertEqual(decoded.owner, "n1")
+        XCTAssertEqual(Array(decoded.message), Array("{}".utf8), "for sessions not listed")
+        XCTAssertEqual(decoded.views?[SessionID("s1")].map(Array.init), Array(#"{"a":1}"#.utf8))
+        XCTAssertEqual(decoded.views?[SessionID("s3")].map(Array.init), Array(#"{"b":"\n\t"}"#.utf8))
+        XCTAssertNil(decoded.views?[SessionID("s4")])
+        for bad in ["e\t1\tn\tviews\n", "e\t1\tn\tviews\n9\ts1\n{}", "e\t1\tn\tviews\n2\t\n{}x", "e\t1\tn\tviews\nx\ts1\n{}", "e\t1\tn\tother\n{}"] {
+            XCTAssertNil(ClusterEnvelope.decodePublication(Array(bad.utf8)).map { _ in true }, bad)
+        }
+    }
 }

@@ -81,7 +81,8 @@ def test_a_room_created_with_initial_values_is_what_a_joining_client_sees(api, a
     assert body["state"]["controls"]["quantity"]["value"] == 42
     snapshot = connect(api_server).join("r1")
     assert snapshot["epoch"] == body["epoch"]
-    assert snapshot["state"]["controls"] == body["state"]["controls"]
+    assert body["state"]["controls"]["lunch"].pop("tally") == {"Pizza": 0, "Sushi": 0, "Salad": 0}, "the API sees private parts"
+    assert snapshot["state"]["controls"] == body["state"]["controls"], "what a member sees, but the poll's tally"
 
     again = api.post("/rooms", {"room": "r1"})
     assert again.status_code == 409 and error(again)["code"] == "room_exists"
@@ -106,6 +107,7 @@ def test_the_list_and_one_room_show_versions_epochs_and_members(api, api_server,
     assert rooms == [{"room": "demo", "template": "demo", "epoch": ann.rooms["demo"]["epoch"], "version": ann.version(),
                       "loaded": True, "members": 1}]
     room = api.get("/rooms/demo").json()
+    assert "tally" not in ann.state()["controls"]["lunch"] and room["state"]["controls"]["lunch"].pop("tally") is not None
     assert room["version"] == ann.version() and room["state"] == ann.state()
     assert room["members"] == [{"session": ann.session, "name": "Ann", "roles": ["admin"], "holding": [], "editing": [], "data": {}}]
     members = api.get("/rooms/demo/members").json()

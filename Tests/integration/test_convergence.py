@@ -50,6 +50,10 @@ def random_intent(rng: random.Random, control: dict):
     if kind == "range":
         return rng.choice([("set", {"value": round(rng.uniform(-0.1, 1.1), 3)}), ("set", {"value": rng.randint(0, 20) * 0.05}),
                            ("nudge", {"by": rng.choice([-0.05, 0.1, 3])}), ("release", None)])
+    if kind == "poll":
+        option = rng.choice([o["id"] for o in control["options"]] + ["nope"])
+        return rng.choice([("vote", {"option": option}), ("vote", {"option": option}), ("unvote", {"option": option}),
+                           ("close", None), ("open", None), ("reveal", None), ("reset", None), ("add", {"label": f"L{rng.randrange(6)}"})])
     raise AssertionError(f"no random intents for kind {kind!r}: add them here")
 
 
@@ -90,6 +94,13 @@ def test_random_intents_disconnects_and_resumes_converge(server, seed):
     snap = fresh.join()
     while any((ctl.get("holding") is not None) for ctl in snap["state"]["controls"].values()):
         snap = fresh.join()  # a hold may still be ending; resync until none runs
+    def shared(state):
+        """The state without what members see differently (a poll's ballots: each sees its own)."""
+        return {**state, "controls": {k: {f: v for f, v in ctl.items() if not (ctl["kind"] == "poll" and f == "ballots")}
+                                      for k, ctl in state["controls"].items()}}
     for c in clients:
         c.wait_version(snap["version"])
-        assert c.state() == snap["state"], f"client {c.session} diverged (seed {seed})"
+        assert shared(c.state()) == shared(snap["state"]), f"client {c.session} diverged (seed {seed})"
+        held = c.state()
+        own = c.join()  # a resync: the server's snapshot for this session
+        assert own["version"] == snap["version"] and held == own["state"], f"client {c.session}'s own view diverged (seed {seed})"

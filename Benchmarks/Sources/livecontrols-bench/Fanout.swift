@@ -66,6 +66,8 @@ func runFanout(loop: Loop, target: Target, subscribers: Int, window: Int, second
         sendTimes.append(nowNanos())
         outstanding += 1
         switch target {
+        case .livecontrols, .livecontrolsRooms where fanoutIntent == "vote":
+            conn.sendText(#"{"type":"intent","id":\#(id),"room":"\#(target.room(forTag: conn.tag)!)","control":"lunch","intent":"\#(id % 2 == 0 ? "vote" : "unvote")","args":{"option":"Pizza"}}"#)
         case .livecontrols, .livecontrolsRooms:
             conn.sendText(#"{"type":"intent","id":\#(id),"room":"\#(target.room(forTag: conn.tag)!)","control":"quantity","intent":"set","args":{"value":\#(id % 2 + 10)}}"#)
         case .mirror:

@@ -50,7 +50,7 @@ public struct WebhookEndpoint: Sendable, Equatable {
 public enum WebhookEventType {
     public static let all = [
         "room.created", "room.unloaded", "room.deleted", "member.joined", "member.left", "form.completed",
-        "wizard.completed", "wizard.exited", "hold.ended", "timer.finished", "room.changed",
+        "wizard.completed", "wizard.exited", "hold.ended", "timer.finished", "poll.closed", "poll.revealed", "room.changed",
     ]
 
     /// Whether `pattern` (an `events` entry) names at least one event type.

@@ -76,7 +76,8 @@ extension Room {
     /// The events a patch of this room stands for, read from the patch and the room as it is after it:
     /// `member.joined`/`member.left` (its cause), `hold.ended` (each entry of `cause.ended`), `form.completed` (a form's
     /// `completed` became true; with its `data`), `wizard.completed`/`wizard.exited` (a wizard's `phase` became
-    /// `complete`/`exit`), `timer.finished` (a countdown's `status` became `finished`; with what its `then` did). `room.changed` is gathered over time by the room's owner, not here.
+    /// `complete`/`exit`), `timer.finished` (a countdown's `status` became `finished`; with what its `then` did), `poll.closed`/`poll.revealed` (a poll's
+    /// `phase` became `closed`/`revealed`; with its tally and ballots). `room.changed` is gathered over time by the room's owner, not here.
     public func webhookDrafts(for patch: Patch) -> [WebhookDraft] {
         var drafts: [WebhookDraft] = []
         let base: JSONObject = ["room": .string(name), "epoch": .string(epoch), "version": .int(patch.version)]
@@ -109,6 +110,14 @@ extension Room {
                     data.setIfPresent("then", patch.cause["then"])
                     drafts.append(WebhookDraft(type: "timer.finished", data: with(data)))
                 }
+                continue
+            }
+            if tokens[2] == "phase", let poll = control as? Poll, let phase = op.value?.stringValue, phase == "closed" || phase == "revealed" {
+                // The backend sees every ballot (it is no member): the tally, and who chose what.
+                let rendered = poll.render()
+                drafts.append(WebhookDraft(type: "poll.\(phase)", data: with(["control": .string(tokens[1]), "tally": rendered["tally"] ?? .null,
+                                                                               "ballots": rendered["ballots"] ?? .null, "voters": .int(poll.ballots.count),
+                                                                               "cause": patch.cause])))
                 continue
             }
             let rendered = control.render()

@@ -22,7 +22,8 @@ extension ClusterDirectory {
             // (Every room's channel reaches every node: decoded only for the rooms with a view here.)
             guard rooms.withLock({ $0[room] }) != nil, let publication = ClusterEnvelope.decodePublication(payload),
                   let local = learnOwner(room, publication.owner) else { return }
-            local.published(epoch: publication.epoch, version: publication.version, owner: publication.owner, message: publication.message)
+            local.published(epoch: publication.epoch, version: publication.version, owner: publication.owner, message: publication.message,
+                            views: publication.views)
             return
         }
         switch ClusterEnvelope.decodeInbox(payload) {

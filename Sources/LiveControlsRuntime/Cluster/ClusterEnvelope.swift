@@ -93,7 +93,11 @@ enum ClusterEnvelope {
             kind = "join"
             if let id = join.id { body["id"] = id.json }
             if let name = join.name { body["name"] = .string(name) }
-            if let since = join.since { body["since"] = ["epoch": .string(since.epoch), "version": .int(since.version)] }
+            if let since = join.since {
+                var resume: JSONObject = ["epoch": .string(since.epoch), "version": .int(since.version)]
+                if let session = since.session { resume["session"] = .string(session) }
+                body["since"] = .object(resume)
+            }
             body["roles"] = .array(join.roles.map { .string($0) })
         case let .intent(intent, member):
             kind = "intent"
@@ -157,10 +161,47 @@ enum ClusterEnvelope {
         return bytes
     }
 
+    /// A patch members see differently (`Patch.access`): `<epoch> <version> <owner> views` + for each view a line
+    /// `<length> <session>,<session>…` and its message of `length` bytes; the last view lists no session (it is for
+    /// sessions not listed).
+    static func publication(epoch: String, version: Int, owner: String, views: [(sessions: [SessionID], message: [UInt8])]) -> [UInt8] {
+        var bytes = Array("\(epoch)\t\(version)\t\(owner)\tviews\n".utf8)
+        for view in views {
+            bytes.append(contentsOf: "\(view.message.count)\t\(view.sessions.map(\.rawValue).joined(separator: ","))\n".utf8)
+            bytes.append(contentsOf: view.message)
+        }
+        return bytes
+    }
+
+    /// A published patch: one message for everyone, or one per view.
+    struct Publication {
+        var epoch: String
+        var version: Int
+        var owner: String
+        var message: ArraySlice<UInt8>
+        /// Set when members see the patch differently: the message of each session listed; `message` for the others.
+        var views: [SessionID: ArraySlice<UInt8>]? = nil
+    }
+
     /// A patch publication: nil when malformed.
-    static func decodePublication(_ bytes: [UInt8]) -> (epoch: String, version: Int, owner: String, message: ArraySlice<UInt8>)? {
-        guard let (fields, body) = header(bytes), fields.count == 3, let version = Int(fields[1]), !fields[2].isEmpty else { return nil }
-        return (fields[0], version, fields[2], body)
+    static func decodePublication(_ bytes: [UInt8]) -> Publication? {
+        guard let (fields, body) = header(bytes), fields.count == 3 || (fields.count == 4 && fields[3] == "views"),
+              let version = Int(fields[1]), !fields[2].isEmpty else { return nil }
+        guard fields.count == 4 else { return Publication(epoch: fields[0], version: version, owner: fields[2], message: body) }
+        var views: [SessionID: ArraySlice<UInt8>] = [:]
+        var rest = body
+        while let newline = rest.firstIndex(of: 0x0A) {
+            let line = String(decoding: rest[..<newline], as: UTF8.self).split(separator: "\t", omittingEmptySubsequences: false)
+            guard line.count == 2, let length = Int(line[0]), length >= 0, rest.endIndex - (newline + 1) >= length else { return nil }
+            let message = rest[(newline + 1)..<(newline + 1 + length)]
+            rest = rest[(newline + 1 + length)...]
+            if line[1].isEmpty {
+                guard rest.isEmpty else { return nil }
+                return Publication(epoch: fields[0], version: version, owner: fields[2], message: message, views: views)
+            }
+            for session in line[1].split(separator: ",") { views[SessionID(String(session))] = message }
+        }
+        return nil
     }
 
     static func adminReply(room: String, token: Int, _ result: Result<JSONValue, AdminFailure>) -> [UInt8] {
@@ -221,7 +262,7 @@ enum ClusterEnvelope {
         case "join":
             var since: ResumePoint? = nil
             if let s = body["since"], let epoch = s["epoch"]?.stringValue, let version = s["version"]?.intValue {
-                since = ResumePoint(epoch: epoch, version: version)
+                since = ResumePoint(epoch: epoch, version: version, session: s["session"]?.stringValue)
             }
             var join = JoinRequest(id: id, room: room, name: body["name"]?.stringValue, since: since)
             join.roles = body["roles"]?.arrayValue?.compactMap(\.stringValue) ?? []

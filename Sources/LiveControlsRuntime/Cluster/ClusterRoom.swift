@@ -175,7 +175,8 @@ final class ClusterRoom: @unchecked Sendable {
     // MARK: From the subscriber thread (in Redis's order) and the link queue
 
     /// A patch the owner published.
-    func published(epoch: String, version: Int, owner: String, message: ArraySlice<UInt8>) {
+    /// `views`: set when members see the patch differently, each listed session's message (`message` for the others).
+    func published(epoch: String, version: Int, owner: String, message: ArraySlice<UInt8>, views: [SessionID: ArraySlice<UInt8>]? = nil) {
         queue.async {
             defer { self.settleBarriers() }  // after the answers this block queued
             self.lastHeard = self.directory.scheduler.now()
@@ -203,10 +204,28 @@ final class ClusterRoom: @unchecked Sendable {
             self.epoch = epoch
             self.version = version
             guard !self.members.isEmpty else { return }
-            let frame = Frame.make(bytes: message, stateOfRoom: self.name, stateVersion: (epoch, version),
-                                   toMany: self.members.count > inlineSubscriberLimit)
+            let crowd = self.members.count > inlineSubscriberLimit
+            let frame = Frame.make(bytes: message, stateOfRoom: self.name, stateVersion: (epoch, version), toMany: crowd)
             var toWake: [any RoomSubscriber] = []
-            for connection in self.members.values where connection.deliver(frame) { toWake.append(connection) }
+            guard let views else {
+                for connection in self.members.values where connection.deliver(frame) { toWake.append(connection) }
+                if !toWake.isEmpty { self.directory.waker.wake(toWake) }
+                return
+            }
+            // One frame per distinct view: sessions that share a message share its frame.
+            var frames: [Int: Frame] = [:]
+            for (session, connection) in self.members {
+                var chosen = frame
+                if let bytes = views[session] {
+                    if let made = frames[bytes.startIndex] {
+                        chosen = made
+                    } else {
+                        chosen = Frame.make(bytes: bytes, stateOfRoom: self.name, stateVersion: (epoch, version), toMany: crowd)
+                        frames[bytes.startIndex] = chosen
+                    }
+                }
+                if connection.deliver(chosen) { toWake.append(connection) }
+            }
             if !toWake.isEmpty { self.directory.waker.wake(toWake) }
         }
     }

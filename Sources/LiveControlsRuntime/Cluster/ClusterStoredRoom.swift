@@ -75,9 +75,9 @@ extension ClusterDirectory {
         if case let .array(entries) = replies[1] {
             for entry in entries {
                 guard let bytes = entry.bytes, let message = try? JSONParser.parse(bytes), let patchVersion = message["version"]?.intValue,
-                      let ops = message["ops"]?.arrayValue.flatMap({ try? $0.map { try PatchOp(json: $0) } })
+                      let patch = Patch(version: patchVersion, storedOps: message["ops"] ?? .null, cause: message["cause"] ?? .null)
                 else { continue }
-                history.append(Patch(version: patchVersion, ops: ops, cause: message["cause"] ?? .null))
+                history.append(patch)
             }
         }
         var stored = StoredRoom(name: room, template: template, epoch: epoch, version: version, controls: controls,

@@ -51,9 +51,16 @@ final class RedisRoomStore: RoomStore, @unchecked Sendable {
             set += [("template", Array(w.template.utf8)), ("epoch", Array(w.epoch.utf8))]
             publication = ClusterEnvelope.publication(epoch: w.epoch, version: w.version, owner: owner, message: [])
         case let .patch(patch):
-            let message = ServerMessage.patch(room: w.room, epoch: w.epoch, version: patch.version, ops: patch.ops, cause: patch.cause).encoded()
-            history = message
-            publication = ClusterEnvelope.publication(epoch: w.epoch, version: patch.version, owner: owner, message: message)
+            if let views = w.views {
+                // Members see it differently: every view is published, and the history keeps the whole patch with
+                // who receives each op (for an owner that takes the room over).
+                history = JSONWriter.encode(["type": "patch", "version": .int(patch.version), "ops": patch.storedOps, "cause": patch.cause])
+                publication = ClusterEnvelope.publication(epoch: w.epoch, version: patch.version, owner: owner, views: views)
+            } else {
+                let message = ServerMessage.patch(room: w.room, epoch: w.epoch, version: patch.version, ops: patch.ops, cause: patch.cause).encoded()
+                history = message
+                publication = ClusterEnvelope.publication(epoch: w.epoch, version: patch.version, owner: owner, message: message)
+            }
             previous = Array(String(patch.version - 1).utf8)
         }
         for control in w.controls { set.append(("c:" + control.id.rawValue, Array((control.kind + "\n" + control.state).utf8))) }
