@@ -1,10 +1,11 @@
 #!/usr/bin/env python3
-"""Per-member views against one shared view (issue 35): fan-out to `--subscribers` of a poll's private votes against
-a stepper's `set`, side by side in one run on one server build and one room (`views-config.json`: a stepper and a
-poll). The driver keeps `--window` intents outstanding: `set` on the stepper (every subscriber gets the same patch,
-encoded once), or `vote`/`unvote` in turn on the poll (two views per patch: the voter's, with its ballot, and
-everyone else's, with the count only; each encoded once). For each: deliveries a second, latency p50/p99 from send
-to arrival, the message's size, server CPU per delivery. Repetitions alternate the two.
+"""The new kinds' fan-out against a stepper's (issue 35): to `--subscribers`, side by side in one run on one server
+build and one room (`views-config.json`: a stepper, a poll, a text). The driver keeps `--window` intents outstanding:
+`set` on the stepper (every subscriber gets the same patch, encoded once); `vote`/`unvote` in turn on the poll (two
+views per patch: the voter's, with its ballot, and everyone else's, with the count only; each encoded once); or a
+`splice` on the text (a character typed at offset 10, every 64th splice 63 deleted at the start, so it stays 64–127 characters; each transformed against the splices still in flight).
+For each: deliveries a second, latency p50/p99 from send to arrival, the message's size, server CPU per delivery.
+Repetitions alternate them.
 
     python3 Benchmarks/views.py [--subscribers 1000] [--window 16] [--seconds 5] [--repetitions 3] [--binary PATH]
 
@@ -30,7 +31,7 @@ def main():
     args = ap.parse_args()
     results = {}
     for rep in range(args.repetitions):
-        for intent in ("set", "vote"):
+        for intent in ("set", "vote", "splice"):
             proc, port = start_livecontrols(args.binary, config=CONFIG, max_connections=args.subscribers + 100)
             try:
                 r = run_tool("fanout", port, proc.pid, False, ["--subscribers", str(args.subscribers), "--window", str(args.window),
@@ -41,7 +42,7 @@ def main():
                 proc.wait(30)
             results.setdefault(intent, []).append(r)
             print(f"rep {rep + 1} {intent}: {json.dumps(r)}", flush=True)
-    names = {"set": "stepper `set` (one view)", "vote": "poll `vote`/`unvote` (two views)"}
+    names = {"set": "stepper `set` (one view)", "vote": "poll `vote`/`unvote` (two views)", "splice": "text `splice` (transformed; one view)"}
     print(f"\n| {args.subscribers:,} subscribers, window {args.window} | deliveries/s | latency p50 | p99 | message bytes | lost | server CPU per delivery |")
     print("|---|---|---|---|---|---|---|")
     for intent, rs in results.items():

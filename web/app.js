@@ -10,6 +10,7 @@ import { toggleView } from "./views/toggle.js";
 import { timerView } from "./views/timer.js";
 import { rangeView } from "./views/range.js";
 import { pollView } from "./views/poll.js";
+import { textView } from "./views/text.js";
 
 const params = new URLSearchParams(location.search);
 // The name: the URL's (?name=), else the one chosen here before (kept in this browser).
@@ -100,7 +101,7 @@ room.addEventListener("error", (e) => {
   $("errors").dataset.code = e.detail.code; // the protocol's code, for tools and tests
 });
 
-const makers = { stepper: stepperView, list: listView, wizard: wizardView, form: formView, pager: pagerView, toggle: toggleView, timer: timerView, range: rangeView, poll: pollView };
+const makers = { stepper: stepperView, list: listView, wizard: wizardView, form: formView, pager: pagerView, toggle: toggleView, timer: timerView, range: rangeView, poll: pollView, text: textView };
 const views = new Map();
 
 function genericView(room, id) {

@@ -4,7 +4,7 @@ import LiveControlsProtocol
 /// kind is its engine file (a `ConfigurableControl`, and a `StorableControl` to survive restarts) added here, plus its
 /// view on the page and its schemas (docs/asyncapi.yaml, docs/openapi.yaml).
 public enum ControlKinds {
-    public static let all: [any ConfigurableControl.Type] = [Stepper.self, ListStepper.self, Wizard.self, Form.self, Pager.self, Toggle.self, SharedTimer.self, Fader.self, Poll.self]
+    public static let all: [any ConfigurableControl.Type] = [Stepper.self, ListStepper.self, Wizard.self, Form.self, Pager.self, Toggle.self, SharedTimer.self, Fader.self, Poll.self, SharedText.self]
 
     /// Reads one control from its template entry (its `kind` picks the type); `today` is the date the config is read on.
     public static func make(_ node: ConfigNode, id: ControlID, today: CivilDate) throws(ConfigError) -> any Control {

@@ -34,6 +34,7 @@ extension Room {
         var working = controls
         var touched: [ControlID] = []
         var ended: [(ControlID, HoldEnd)] = []
+        var described: [JSONValue] = []
         for (index, intent) in intents.enumerated() {
             guard var control = working[intent.control] else {
                 throw ServerIntentError(index: index, error: IntentError(.unknownControl,
@@ -49,11 +50,12 @@ extension Room {
             working[intent.control] = control
             if !touched.contains(intent.control) { touched.append(intent.control) }
             ended.append(contentsOf: events.ended.map { (intent.control, $0) })
+            // Each intent as the cause names it, with what its control adds (a text's `splices`).
+            var entry: JSONObject = ["control": .string(intent.control.rawValue), "intent": .string(intent.intent)]
+            if let detail = events.detail { for (key, value) in detail { entry[key] = value } }
+            described.append(.object(entry))
         }
-        let cause: JSONObject = [
-            "kind": "server",
-            "intents": .array(intents.map { ["control": .string($0.control.rawValue), "intent": .string($0.intent)] }),
-        ]
+        let cause: JSONObject = ["kind": "server", "intents": .array(described)]
         let order = controlOrder.filter { touched.contains($0) }
         return commit(cause: cause, touching: order) { room, _, endedOut in
             for id in order { room.controls[id] = working[id] }

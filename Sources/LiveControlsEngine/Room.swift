@@ -100,12 +100,20 @@ public struct Room: Sendable {
     public func render(for viewer: Viewer) -> JSONValue {
         var document = render()
         guard hasPrivateParts else { return document }
+        var hidden: [[String]] = []
         for id in controlOrder where type(of: controls[id]!).hasPrivateParts {
-            for part in controls[id]!.privateParts where !viewer.sees(part.audience) {
-                document.remove(at: (["controls", id.rawValue] + part.path)[...])
-            }
+            for part in controls[id]!.privateParts where !viewer.sees(part.audience) { hidden.append(["controls", id.rawValue] + part.path) }
         }
+        document.remove(hidden)
         return document
+    }
+
+    /// Whether `session` sees a patch as a member without roles does: it is none of the patch's owners and has none of
+    /// its roles (`Patch.audienceMembers`). Cheap: no allocation.
+    public func seesAsAnyone(_ session: SessionID, owners: Set<SessionID>, roles: Set<String>) -> Bool {
+        if owners.contains(session) { return false }
+        guard !roles.isEmpty, let mine = members[session]?.roles else { return true }
+        return !mine.contains(where: roles.contains)
     }
 
     /// Who `session` is, for what it sees: its roles as it joined (none when it is no member).
@@ -181,7 +189,7 @@ public struct Room: Sendable {
         try checkSize(replacing: id, with: control, among: controls)
         var cause: JSONObject = ["kind": "intent", "session": .string(session.rawValue), "control": .string(id.rawValue), "intent": .string(intent)]
         if let requestID { cause["id"] = requestID.json }
-        if let detail = events.detail { for (key, value) in detail { cause[key] = value } }
+        if let detail = events.detail { for (key, value) in detail where cause[key] == nil { cause[key] = value } }  // (never the cause's own keys)
         return commit(cause: cause, touching: [id]) { room, _, ended in
             room.controls[id] = control
             ended.append(contentsOf: events.ended.map { (id, $0) })

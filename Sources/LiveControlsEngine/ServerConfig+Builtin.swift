@@ -28,6 +28,8 @@ extension ServerConfig {
                         "kind": "poll", "label": "Which ideas go ahead?", "mode": "multi", "maxVotes": 2, "allowAdd": true,
                         "maxOptions": 20, "seeVotes": ["host"],
                     ],
+                    // What was decided, typed by everyone at once.
+                    "wrapup": ["kind": "text", "label": "Wrap-up", "maxLength": 20_000],
                 ],
                 "permissions": [
                     "agenda": ["*": ["host"]],
@@ -99,6 +101,8 @@ extension ServerConfig {
                     "volume": ["kind": "range", "label": "Volume", "min": 0, "max": 1, "step": 0.05, "value": 0.5, "minIntervalMs": 16],
                     // A vote: each member sees its own ballot and how many voted, until someone reveals the tally.
                     "lunch": ["kind": "poll", "label": "Lunch", "options": ["Pizza", "Sushi", "Salad"], "allowAdd": true, "maxOptions": 8],
+                    // A shared note: several people type into it at once, and nobody's text is lost.
+                    "notes": ["kind": "text", "label": "Notes", "text": "", "maxLength": 2_000],
                 ],
             ],
         ],

@@ -137,6 +137,24 @@ extension Patch {
         return result
     }
 
+    /// The sessions and roles its restricted ops name: a viewer that is none of those sessions and has none of those roles
+    /// receives what a member without roles does (the fan-out looks no further for most of a room).
+    public var audienceMembers: (owners: Set<SessionID>, roles: Set<String>) {
+        var owners = Set<SessionID>(), roles = Set<String>()
+        func add(_ audience: Audience) {
+            if let owner = audience.owner { owners.insert(owner) }
+            roles.formUnion(audience.roles)
+        }
+        for rule in access ?? [] {
+            switch rule {
+            case .all: continue
+            case let .only(audience), let .others(audience): add(audience)
+            case let .redacted(parts): parts.forEach { add($0.audience) }
+            }
+        }
+        return (owners, roles)
+    }
+
     /// What decides `ops(for:)`: viewers with equal keys receive equal ops (one encoding serves them all).
     public func viewKey(for viewer: Viewer) -> [Bool] {
         guard let access else { return [] }
@@ -184,21 +202,31 @@ extension JSONValue {
     /// This value without the members at `parts` (relative paths) that `viewer` does not see.
     func hiding(_ parts: [PrivatePart], from viewer: Viewer) -> JSONValue {
         var result = self
-        for part in parts where !viewer.sees(part.audience) { result.remove(at: part.path[...]) }
+        result.remove(parts.filter { !viewer.sees($0.audience) }.map(\.path))
         return result
     }
 
-    /// Removes the object member at `path` (keys only), if it is there.
-    mutating func remove(at path: ArraySlice<String>) {
-        guard let key = path.first, case var .object(o) = self else { return }
-        if path.count == 1 {
-            guard o[key] != nil else { return }
-            o[key] = nil
+    /// Removes the object members at `paths` (keys only) that are there: those under one object in one pass, and no
+    /// object copied on the way (a member sees one ballot of thousands: removing the others one by one, each a copy of
+    /// the ballots, was quadratic).
+    mutating func remove(_ paths: [[String]]) {
+        guard !paths.isEmpty else { return }
+        var byParent: [ArraySlice<String>: Set<String>] = [:]
+        for path in paths where !path.isEmpty { byParent[path.dropLast(), default: []].insert(path.last!) }
+        for (parent, keys) in byParent { removeMembers(keys, under: parent) }
+    }
+
+    private mutating func removeMembers(_ keys: Set<String>, under path: ArraySlice<String>) {
+        guard case var .object(o) = self else { return }
+        self = .null  // `o` the only owner of its storage while it changes
+        if let key = path.first {
+            if var child = o[key] {
+                o[key] = .null  // and `child` of its own
+                child.removeMembers(keys, under: path.dropFirst())
+                o[key] = child
+            }
         } else {
-            guard var child = o[key] else { return }
-            self = .null  // one owner of `o` while it changes
-            child.remove(at: path.dropFirst())
-            o[key] = child
+            o.removeAll(keys: keys)
         }
         self = .object(o)
     }
@@ -217,28 +245,42 @@ extension Room {
     static func restrict(_ ops: [PatchOp], at prefix: JSONPointer, before: JSONValue, after: JSONValue,
                          partsBefore: [PrivatePart], partsAfter: [PrivatePart]) -> [(PatchOp, OpAccess)] {
         if partsBefore.isEmpty && partsAfter.isEmpty { return ops.map { ($0, .all) } }
+        if ops.isEmpty && partsBefore == partsAfter { return [] }  // (a leave touches every control; most change nothing)
         let depth = prefix.tokens.count
+        // Parts by path: each op finds its part by looking up its path's prefixes (no walk of the parts: a poll has one
+        // per ballot).
+        var audienceAfter: [ArraySlice<String>: Audience] = [:], audienceBefore: [ArraySlice<String>: Audience] = [:]
+        for part in partsAfter { audienceAfter[part.path[...]] = part.audience }
+        for part in partsBefore { audienceBefore[part.path[...]] = part.audience }
+        let longest = max(partsAfter.map(\.path.count).max() ?? 0, partsBefore.map(\.path.count).max() ?? 0)
+        func part(containing path: ArraySlice<String>) -> Audience? {
+            for length in stride(from: min(longest, path.count), through: 1, by: -1) {
+                let prefix = path.prefix(length)
+                if let audience = audienceAfter[prefix] ?? audienceBefore[prefix] { return audience }
+            }
+            return nil
+        }
         var result: [(PatchOp, OpAccess)] = []
         result.reserveCapacity(ops.count)
         // Relative paths of ops that go to everyone and cover a part (a parent replaced): they carry it themselves.
         var covering: [ArraySlice<String>] = []
         for op in ops {
             let path = op.path.tokens[depth...]
-            if let part = partsAfter.first(where: { path.starts(with: $0.path) }) ?? partsBefore.first(where: { path.starts(with: $0.path) }) {
-                result.append((op, .only(part.audience)))
+            if let audience = part(containing: path) {
+                result.append((op, .only(audience)))
                 continue
             }
-            let inside = partsAfter.filter { $0.path.count > path.count && $0.path.starts(with: path) }
+            let inside = path.count >= longest ? [] : partsAfter.filter { $0.path.count > path.count && $0.path.starts(with: path) }
             result.append((op, inside.isEmpty ? .all : .redacted(inside.map { PrivatePart(path: Array($0.path.dropFirst(path.count)), audience: $0.audience) })))
             covering.append(path)
         }
         func covered(_ part: PrivatePart) -> Bool { covering.contains { part.path.count > $0.count && part.path.starts(with: $0) } }
-        for part in partsBefore where !partsAfter.contains(where: { $0.path == part.path }) && !covered(part) {
+        for part in partsBefore where audienceAfter[part.path[...]] == nil && !covered(part) {
             if let value = after.value(at: part.path[...]) {
                 result.append((.add(path: JSONPointer(prefix.tokens + part.path), value: value), .others(part.audience)))
             }
         }
-        for part in partsAfter where !partsBefore.contains(where: { $0.path == part.path }) && !covered(part) {
+        for part in partsAfter where audienceBefore[part.path[...]] == nil && !covered(part) {
             if before.value(at: part.path[...]) != nil {
                 result.append((.remove(path: JSONPointer(prefix.tokens + part.path)), .others(part.audience)))
             }

@@ -156,6 +156,14 @@ public struct JSONObject: Sendable, Equatable, Sequence {
         }
     }
 
+    /// Removes the members whose keys are in `keys`, in one pass (O(n), however many go).
+    public mutating func removeAll(keys: Set<String>) {
+        guard !keys.isEmpty else { return }
+        entries.removeAll { keys.contains($0.key) }
+        index = nil
+        if entries.count > Self.indexedCount { reindex() }
+    }
+
     /// Appends a member unless `key` is present (then returns false): the parser's duplicate check and insert in one
     /// look for the key.
     mutating func appendNew(_ key: String, _ value: JSONValue) -> Bool {

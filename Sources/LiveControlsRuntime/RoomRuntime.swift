@@ -336,9 +336,17 @@ final class RoomRuntime: RoomEndpoint, @unchecked Sendable {
             guard localDelivery else { return carryOutTimers(update) }
             guard patch.isShared else {
                 // Members see different ops (`Patch.access`): one frame per distinct view.
-                let targets = viewFrames(patch, for: Array(subscribers.values))
+                var toWake: [any RoomSubscriber] = []
+                if heldHead == held.count && patch.version <= durable {
+                    toWake.reserveCapacity(subscribers.count)
+                    forEachView(patch, of: subscribers.values) { subscriber, frame in if subscriber.deliver(frame) { toWake.append(subscriber) } }
+                    if !toWake.isEmpty { waker.wake(toWake) }
+                    return carryOutTimers(update)
+                }
+                var targets: [(any RoomSubscriber, Frame)] = []
+                targets.reserveCapacity(subscribers.count)
+                forEachView(patch, of: subscribers.values) { targets.append(($0, $1)) }
                 deliver(after: patch.version) {
-                    var toWake: [any RoomSubscriber] = []
                     for (subscriber, frame) in targets where subscriber.deliver(frame) { toWake.append(subscriber) }
                     if !toWake.isEmpty { self.waker.wake(toWake) }
                 }

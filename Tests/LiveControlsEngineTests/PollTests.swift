@@ -183,7 +183,12 @@ final class PollTests: XCTestCase {
                 guard let patch = try? r.apply(control: ControlID("q"), intent: intent, args: args, by: by, requestID: nil, at: Instant(nanoseconds: 0)).patch
                 else { continue }
                 var byKey: [[Bool]: [PatchOp]] = [:]
+                let (owners, roles) = patch.audienceMembers
+                let anyoneKey = patch.viewKey(for: Viewer(session: nil, roles: []))
                 for s in r.sessions {
+                    if r.seesAsAnyone(s, owners: owners, roles: roles) {
+                        XCTAssertEqual(patch.viewKey(for: r.viewer(of: s)), anyoneKey, "the fan-out's shortcut: \(s) sees what anyone sees")
+                    }
                     let viewer = r.viewer(of: s), ops = patch.ops(for: viewer)
                     documents[s] = try documents[s]!.applying(ops)
                     XCTAssertEqual(documents[s], r.render(for: viewer), "round \(round) step \(step): \(s) after \(intent) by \(by)")

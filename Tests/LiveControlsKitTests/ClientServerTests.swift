@@ -171,6 +171,21 @@ final class ClientServerTests: XCTestCase {
         XCTAssertEqual(ann.poll("lunch")?.phase, .revealed)
     }
 
+    func testTwoClientsSplicingFromOneRevisionBothKeepTheirText() async throws {
+        let server = try startServer()
+        let ann = try await client(server, name: "Ann").join("demo")
+        let bob = try await client(server, name: "Bob").join("demo")
+        let notes = try XCTUnwrap(ann.text("notes"))
+        try await notes.set("Hello world")
+        try await eventually("Bob has it") { bob.text("notes")?.text == "Hello world" }
+        let base = try XCTUnwrap(bob.text("notes")?.rev)
+        try await notes.splice(at: 5, insert: ",", base: base)
+        try await bob.text("notes")!.splice(at: 11, insert: "! 😀", base: base)  // made on the text without Ann's comma
+        try await eventually("both edits, in both") { ann.text("notes")?.text == "Hello, world! 😀" && bob.text("notes")?.text == "Hello, world! 😀" }
+        XCTAssertEqual(ann.text("notes")?.rev, base + 2)
+        await expectRefusal(.outOfRange, "past the end") { try await notes.splice(at: 99, insert: "x") }
+    }
+
     func testAReconnectAfterAVoteGetsItsOwnViewAndAWatcherResumes() async throws {
         let dataDir = FileManager.default.temporaryDirectory.appendingPathComponent("kit-\(UUID().uuidString)").path
         let first = try startServer(["--data-dir", dataDir])

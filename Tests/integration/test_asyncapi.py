@@ -223,6 +223,6 @@ def test_the_examples_of_protocol_md_match_the_document():
     for message in messages:
         (check_client_message if message["type"] in client_types else check_server_message)(message)
     states = [s for s in json_blocks(section("## Controls", "## Access")) if "kind" in s and "…" not in json.dumps(s, ensure_ascii=False)]
-    assert {s["kind"] for s in states} == {"stepper", "list", "wizard", "pager", "toggle", "timer", "range", "poll"}, "the form's example is shortened"
+    assert {s["kind"] for s in states} == {"stepper", "list", "wizard", "pager", "toggle", "timer", "range", "poll", "text"}, "the form's example is shortened"
     for state in states:
         check({**state, "claims": {}}, "#/components/schemas/ControlState", f"PROTOCOL.md's {state['kind']} example")

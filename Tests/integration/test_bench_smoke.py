@@ -2,6 +2,8 @@
 import json
 import subprocess
 
+import pytest
+
 from livecontrols_server import REPO
 
 TOOL_DIR = REPO / "Benchmarks"
@@ -13,14 +15,16 @@ def build_tool():
     return TOOL_DIR / ".build" / "debug" / "livecontrols-bench"
 
 
-def test_load_tool_fanout_smoke_run_loses_nothing(start_server):
-    server = start_server("--rate", "1000000", "--burst", "1000000")
+@pytest.mark.parametrize("intent", ["set", "vote", "splice"])
+def test_load_tool_fanout_smoke_run_loses_nothing(start_server, intent):
+    """Each intent of Benchmarks/views.py on its config (`set` is compare.py's fan-out, on a stepper)."""
+    server = start_server("--rate", "1000000", "--burst", "1000000", "--config", str(TOOL_DIR / "views-config.json"))
     tool = build_tool()
     out = subprocess.run([str(tool), "fanout", "--port", str(server.port), "--subscribers", "20", "--window", "4",
-                          "--seconds", "1", "--server-pid", str(server.proc.pid)],
+                          "--seconds", "1", "--server-pid", str(server.proc.pid), "--intent", intent],
                          capture_output=True, text=True, timeout=120, check=True).stdout.strip().splitlines()
     result = json.loads(out[-1])
-    assert result["server"] == "livecontrols" and result["lost"] == 0
+    assert result["server"] == "livecontrols" and result["lost"] == 0 and result["errors"] == 0
     assert result["deliveries"] == result["sent"] * 20 > 0
     assert result["latencyMicros"]["p50"] > 0
 

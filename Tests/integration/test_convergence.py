@@ -54,6 +54,12 @@ def random_intent(rng: random.Random, control: dict):
         option = rng.choice([o["id"] for o in control["options"]] + ["nope"])
         return rng.choice([("vote", {"option": option}), ("vote", {"option": option}), ("unvote", {"option": option}),
                            ("close", None), ("open", None), ("reveal", None), ("reset", None), ("add", {"label": f"L{rng.randrange(6)}"})])
+    if kind == "text":
+        length = len("\n".join(control["lines"]))
+        at = rng.randint(0, length)
+        return rng.choice([("splice", {"at": at, "delete": rng.choice([0, 1]) if at < length else 0, "insert": rng.choice(["", "x", "😀", "\n"]),
+                                      "base": max(0, control["rev"] - rng.choice([0, 0, 1]))}),
+                           ("set", {"text": rng.choice(["", "a\nb", "note"])})])
     raise AssertionError(f"no random intents for kind {kind!r}: add them here")
 
 

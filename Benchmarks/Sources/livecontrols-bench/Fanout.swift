@@ -60,13 +60,19 @@ func runFanout(loop: Loop, target: Target, subscribers: Int, window: Int, second
         return result
     }
     var driver: WSConn?
+    var answered = 0  // the driver's acks so far: a text's revision (`--intent splice`), each splice being one
     func send(_ conn: WSConn) {
         let id = next
         next += 1
         sendTimes.append(nowNanos())
         outstanding += 1
         switch target {
-        case .livecontrols, .livecontrolsRooms where fanoutIntent == "vote":
+        case .livecontrols where fanoutIntent == "splice", .livecontrolsRooms where fanoutIntent == "splice":
+            // A character typed at offset 10, and every 64th splice the 63 typed since deleted at the start: the note stays 64–127
+            // characters. (No two splices in flight undo each other: each changes the text, so each is a patch.)
+            let edit = id % 64 == 63 ? #""at":0,"delete":63"# : #""at":10,"insert":"x""#
+            conn.sendText(#"{"type":"intent","id":\#(id),"room":"\#(target.room(forTag: conn.tag)!)","control":"notes","intent":"splice","args":{\#(edit),"base":\#(answered)}}"#)
+        case .livecontrols where fanoutIntent == "vote", .livecontrolsRooms where fanoutIntent == "vote":
             conn.sendText(#"{"type":"intent","id":\#(id),"room":"\#(target.room(forTag: conn.tag)!)","control":"lunch","intent":"\#(id % 2 == 0 ? "vote" : "unvote")","args":{"option":"Pizza"}}"#)
         case .livecontrols, .livecontrolsRooms:
             conn.sendText(#"{"type":"intent","id":\#(id),"room":"\#(target.room(forTag: conn.tag)!)","control":"quantity","intent":"set","args":{"value":\#(id % 2 + 10)}}"#)
@@ -86,6 +92,7 @@ func runFanout(loop: Loop, target: Target, subscribers: Int, window: Int, second
             result.errors += 1
         }
         outstanding -= 1
+        answered += 1
         if sending { send(conn) }
     }
     driver = drivers.first

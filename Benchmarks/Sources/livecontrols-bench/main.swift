@@ -53,8 +53,9 @@ let redisPID = option("redis-pid").flatMap { Int32($0) }
 let mirror = arguments.contains("--mirror")
 /// Mirror peers only: pad each relayed message to this many bytes (0: the bare id).
 let mirrorBytes = Int(option("mirror-bytes") ?? "0")!
-/// `--intent set` (default: the demo's stepper `quantity`, one view) or `vote` (the demo's poll `lunch`: the driver votes
-/// and unvotes in turn, so each patch has two views — the voter's, with its ballot, and everyone else's).
+/// `--intent set` (default: the stepper `quantity`, one view), `vote` (the poll `lunch`: the driver votes and unvotes in
+/// turn, so each patch has two views — the voter's, with its ballot, and everyone else's) or `splice` (the text `notes`:
+/// a character typed, now and then 32 deleted, transformed against the splices still in flight; `Benchmarks/views-config.json`).
 let fanoutIntent = option("intent") ?? "set"
 let room = option("room") ?? "bench-\(getpid())-\(nowNanos() % 1_000_000)"
 let target: Target = mirror ? .mirror : .livecontrols(room: room, template: option("template"))
