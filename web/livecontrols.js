@@ -38,7 +38,8 @@ export function applyPatch(doc, ops) {
   return doc;
 }
 
-/** A client for one room. Events: "status", "state", "patch", "error", "startedover" (a snapshot of a new epoch). */
+/** A client for one room. Events: "status", "state", "patch", "resumed" (the missed patches up to `detail.version`
+ * follow), "error", "startedover" (a snapshot of a new epoch). */
 export class LiveRoom extends EventTarget {
   constructor({ url, room = "demo", name = null, template = null, token = null, maxMessageBytes = 65536 } = {}) {
     super();
@@ -216,6 +217,7 @@ export class LiveRoom extends EventTarget {
         this.seenAs = this.session;
         this.retry = 0;
         this.joinRetry = 0;
+        this.emit("resumed", msg); // the missed patches up to msg.version follow
         this.setStatus("open");
         this.restorePresence();
         break;

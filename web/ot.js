@@ -135,7 +135,7 @@ export class TextOperation {
  * with this page's edits not yet applied there: the first sent as a splice, the others waiting their turn. Edits the
  * server applied meanwhile come with their patch (`cause.splices`); the waiting edits are transformed against them,
  * so nothing typed here or elsewhere is lost and every page ends with the server's text. Events: `change` (the text
- * changed by someone else's edit; `detail.op` moves a cursor: `op.transformIndex(i)`).
+ * changed by someone else's edit; `detail.op` moves a cursor: `op.transformIndex(i)`), `error` (a refusal).
  */
 export class SharedTextEditor extends EventTarget {
   constructor(room, control) {
@@ -144,12 +144,25 @@ export class SharedTextEditor extends EventTarget {
     this.control = control;
     this.server = null; // code points, at `rev`
     this.rev = 0;
-    this.pending = []; // TextOperations, each on the text the ones before it make; the first is sent when `sent`
-    this.sent = false;
-    room.addEventListener("state", (e) => { if (e.detail.reason === "snapshot") this.resynced(); });
-    room.addEventListener("patch", (e) => this.patched(e.detail));
-    room.addEventListener("status", () => this.flush());
+    this.pending = []; // TextOperations, each on the text the ones before it make; the first is in flight when `sent`
+    this.sent = null; // the splice in flight: {id, session, unsure} (unsure: the connection dropped, or its ack
+    //                  said a version this page has not seen — applied or not, the next state tells)
+    this.backoff = null;
+    this.listeners = [
+      ["state", (e) => { if (e.detail.reason === "snapshot") this.resynced(); }],
+      ["patch", (e) => this.patched(e.detail)],
+      ["resumed", (e) => this.resumed(e.detail)],
+      // (After the room's own handling of what came: a snapshot's `open` comes before its `state`.)
+      ["status", () => setTimeout(() => this.flush(), 0)],
+    ];
+    for (const [type, listener] of this.listeners) room.addEventListener(type, listener);
     if (room.state) this.resynced();
+  }
+
+  /** Stops following the room. */
+  dispose() {
+    for (const [type, listener] of this.listeners) this.room.removeEventListener(type, listener);
+    clearTimeout(this.backoff);
   }
 
   /** The text as this page shows it. */
@@ -158,8 +171,7 @@ export class SharedTextEditor extends EventTarget {
   /** This page's text became `value` (a textarea's input): the difference is this page's edit. */
   update(value) {
     if (this.server === null) return;
-    const local = Array.from(this.text), next = Array.from(value);
-    const op = TextOperation.diff(local, next);
+    const op = TextOperation.diff(Array.from(this.text), Array.from(value));
     if (op.isNoop) return;
     this.pending.push(op);
     this.flush();
@@ -167,99 +179,121 @@ export class SharedTextEditor extends EventTarget {
 
   /** Sends the waiting edits: composed into one (a burst of typing is one splice), one splice at a time. */
   flush() {
-    if (this.sent || this.pending.length === 0 || this.room.status !== "open" || this.backoff) return;
+    if (this.sent || this.pending.length === 0 || this.room.status !== "open" || this.backoff || this.server === null) return;
     // Composed, the edits may be several splices (someone's edit landed inside them): sent one by one.
-    this.pending = this.split([this.pending.reduce((all, op) => compose(all, op))]);
+    this.pending = this.split(this.pending.reduce((all, op) => compose(all, op)));
     if (this.pending.length === 0) return;
-    const op = this.pending[0];
-    const [splice] = op.splices();
-    this.sent = true;
-    this.sentSession = this.room.session;
-    this.room.intent(this.control, "splice", { ...splice, base: this.rev }).then(() => {
-      // The ack comes after our patch; still sent here: the server applied nothing (someone's edit took it all).
-      if (this.sent && this.pending[0] === op) { this.pending.shift(); this.sent = false; }
-      this.flush();
-    }, (error) => {
-      if (this.pending[0] !== op) return;
-      if (error.code === "disconnected") {
-        // Lost with the connection, applied or not: the rejoin tells. Resumed, the missed patches bring it if it was
-        // (its cause names the former session); our join's patch ends the replay, and then it is sent again.
-        this.inDoubt = true;
+    const [splice] = this.pending[0].splices();
+    // The request's id (LiveRoom numbers them c1, c2, …): its patch's `cause.id`, so a late patch of an edit given up
+    // in a snapshot is never taken for the one in flight.
+    const sent = this.sent = { id: `c${this.room.nextID}`, session: this.room.session, unsure: false };
+    this.room.intent(this.control, "splice", { ...splice, base: this.rev }).then((ack) => {
+      if (this.sent !== sent) return; // settled already (its patch, or a snapshot)
+      if (ack.version > this.room.version) {
+        // Applied, but its patch has not reached this page (a slow reader's dropped patches): the snapshot on its way
+        // has it.
+        sent.unsure = true;
         return;
       }
-      this.sent = false;
-      if (error.code === "conflict" || error.code === "out_of_range") {
-        // Made on a revision the server no longer transforms from: redo our edits on its text as one.
-        const local = Array.from(this.text);
-        this.pending = [];
-        this.rebase(local);
+      // No patch for it before its ack: it changed nothing by the time it arrived (someone's edit took it all).
+      this.pending.shift();
+      this.sent = null;
+      this.flush();
+    }, (error) => {
+      if (this.sent !== sent) return;
+      if (error.code === "disconnected") {
+        // Lost with the connection, applied or not: a resume replays it if it was (its cause names the former
+        // session); our join's patch ends the replay. A snapshot instead settles it in `resynced`.
+        sent.unsure = true;
+        return;
       }
+      this.sent = null;
       this.dispatchEvent(new CustomEvent("error", { detail: error }));
-      // Too fast (the connection's rate limit) or the room behind: wait a moment, then send what is waiting then.
-      this.backoff = setTimeout(() => { this.backoff = null; this.flush(); }, error.code === "rate_limited" || error.code === "overloaded" ? 500 : 0);
+      if (["rate_limited", "overloaded", "unavailable"].includes(error.code)) {
+        // Too fast, or the room busy: wait a moment, then send what is waiting then.
+        this.backoff = setTimeout(() => { this.backoff = null; this.flush(); }, 500);
+        return;
+      }
+      // Refused for good (too long, not allowed, made on a revision the server no longer keeps): the refused edit is
+      // given up, and the others are redone on the server's text.
+      const refused = this.pending.shift();
+      if (error.code === "conflict" && this.pending.length === 0) this.pending = [refused]; // (only stale: redo it)
+      const moved = this.rebase();
+      this.dispatchEvent(new CustomEvent("change", { detail: { op: moved } }));
+      setTimeout(() => this.flush(), 0);
     });
   }
 
-  split(ops) {
+  /** An edit as single splices (the first waiting one may have become several). */
+  split(op) {
     const out = [];
-    ops.forEach((op, index) => {
-      if (index === 0 && this.sent) { out.push(op); return; }
-      let length = op.baseLength;
-      for (const s of op.splices()) {
-        out.push(TextOperation.splice(length, s.at, s.delete, s.insert));
-        length += Array.from(s.insert).length - s.delete;
-      }
-    });
+    let length = op.baseLength;
+    for (const s of op.splices()) {
+      out.push(TextOperation.splice(length, s.at, s.delete, s.insert));
+      length += Array.from(s.insert).length - s.delete;
+    }
     return out;
   }
 
-  /** A snapshot: the server's text anew. Our unapplied edits are redone on it, transformed against what changed. */
+  /** The waiting edits redone on the server's text as it is (after a refusal): returns how the page's text moved. */
+  rebase() {
+    const shown = Array.from(this.text);
+    const ours = this.pending.length ? this.pending.reduce((all, op) => compose(all, op)) : null;
+    this.pending = ours && !ours.isNoop ? [ours] : [];
+    return TextOperation.diff(shown, Array.from(this.text));
+  }
+
+  /** A snapshot: the server's text anew. Our waiting edits are transformed against what changed and sent again. */
   resynced() {
     const state = this.room.state?.controls?.[this.control];
     if (!state) return;
     const text = Array.from(state.lines.join("\n"));
-    if (this.server === null || this.pending.length === 0) {
-      const before = this.server;
+    if (this.server === null) {
       this.server = text;
       this.rev = state.rev;
-      this.sent = false;
-      if (before !== null) this.dispatchEvent(new CustomEvent("change", { detail: { op: TextOperation.diff(before, text) } }));
       return;
     }
-    // An edit in doubt (sent when the connection dropped, and no resume told whether it was applied) is given up: the
-    // snapshot may already have it, and redone it would be there twice.
-    if (this.inDoubt && this.sent) {
-      const dropped = this.pending.shift();
-      this.server = dropped.apply(this.server);
-      this.sent = false;
+    const shown = Array.from(this.text);
+    // The edit in flight counts as applied (the snapshot has it if it was; if not, the merge takes it out, and its
+    // patch puts it back if it lands later): never sent twice.
+    if (this.sent) {
+      this.server = this.pending.shift().apply(this.server);
+      this.sent = null;
     }
-    this.inDoubt = false;
-    const local = Array.from(this.text), base = this.server;
-    // What others did, as one edit of the text we had; our edits as one, transformed against it.
-    const theirs = TextOperation.diff(base, text), ours = TextOperation.diff(base, local);
-    const [mine, moved] = TextOperation.transform(ours, theirs);
+    // What others did, as one edit of the text we had; our waiting edits, composed, transformed against it.
+    const theirs = TextOperation.diff(this.server, text);
+    let ours = this.pending.length ? this.pending.reduce((all, op) => compose(all, op)) : null;
+    if (ours) ours = TextOperation.transform(ours, theirs)[0];
     this.server = text;
     this.rev = state.rev;
-    this.sent = false;
-    this.pending = mine.isNoop ? [] : [mine];
-    this.dispatchEvent(new CustomEvent("change", { detail: { op: moved } }));
-    this.flush();
+    this.pending = ours && !ours.isNoop ? [ours] : [];
+    const moved = TextOperation.diff(shown, Array.from(this.text));
+    if (!moved.isNoop) this.dispatchEvent(new CustomEvent("change", { detail: { op: moved } }));
+    setTimeout(() => this.flush(), 0);
   }
 
-  rebase(local) {
-    const op = TextOperation.diff(this.server, local);
-    if (!op.isNoop) this.pending = [op];
+  /** A resume: the missed patches up to `version` follow; the edit in flight, if unsure, is settled by them. */
+  resumed(message) {
+    this.replayUntil = message.version;
+    this.settleReplay();
+  }
+
+  /** The replay after a resume is over and did not have our edit in flight: it was not applied; send it again. */
+  settleReplay() {
+    if (this.replayUntil === undefined || this.room.version < this.replayUntil) return;
+    this.replayUntil = undefined;
+    if (this.sent?.unsure) {
+      this.sent = null;
+      setTimeout(() => this.flush(), 0);
+    }
   }
 
   patched(message) {
+    try { this.apply(message); } finally { this.settleReplay(); }
+  }
+
+  apply(message) {
     const cause = message.cause ?? {};
-    if (cause.kind === "join" && cause.session === this.room.session && this.inDoubt) {
-      // The replay after a resume is over and did not have our edit: it was not applied; send it again.
-      this.inDoubt = false;
-      this.sent = false;
-      this.flush();
-      return;
-    }
     if (this.server === null) return;
     // The server API's intents (one patch, several intents) say their splices each; any other change of the text
     // without splices (a room reset to its template) is merged from the state.
@@ -271,15 +305,15 @@ export class SharedTextEditor extends EventTarget {
       if (state && (state.rev !== this.rev || state.lines.join("\n") !== this.server.join(""))) this.resynced();
       return;
     }
-    if (cause.kind !== "server" && cause.session === this.sentSession && cause.intent === "splice" && this.sent) {
-      this.inDoubt = false;
+    if (cause.kind !== "server" && this.sent && cause.session === this.sent.session && cause.id === this.sent.id) {
       // Ours, applied: the server's text has it now.
       this.server = this.pending.shift().apply(this.server);
       this.rev += 1;
-      this.sent = false;
+      this.sent = null;
+      setTimeout(() => this.flush(), 0);
       return;
     }
-    let moved = null;
+    let moved = null; // how the page's text moved: each remote splice as transformed through our waiting edits
     for (const edit of edits) {
       for (const s of edit.splices) {
         let remote = TextOperation.splice(this.server.length, s.at, s.delete, s.insert);

@@ -32,7 +32,7 @@ extension SharedText: StorableControl {
                 let parts = try splice.array()
                 guard parts.count == 3 else { throw splice.error("a splice is [at, delete, insert]") }
                 let at = try parts[0].int(), delete = try parts[1].int(), insert = Array(try parts[2].string().unicodeScalars)
-                guard at >= 0, delete >= 0, at + delete <= length else { throw splice.error("a splice past the text") }
+                guard at >= 0, delete >= 0, at <= length, delete <= length - at else { throw splice.error("a splice past the text") }
                 op = op.composedForStorage(with: TextOperation(length: length, at: at, delete: delete, insert: insert))
                 length += insert.count - delete
             }
@@ -41,6 +41,10 @@ extension SharedText: StorableControl {
         }
         guard rev >= log.count, log.count <= Self.logLimit, text.count <= maxLength else { throw s.error("rev, log and text do not fit together") }
         if let last = log.last, last.targetLength != text.count { throw s.error("the last edit does not make the text") }
+        // Each edit applies to what the one before made (a late splice is transformed through all of them).
+        for i in log.indices.dropFirst() where log[i - 1].targetLength != log[i].baseLength {
+            throw s.error("edit \(i) of the log does not follow the one before")
+        }
         self.log = log
     }
 }

@@ -12,8 +12,8 @@ public struct SharedText: ConfigurableControl {
     public static let intents = ["splice", "set"]
     /// The largest `maxLength`.
     public static let maxLengthLimit = 100_000
-    /// How many applied edits are kept to transform late splices against: a splice made on an older revision is refused
-    /// (`conflict`: take the text again).
+    /// How many applied edits are kept (at most; fewer when they inserted more than four times `maxLength`) to transform
+    /// late splices against: a splice made on an older revision is refused (`conflict`: take the text again).
     public static let logLimit = 256
 
     public var label: String
@@ -60,7 +60,8 @@ public struct SharedText: ConfigurableControl {
             }
             let concurrent = log[(log.count - (rev - base))...]
             let length = concurrent.first?.baseLength ?? text.count
-            guard at >= 0, delete >= 0, at + delete <= length else {
+            // (No `at + delete`: a client's integers go to 2^63 − 1, and an overflow would stop the server.)
+            guard at >= 0, delete >= 0, at <= length, delete <= length - at else {
                 throw IntentError(.outOfRange, "at \(at) and delete \(delete) do not fit revision \(base)'s \(length) scalars")
             }
             guard insert.count <= maxLength else { throw IntentError(.tooLarge, "\(label) holds at most \(maxLength) characters") }
@@ -81,10 +82,25 @@ public struct SharedText: ConfigurableControl {
         text = op.apply(to: text)
         rev += 1
         log.append(op)
-        if log.count > Self.logLimit { log.removeFirst(log.count - Self.logLimit) }
+        trimLog()
         var events = ControlEvents()
         events.detail = ["splices": .array(op.splices.map { ["at": .int($0.at), "delete": .int($0.delete), "insert": .string(String(String.UnicodeScalarView($0.insert)))] })]
         return events
+    }
+
+    /// Keeps at most `logLimit` edits, and no more text in them than four times `maxLength` (at least 4,096 scalars): a
+    /// few large pastes do not fill the room's state budget, and a splice older than what is kept gets `conflict`.
+    mutating func trimLog() {
+        if log.count > Self.logLimit { log.removeFirst(log.count - Self.logLimit) }
+        let budget = max(4 * maxLength, 4_096)
+        var kept = 0, from = log.count
+        while from > 0 {
+            let size = log[from - 1].insertedCount
+            if kept + size > budget && from < log.count { break }
+            kept += size
+            from -= 1
+        }
+        if from > 0 { log.removeFirst(from) }
     }
 
     /// The edit from `old` to `new` as one splice over what differs between their common start and end.

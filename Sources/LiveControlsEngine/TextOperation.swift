@@ -56,6 +56,9 @@ public struct TextOperation: Sendable, Equatable {
         if case let .delete(m)? = components.last { components[components.count - 1] = .delete(m + n) } else { components.append(.delete(n)) }
     }
 
+    /// How many scalars it inserts.
+    public var insertedCount: Int { components.reduce(0) { if case let .insert(s) = $1 { $0 + s.count } else { $0 } } }
+
     /// Whether it changes nothing.
     public var isNoop: Bool { components.allSatisfy { if case .retain = $0 { true } else { false } } }
 

@@ -175,10 +175,12 @@ public enum JSONDiff {
     }
 
     /// Equality of two values that are not both objects or both arrays (those are walked): also tells `1` from `1.0`,
-    /// so the rendered number type always reaches clients.
+    /// so the rendered number type always reaches clients, and strings by their bytes, not canonically (`"é"` as one
+    /// scalar or as `e` and a combining accent differ: a client counting scalars — a text's offsets — must get the change).
     private static func sameValue(_ a: JSONValue, _ b: JSONValue) -> Bool {
         switch (a, b) {
         case (.int, .double), (.double, .int): return false
+        case let (.string(x), .string(y)): return x.utf8.elementsEqual(y.utf8)
         default: return a == b
         }
     }

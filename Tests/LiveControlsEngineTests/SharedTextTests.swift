@@ -92,6 +92,8 @@ final class SharedTextTests: XCTestCase {
         XCTAssertEqual(code { try self.edit(&r, "splice", ["at": 0, "insert": "x"]) }, .invalidArgs, "base is required")
         XCTAssertEqual(code { try self.edit(&r, "set", ["text": "toolong"]) }, .tooLarge)
         XCTAssertNil(try edit(&r, "splice", ["at": 1, "base": 0]), "a splice of nothing is no change")
+        XCTAssertEqual(code { try self.edit(&r, "splice", ["at": .int(Int.max), "delete": 1, "base": 0]) }, .outOfRange, "no overflow")
+        XCTAssertEqual(code { try self.edit(&r, "splice", ["at": 1, "delete": .int(Int.max), "base": 0]) }, .outOfRange)
         XCTAssertEqual(note(r).rev, 0)
         for i in 0..<(SharedText.logLimit + 1) { try edit(&r, "set", ["text": i % 2 == 0 ? "x" : "y"]) }
         XCTAssertEqual(code { try self.edit(&r, "splice", ["at": 0, "insert": "z", "base": 0]) }, .conflict, "older than the edits kept")
@@ -99,6 +101,28 @@ final class SharedTextTests: XCTestCase {
         let stored = try SharedText(storedState: note(r).storedState)
         XCTAssertEqual(stored.render(), note(r).render())
         XCTAssertEqual(stored.log.map { $0.apply(to: Array(repeating: "a", count: $0.baseLength)) }, note(r).log.map { $0.apply(to: Array(repeating: "a", count: $0.baseLength)) })
+    }
+
+    func testTheLogKeepsNoMoreTextThanFourTimesMaxLengthAndAStoredLogMustChain() throws {
+        var r = room(SharedText(label: "Notes", maxLength: 2_000))
+        for i in 0..<40 { try edit(&r, "set", ["text": .string(String(repeating: i % 2 == 0 ? "a" : "b", count: 1_000))]) }
+        XCTAssertLessThanOrEqual(note(r).log.reduce(0) { $0 + $1.insertedCount }, 8_000)
+        XCTAssertEqual(note(r).log.count, 8)
+        XCTAssertEqual(code { try self.edit(&r, "splice", ["at": 0, "insert": "z", "base": .int(note(r).rev - 9)]) }, .conflict)
+        var stored = note(r).storedState
+        if case var .object(o) = stored, case var .array(log)? = o["log"] {
+            log.swapAt(0, 1)
+            log[0] = ["length": 5, "splices": []]
+            o["log"] = .array(log)
+            stored = .object(o)
+        }
+        XCTAssertThrowsError(try SharedText(storedState: stored), "edits that do not follow each other")
+    }
+
+    func testAChangeToACanonicallyEqualSpellingIsPatched() throws {
+        var r = room(SharedText(label: "Notes", text: "caf\u{E9}"))
+        let patch = try XCTUnwrap(try edit(&r, "set", ["text": "cafe\u{301}"]), "é as one scalar, then as e and an accent")
+        XCTAssertEqual(patch.ops.map(\.path.description), ["/controls/note/rev", "/controls/note/lines/0"])
     }
 
     /// One client as ot.js has it: its state is the server's text at `rev` plus its edits not yet applied there

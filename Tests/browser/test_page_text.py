@@ -134,3 +134,32 @@ def test_two_pages_editing_at_random_at_once_end_with_the_servers_text(server, b
         wait(d, lambda d: d.execute_script("return window.__editor.text") == final and d.execute_script("return window.__editor.pending.length") == 0,
              message="each page's editor ends with the server's text")
     assert len(final) > 0
+
+
+REFUSED_THEN_TYPED = """
+const [url] = arguments;
+const done = arguments[arguments.length - 1];
+Promise.all([import("/livecontrols.js"), import("/ot.js")]).then(([{ LiveRoom }, { SharedTextEditor }]) => {
+  const room = new LiveRoom({ url, room: "demo" });
+  const editor = new SharedTextEditor(room, "notes");
+  const errors = [];
+  editor.addEventListener("error", (e) => errors.push(e.detail.code));
+  const wait = (check, then) => (check() ? then() : setTimeout(() => wait(check, then), 5));
+  wait(() => room.status === "open" && editor.server !== null, () => {
+    editor.update("x".repeat(2001));  // past maxLength: refused, given up
+    wait(() => errors.length > 0 && !editor.sent, () => {
+      editor.update(editor.text + "ok");  // the editor goes on
+      wait(() => !editor.sent && editor.pending.length === 0 && room.state.controls.notes.lines.join("\\n") === editor.text,
+           () => done({ errors, text: editor.text }));
+    });
+  });
+});
+"""
+
+
+def test_a_refused_edit_is_given_up_and_typing_goes_on(server, browser):
+    a = browser(server.http_url)
+    wait(a, connected)
+    a.set_script_timeout(20)
+    result = a.execute_async_script(REFUSED_THEN_TYPED, server.ws_url)
+    assert result["errors"] == ["too_large"] and result["text"] == "ok"
