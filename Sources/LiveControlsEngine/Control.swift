@@ -96,6 +96,10 @@ public protocol Control: Sendable {
     mutating func sessionLeft(_ session: SessionID, reason: HoldEndReason) -> ControlEvents
     /// Who holds the control right now, if anyone.
     var holder: SessionID? { get }
+    /// The room was reset to its template (the server API): this control, fresh from the template, takes the place of
+    /// `previous` (a text goes on counting its revisions, the reset one more edit, so a splice made before it is
+    /// transformed, not misplaced).
+    mutating func succeed(_ previous: any Control)
     /// The room's clock, after the control was made or loaded in this process: a control whose state names moments in
     /// server time (a running timer's `endsAt`) places them on the monotonic clock its `wakeDeadline` is on.
     mutating func adopt(clock: WallClock)
@@ -116,6 +120,7 @@ extension Control {
     public mutating func sessionLeft(_ session: SessionID, reason: HoldEndReason) -> ControlEvents { .none }
     public var holder: SessionID? { nil }
     public mutating func adopt(clock: WallClock) {}
+    public mutating func succeed(_ previous: any Control) {}
 
     /// The error for an intent the kind does not have.
     public static func unknownIntent(_ intent: String, known: [String]) -> IntentError {

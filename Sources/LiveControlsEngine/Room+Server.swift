@@ -66,7 +66,8 @@ extension Room {
     /// Every control back to its state in `template` (the one the room was made from), in one patch
     /// (`cause` `{"kind": "reset"}`); running holds and claims end with reason `reset`. Members stay; the version goes on.
     public mutating func reset(to template: RoomTemplate) -> RoomUpdate {
-        let fresh = Dictionary(uniqueKeysWithValues: template.controls.map { ($0.id, $0.control) })
+        var fresh = Dictionary(uniqueKeysWithValues: template.controls.map { ($0.id, $0.control) })
+        for id in controlOrder where fresh[id] != nil { fresh[id]!.succeed(controls[id]!) }
         let ids = controlOrder.filter { fresh[$0] != nil }
         let holders = ids.compactMap { id in controls[id]!.holder.map { (id, $0) } }
         return commit(cause: ["kind": "reset"], touching: ids) { room, _, ended in

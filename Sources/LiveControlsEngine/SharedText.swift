@@ -88,6 +88,18 @@ public struct SharedText: ConfigurableControl {
         return events
     }
 
+    /// A reset to the template is one more edit: revisions go on, and a splice made before it is transformed against it.
+    public mutating func succeed(_ previous: any Control) {
+        guard let previous = previous as? SharedText else { return }
+        let reset = Self.smallestEdit(from: previous.text, to: text)
+        log = previous.log
+        rev = previous.rev
+        guard !reset.isNoop else { return }  // (the text is the template's already: no edit, no change)
+        rev += 1
+        log.append(reset)
+        trimLog()
+    }
+
     /// Keeps at most `logLimit` edits, and no more text in them than four times `maxLength` (at least 4,096 scalars): a
     /// few large pastes do not fill the room's state budget, and a splice older than what is kept gets `conflict`.
     mutating func trimLog() {

@@ -119,6 +119,20 @@ final class SharedTextTests: XCTestCase {
         XCTAssertThrowsError(try SharedText(storedState: stored), "edits that do not follow each other")
     }
 
+    func testAResetToTheTemplateIsOneMoreEditNotANewCount() throws {
+        let template = RoomTemplate(name: "t", controls: [(ControlID("note"), SharedText(label: "N", text: "start"))])
+        var r = Room(name: "r", template: template, epoch: "e", historyLimit: 64)
+        _ = r.join(SessionID("ann"), name: String?.none, roles: ["editor"])
+        try edit(&r, "set", ["text": "start and more"])
+        let before = note(r).rev
+        _ = r.reset(to: template)
+        XCTAssertEqual(note(r).string, "start")
+        XCTAssertEqual(note(r).rev, before + 1, "revisions go on")
+        // A splice made before the reset, at the end of "start and more": moved to where that text went.
+        try edit(&r, "splice", ["at": 14, "insert": "!", "base": .int(before)])
+        XCTAssertEqual(note(r).string, "start!")
+    }
+
     func testAChangeToACanonicallyEqualSpellingIsPatched() throws {
         var r = room(SharedText(label: "Notes", text: "caf\u{E9}"))
         let patch = try XCTUnwrap(try edit(&r, "set", ["text": "cafe\u{301}"]), "é as one scalar, then as e and an accent")

@@ -163,3 +163,26 @@ def test_a_refused_edit_is_given_up_and_typing_goes_on(server, browser):
     a.set_script_timeout(20)
     result = a.execute_async_script(REFUSED_THEN_TYPED, server.ws_url)
     assert result["errors"] == ["too_large"] and result["text"] == "ok"
+
+
+def test_a_composition_and_someone_elses_edit_meanwhile_both_stay(server, browser):
+    """An input method composing (accents, CJK): the page leaves the textarea alone while it runs; an edit that came
+    meanwhile and the composed text are both kept at its end."""
+    a = browser(server.http_url)
+    wait(a, connected)
+    b = server.client()
+    b.join()
+    b.intent("notes", "set", {"text": "hello world"})
+    wait(a, lambda d: area(d).get_attribute("value") == "hello world")
+    area(a).click()
+    a.execute_script("""const t = arguments[0];
+        t.dispatchEvent(new CompositionEvent("compositionstart"));
+        t.value = "hello, world"; t.setSelectionRange(6, 6);""", area(a))
+    assert b.intent("notes", "splice", {"at": 11, "insert": "!", "base": b.state()["controls"]["notes"]["rev"]})["type"] == "ack"
+    count = lambda d: d.find_element(By.CSS_SELECTOR, '[data-testid="notes-count"]').text
+    wait(a, lambda d: count(d).startswith("12 /"), message="the page has Bob's edit, the textarea not yet")
+    assert area(a).get_attribute("value") == "hello, world"
+    a.execute_script("arguments[0].dispatchEvent(new CompositionEvent('compositionend'))", area(a))
+    wait(a, lambda d: area(d).get_attribute("value") == "hello, world!", message="both")
+    b.wait_state(lambda s: s["controls"]["notes"]["lines"] == ["hello, world!"])
+    assert a.execute_script("return arguments[0].selectionStart", area(a)) == 6
