@@ -238,7 +238,7 @@ export class LiveRoom extends EventTarget {
         this.pending.delete(msg.id);
         break;
       case "error": {
-        const err = Object.assign(new Error(msg.message), { code: msg.code });
+        const err = Object.assign(new Error(msg.message), { code: msg.code }, msg.reason === undefined ? {} : { reason: msg.reason });
         if (msg.id === LiveRoom.joinID) {
           // The join was refused. A passing condition (the room changing owner, too many messages, too many
           // rooms loaded) is retried with backoff; anything else stands until the page changes something.

@@ -22,7 +22,7 @@ extension Room {
         }
         version = stored.version
         for member in stored.members where members[member.session] == nil {
-            members[member.session] = Member(name: member.name, roles: member.roles, data: member.data)
+            members[member.session] = Member(name: member.name, roles: member.roles, user: member.user, data: member.data)
             memberOrder.append(member.session)
         }
         for patch in stored.history where patch.version <= version { history.append(patch) }
@@ -164,7 +164,7 @@ extension Room {
 
     private func storedMember(_ session: SessionID) -> StoredMember {
         let member = members[session]!
-        return StoredMember(session: session, name: member.name, roles: member.roles, data: member.data)
+        return StoredMember(session: session, name: member.name, roles: member.roles, data: member.data, user: member.user)
     }
 
     /// Each control's stored state as JSON text, with what the room keeps about it: the `permissions` and claim

@@ -10,6 +10,8 @@ public struct Room: Sendable {
         public var name: String?
         /// What the session's token granted (`role`, then custom `roles`); fixed at join.
         public var roles: [String] = []
+        /// The token's `sub` (the person behind the session), when its token named one; fixed at join.
+        public var user: String?
         /// What the client set with `presence` messages (`Room+Presence.swift`).
         public var data = JSONObject()
         var presenceRate = PresenceRate()
@@ -151,10 +153,10 @@ public struct Room: Sendable {
     // MARK: Mutations
 
     /// Adds `session` to presence, with the roles its token granted (a template's `permissions` ask for them).
-    public mutating func join(_ session: SessionID, name: String?, roles: [String]) -> RoomUpdate {
+    public mutating func join(_ session: SessionID, name: String?, roles: [String], user: String? = nil) -> RoomUpdate {
         guard members[session] == nil else { return .none }
         return commit(cause: ["kind": "join", "session": .string(session.rawValue)], touching: []) { room, ops, _ in
-            room.members[session] = Member(name: name, roles: roles)
+            room.members[session] = Member(name: name, roles: roles, user: user)
             room.memberOrder.append(session)
             if room.tracksPresence {
                 ops.append(.add(path: JSONPointer(["presence", session.rawValue]), value: room.memberJSON(session, holdings: [:], editing: [:])))

@@ -9,12 +9,15 @@ public struct StoredMember: Sendable, Equatable {
     public var name: String?
     public var roles: [String]
     public var data: JSONObject
+    /// The token's `sub` (cluster mode keeps it).
+    public var user: String?
 
-    public init(session: SessionID, name: String?, roles: [String] = [], data: JSONObject = JSONObject()) {
+    public init(session: SessionID, name: String?, roles: [String] = [], data: JSONObject = JSONObject(), user: String? = nil) {
         self.session = session
         self.name = name
         self.roles = roles
         self.data = data
+        self.user = user
     }
 }
 

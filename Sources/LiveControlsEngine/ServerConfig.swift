@@ -13,6 +13,8 @@ public struct RoomTemplate: Sendable {
     public var claims: [ControlID: ClaimPolicy]
     /// The most a room's state may grow to (`Control.stateBytes` summed); an intent past it gets `too_large`.
     public var maxStateBytes: Int = RoomTemplate.defaultMaxStateBytes
+    /// Intents its rooms ask the app's backend about before applying them (`"hooks": {"intent": {...}}`).
+    public var intentHook: IntentHook?
     public static let defaultMaxStateBytes = 8 * 1024 * 1024
 
     public init(name: String, controls: [(id: ControlID, control: any Control)], presence: Bool = true,
@@ -52,7 +54,7 @@ public struct ServerConfig: Sendable {
         var templates: [String: RoomTemplate] = [:]
         for (name, node) in try templatesNode.members() {
             guard ClientMessage.isValidName(name) else { throw node.error("template name must be 1–64 characters of A–Z a–z 0–9 _ - . :") }
-            _ = try node.object(allowed: ["controls", "presence", "permissions", "claims", "maxStateBytes"])
+            _ = try node.object(allowed: ["controls", "presence", "permissions", "claims", "maxStateBytes", "hooks"])
             guard let controlsNode = node["controls"] else { throw node.error(at: "controls", "required object is missing") }
             var controls: [(ControlID, any Control)] = []
             for (id, controlNode) in try controlsNode.members() {
@@ -64,6 +66,7 @@ public struct ServerConfig: Sendable {
                                         claims: try RoomTemplate.parseClaims(node["claims"], controls: controls))
             template.maxStateBytes = try node.int("maxStateBytes", default: RoomTemplate.defaultMaxStateBytes)
             guard (1_024...(1 << 30)).contains(template.maxStateBytes) else { throw node.error(at: "maxStateBytes", "must be within 1024…1073741824") }
+            template.intentHook = try IntentHook.parseHooks(node["hooks"], controls: controls)
             templates[name] = template
         }
         guard !templates.isEmpty else { throw templatesNode.error("at least one template is needed") }

@@ -23,7 +23,7 @@ extension LiveControlsClient {
         case "error":
             let refusal = LiveControlsError.Refusal(
                 rawCode: message["code"]?.stringValue ?? "internal", message: message["message"]?.stringValue ?? "",
-                room: message["room"]?.stringValue)
+                room: message["room"]?.stringValue, reason: message["reason"]?.stringValue)
             room?.publish(.error(refusal), message.object)
             if let id {
                 resolve(id, .failure(LiveControlsError.refused(refusal)))  // a late reply (after a time-out) resolves nothing

@@ -28,11 +28,14 @@ public enum LiveControlsError: Error, Sendable, Equatable, CustomStringConvertib
         public var message: String
         /// The room the refusal is about, when the server named one.
         public var room: String?
+        /// `denied`: the app's backend's own code for why, when it gave one.
+        public var reason: String?
 
-        public init(rawCode: String, message: String, room: String? = nil) {
+        public init(rawCode: String, message: String, room: String? = nil, reason: String? = nil) {
             self.rawCode = rawCode
             self.message = message
             self.room = room
+            self.reason = reason
         }
 
         /// The code as one this SDK knows; nil for a code newer than it.

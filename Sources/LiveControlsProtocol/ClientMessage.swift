@@ -39,6 +39,8 @@ public struct JoinRequest: Sendable, Equatable {
     public var token: String?
     /// Set by the server from the session's token (never read from the message): the roles the member joins with.
     public var roles: [String] = []
+    /// Set by the server from the session's token (never read from the message): its `sub`.
+    public var user: String?
 
     public init(id: RequestID? = nil, room: String, template: String? = nil, name: String? = nil, since: ResumePoint? = nil, token: String? = nil) {
         self.id = id

@@ -75,6 +75,9 @@ public enum ErrorCode: String, Sendable, CaseIterable {
     case holdRequired = "hold_required"
     /// The control takes no such change in its current phase, and may again later: a `vote` on a closed poll.
     case closed = "closed"
+    /// The app's backend refused the intent (the template's intent hook answered `allow: false`). The error's `reason`
+    /// is the backend's own code, when it gave one, and `message` its words.
+    case denied = "denied"
 }
 
 /// A request the server refuses: becomes one `error` message.
@@ -85,11 +88,14 @@ public struct ProtocolError: Error, Equatable, Sendable {
     public var id: RequestID?
     /// The room the request was for, when known.
     public var room: String?
+    /// `denied`: the app's backend's own code for why (its answer's `code`), when it gave one.
+    public var reason: String?
 
-    public init(_ code: ErrorCode, _ message: String, id: RequestID? = nil, room: String? = nil) {
+    public init(_ code: ErrorCode, _ message: String, id: RequestID? = nil, room: String? = nil, reason: String? = nil) {
         self.code = code
         self.message = message
         self.id = id
         self.room = room
+        self.reason = reason
     }
 }

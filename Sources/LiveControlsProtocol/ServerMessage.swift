@@ -64,6 +64,7 @@ public enum ServerMessage: Sendable, Equatable {
             if let room = e.room { o["room"] = .string(room) }
             o["code"] = .string(e.code.rawValue)
             o["message"] = .string(e.message)
+            if let reason = e.reason { o["reason"] = .string(reason) }
         }
         return .object(o)
     }

@@ -35,12 +35,15 @@ public struct AuthPolicy: Sendable {
         public var name: String?
         /// `role`, then the token's custom roles: what the member joins a room with.
         public var roles: [String]
+        /// The token's `sub`: the person behind the session (nil without a token, or a token that names none).
+        public var user: String?
 
-        public init(role: Role, expiresAt: Int?, name: String?, roles: [String]? = nil) {
+        public init(role: Role, expiresAt: Int?, name: String?, roles: [String]? = nil, user: String? = nil) {
             self.role = role
             self.expiresAt = expiresAt
             self.name = name
             self.roles = roles ?? [role.rawValue]
+            self.user = user
         }
     }
 
@@ -58,7 +61,7 @@ public struct AuthPolicy: Sendable {
             guard claims.allows(room: room) else {
                 return .failure(ProtocolError(.forbidden, "the token does not grant room \(room)", room: room))
             }
-            return .success(Grant(role: claims.role, expiresAt: claims.expiresAt, name: claims.name, roles: claims.allRoles))
+            return .success(Grant(role: claims.role, expiresAt: claims.expiresAt, name: claims.name, roles: claims.allRoles, user: claims.subject))
         } catch {
             switch error {
             case .expired: return .failure(ProtocolError(.tokenExpired, "the token has expired; get a new one", room: room))

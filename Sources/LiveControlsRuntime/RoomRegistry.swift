@@ -29,10 +29,12 @@ package final class RoomRegistry: RoomDirectory, Sendable {
     package let webhooks: WebhookDispatcher?
     /// Intents that may wait for one room (`Limits.roomQueueIntents`).
     let roomQueueIntents: Int
+    /// Asks the app's backend about hooked intents (nil when no template has an intent hook).
+    let hooks: IntentHookClient?
 
     package init(config: ServerConfig, maxRooms: Int, store: any RoomStore, waker: any SubscriberWaker,
          scheduler: any RoomScheduler = TimerThreadScheduler.shared, logger: Logger, webhookTransport: (any WebhookTransport)? = nil,
-         roomQueueIntents: Int = Limits().roomQueueIntents) {
+         hookTransport: (any HookTransport)? = nil, roomQueueIntents: Int = Limits().roomQueueIntents) {
         self.roomQueueIntents = roomQueueIntents
         self.config = config
         self.maxRooms = maxRooms
@@ -42,6 +44,7 @@ package final class RoomRegistry: RoomDirectory, Sendable {
         self.logger = logger
         self.pinned = Set(config.rooms.map(\.name))
         let metrics = self.metrics
+        self.hooks = IntentHookClient.make(for: config, transport: hookTransport, metrics: metrics)
         self.webhooks = config.webhooks.isEmpty ? nil : WebhookDispatcher(
             endpoints: config.webhooks, changeIntervalMs: config.webhookChangeIntervalMs, store: store as? any WebhookStore,
             transport: webhookTransport ?? CurlWebhookTransport(), scheduler: scheduler, metrics: metrics, logger: logger,
@@ -194,7 +197,8 @@ package final class RoomRegistry: RoomDirectory, Sendable {
 
     func makeRuntime(_ room: Room) -> RoomRuntime {
         let runtime = RoomRuntime(room: room, store: store, historyLimit: config.historyLimit, waker: waker, metrics: metrics,
-                                  scheduler: scheduler, logger: logger, webhooks: webhooks, maxQueuedIntents: roomQueueIntents)
+                                  scheduler: scheduler, logger: logger, webhooks: webhooks, maxQueuedIntents: roomQueueIntents,
+                                  hook: config.templates[room.template]?.intentHook, hookClient: hooks)
         runtime.onStoreFailure = { [weak self, weak runtime] _ in
             guard let self, let runtime else { return }
             // Off the room's queue: the sweep holds `rooms` while it waits for a room queue.
@@ -213,12 +217,16 @@ package final class RoomRegistry: RoomDirectory, Sendable {
     package var count: Int { rooms.withLock { $0.count } }
 
     package func beginShutdown() {
-        for room in rooms.withLock({ Array($0.values) }) { room.shuttingDown.store(true, ordering: .relaxed) }
+        for room in rooms.withLock({ Array($0.values) }) {
+            room.shuttingDown.store(true, ordering: .relaxed)
+            room.beginShutdownOfHooks()
+        }
     }
 
     package func stopAll() {
         for room in rooms.withLock({ Array($0.values) }) { room.stop() }
         webhooks?.stop()
+        hooks?.stop()
         store.waitUntilIdle()
     }
 

@@ -120,6 +120,7 @@ extension RoomRuntime {
             }
             self.deletedFlag.store(true, ordering: .releasing)
             self.closedFlag.store(true, ordering: .releasing)
+            self.waitingIntents.removeAll()  // their members are told the room is gone (room_deleted)
             for timer in self.timers.values { timer.cancel() }
             self.timers.removeAll()
             self.armedDeadlines.removeAll()

@@ -47,6 +47,8 @@ extension RoomRuntime {
         heldHead = 0
         defer { for drop in dropped { drop() } }  // after the notices below: a close waiting on this room follows them
         stopWebhooks()
+        refuseWaitingIntents(localDelivery ? "room \(name) stopped: saving a change failed; this intent was not applied; join the room again"
+                                           : "room \(name) is changing owner; this intent, still waiting for the app's backend, was not applied — retry in a moment")
         if localDelivery {
             logger.error("room stopped: a store write failed; nothing after version \(durable) was acknowledged; the next join reloads it from the store",
                          metadata: ["error": "\(error)"])

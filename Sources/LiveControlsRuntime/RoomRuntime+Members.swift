@@ -60,7 +60,7 @@ extension RoomRuntime {
         guard !localDelivery, !room.isMember(subscriber.session) else { return }
         subscribe(subscriber)
         let membership = subscriber.membership
-        carryOut(room.join(subscriber.session, name: membership?.name, roles: membership?.roles ?? []))
+        carryOut(room.join(subscriber.session, name: membership?.name, roles: membership?.roles ?? [], user: membership?.user))
     }
 
     private func handleClaim(_ subscriber: any RoomSubscriber, _ request: ClaimRequest) {

@@ -117,9 +117,18 @@ final class RoomRuntime: RoomEndpoint, @unchecked Sendable {
     var gatheredPresenceAcks: [(any RoomSubscriber, RequestID)] = []
     var presenceFlushArmed = false
 
+    /// The template's intent hook, and who calls it (`RoomRuntime+Hooks.swift`); nil: no intent waits for a backend.
+    let hook: IntentHook?
+    let hookClient: IntentHookClient?
+    /// Hooked intents waiting for the backend, in arrival order (queue only; at most `hook.maxWaiting`).
+    var waitingIntents: [WaitingIntent] = []
+    var nextHookSerial = 0
+
     init(room: Room, store: any RoomStore, historyLimit: Int, waker: any SubscriberWaker, metrics: ServerMetrics,
          scheduler: any RoomScheduler, logger: Logger, localDelivery: Bool = true, webhooks: WebhookDispatcher? = nil,
-         maxQueuedIntents: Int = Limits().roomQueueIntents) {
+         maxQueuedIntents: Int = Limits().roomQueueIntents, hook: IntentHook? = nil, hookClient: IntentHookClient? = nil) {
+        self.hook = hookClient == nil ? nil : hook
+        self.hookClient = hookClient
         self.maxQueuedIntents = maxQueuedIntents
         self.localDelivery = localDelivery
         self.webhooks = webhooks
@@ -228,8 +237,14 @@ final class RoomRuntime: RoomEndpoint, @unchecked Sendable {
         assertOnQueue(queue)
         guard !refusedAsAbandoned(subscriber, id: request.id) else { return }
         rejoinIfUnknown(subscriber)
+        if let hook, hook.covers(ControlID(request.control), request.intent) { return awaitHook(subscriber, request, hook) }
+        applyIntent(subscriber, request, args: request.args)
+    }
+
+    /// Applies a member's intent (with `args`: the client's, or a hook's), and acks it or sends its error.
+    func applyIntent(_ subscriber: any RoomSubscriber, _ request: IntentRequest, args: JSONObject) {
         do {
-            let update = try room.apply(control: ControlID(request.control), intent: request.intent, args: request.args,
+            let update = try room.apply(control: ControlID(request.control), intent: request.intent, args: args,
                                         by: subscriber.session, requestID: request.id, at: scheduler.now())
             carryOut(update)
             metrics.intent(refused: false)
@@ -254,12 +269,12 @@ final class RoomRuntime: RoomEndpoint, @unchecked Sendable {
                 send(.resumed(room: name, epoch: room.epoch, from: since.version, version: room.version, id: request.id), to: subscriber)
                 let viewer = Viewer(session: subscriber.session, roles: request.roles)
                 for patch in missed { send(patch.isShared ? patchMessage(patch) : patchMessage(patch, for: viewer), to: subscriber) }
-                carryOut(room.join(subscriber.session, name: request.name, roles: request.roles))
+                carryOut(room.join(subscriber.session, name: request.name, roles: request.roles, user: request.user))
                 return
             }
             resumed = false
         }
-        carryOut(room.join(subscriber.session, name: request.name, roles: request.roles))
+        carryOut(room.join(subscriber.session, name: request.name, roles: request.roles, user: request.user))
         subscribe(subscriber)
         send(snapshot(id: request.id, resumed: resumed, for: room.viewer(of: subscriber.session)), to: subscriber)
     }

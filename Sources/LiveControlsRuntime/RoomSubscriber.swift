@@ -39,17 +39,24 @@ package protocol RoomSubscriber: AnyObject, Sendable {
 package struct Membership: Sendable, Equatable {
     package var name: String?
     package var roles: [String]
+    /// The token's `sub`.
+    package var user: String?
 
-    package init(name: String?, roles: [String]) {
+    package init(name: String?, roles: [String], user: String? = nil) {
         self.name = name
         self.roles = roles
+        self.user = user
     }
 
-    var json: JSONValue { ["name": name.map { .string($0) } ?? .null, "roles": .array(roles.map { .string($0) })] }
+    var json: JSONValue {
+        var object: JSONObject = ["name": name.map { .string($0) } ?? .null, "roles": .array(roles.map { .string($0) })]
+        if let user { object["user"] = .string(user) }
+        return .object(object)
+    }
 
     init?(json: JSONValue) {
         guard let roles = json["roles"]?.arrayValue else { return nil }
-        self.init(name: json["name"]?.stringValue, roles: roles.compactMap(\.stringValue))
+        self.init(name: json["name"]?.stringValue, roles: roles.compactMap(\.stringValue), user: json["user"]?.stringValue)
     }
 }
 

@@ -129,6 +129,24 @@ package final class ServerMetrics: Sendable {
             latency: latency)
     }
 
+    /// The metrics of the intent hook of template `template`.
+    func intentHook(template: String) -> HookMetrics {
+        let label = [("template", template)]
+        func outcome(_ name: String, _ help: String) -> Counter {
+            registry.counter("livecontrols_intent_hook_calls_total", labels: label + [("outcome", name)], help)
+        }
+        return HookMetrics(
+            latency: registry.makeDurationHistogram(
+                descriptor: MetricNameDescriptor(metricName: "livecontrols_intent_hook_seconds", unitName: "",
+                                                 helpText: "How long the app's backend took to answer an intent hook call (or to fail), by template."),
+                labels: label,
+                buckets: [.milliseconds(1), .milliseconds(2), .milliseconds(5), .milliseconds(10), .milliseconds(25), .milliseconds(50),
+                          .milliseconds(100), .milliseconds(250), .milliseconds(500), .seconds(1), .seconds(2), .seconds(5), .seconds(10), .seconds(30)]),
+            allowed: outcome("allowed", "Intent hook calls, by template and outcome: allowed, denied, or failed (no answer that is one)."),
+            denied: outcome("denied", "Intent hook calls, by template and outcome: allowed, denied, or failed (no answer that is one)."),
+            failed: outcome("failed", "Intent hook calls, by template and outcome: allowed, denied, or failed (no answer that is one)."))
+    }
+
     /// Prometheus text exposition (version 0.0.4, `contentType`), with the scrape-time gauges set first.
     ///
     /// Families come in the registry's order, which is not fixed. Two calls at once (the server makes one at a

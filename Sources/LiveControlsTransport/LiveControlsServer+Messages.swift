@@ -74,6 +74,7 @@ extension LiveControlsServer {
                 connection.joined[request.room] = Membership(room: room, grant: grant)
                 if let name = grant.name { request.name = name }
                 request.roles = grant.roles
+                request.user = grant.user
                 room.join(connection, request)
             } catch {
                 var error = error

@@ -63,10 +63,7 @@ extension WebhookEndpoint {
     /// Reads one `webhooks` entry.
     static func parse(_ node: ConfigNode) throws(ConfigError) -> WebhookEndpoint {
         _ = try node.object(allowed: ["url", "events", "secret", "timeoutMs", "maxAttempts", "retryMs", "maxRetryMs", "maxPending"])
-        let url = try node.string("url")
-        guard url.hasPrefix("http://") || url.hasPrefix("https://"), url.count > 8, !url.contains(where: \.isWhitespace) else {
-            throw node.error(at: "url", "must be an http:// or https:// URL")
-        }
+        let url = try node.receiverURL("url")
         guard let eventsNode = node["events"] else { throw node.error(at: "events", "required array is missing") }
         var events: [String] = []
         for item in try eventsNode.array() {
@@ -76,13 +73,9 @@ extension WebhookEndpoint {
             events.append(name)
         }
         guard !events.isEmpty else { throw eventsNode.error("name at least one event type (or \"*\")") }
-        let secret = try node.string("secret")
-        guard secret.hasPrefix("whsec_"), let key = Base64.decode(String(secret.dropFirst(6))), key.count >= 16, key.count <= 64 else {
-            throw node.error(at: "secret", "must be whsec_ followed by 16 to 64 random bytes in base64 (for example: whsec_$(openssl rand -base64 32))")
-        }
+        let key = try node.signingKey("secret")
         func bounded(_ key: String, _ value: Int, _ range: ClosedRange<Int>) throws(ConfigError) -> Int {
-            guard range.contains(value) else { throw node.error(at: key, "must be within \(range.lowerBound)…\(range.upperBound)") }
-            return value
+            try node.bounded(key, value, range)
         }
         let retryMs = try bounded("retryMs", try node.int("retryMs", default: defaultRetryMs), 1...3_600_000)
         return WebhookEndpoint(
@@ -92,6 +85,32 @@ extension WebhookEndpoint {
             retryMs: retryMs,
             maxRetryMs: try bounded("maxRetryMs", try node.int("maxRetryMs", default: max(defaultMaxRetryMs, retryMs)), retryMs...86_400_000),
             maxPending: try bounded("maxPending", try node.int("maxPending", default: defaultMaxPending), 1...10_000_000))
+    }
+}
+
+extension ConfigNode {
+    /// An `http://` or `https://` URL the server POSTs to (a webhook endpoint, an intent hook).
+    func receiverURL(_ key: String) throws(ConfigError) -> String {
+        let url = try string(key)
+        guard url.hasPrefix("http://") || url.hasPrefix("https://"), url.count > 8, !url.contains(where: \.isWhitespace) else {
+            throw error(at: key, "must be an http:// or https:// URL")
+        }
+        return url
+    }
+
+    /// A Standard Webhooks secret (`whsec_` and 16 to 64 bytes in base64): its key bytes.
+    func signingKey(_ key: String) throws(ConfigError) -> [UInt8] {
+        let secret = try string(key)
+        guard secret.hasPrefix("whsec_"), let bytes = Base64.decode(String(secret.dropFirst(6))), bytes.count >= 16, bytes.count <= 64 else {
+            throw error(at: key, "must be whsec_ followed by 16 to 64 random bytes in base64 (for example: whsec_$(openssl rand -base64 32))")
+        }
+        return bytes
+    }
+
+    /// `value` (read from `key`) if it is within `range`.
+    func bounded(_ key: String, _ value: Int, _ range: ClosedRange<Int>) throws(ConfigError) -> Int {
+        guard range.contains(value) else { throw error(at: key, "must be within \(range.lowerBound)…\(range.upperBound)") }
+        return value
     }
 }
 

@@ -118,7 +118,7 @@ extension ClusterDirectory {
     func makeRuntime(_ room: Room, store: RedisRoomStore) -> RoomRuntime {
         let runtime = RoomRuntime(room: room, store: store, historyLimit: config.historyLimit, waker: waker, metrics: metrics,
                                   scheduler: scheduler, logger: logger, localDelivery: false, webhooks: webhooks,
-                                  maxQueuedIntents: roomQueueIntents)
+                                  maxQueuedIntents: roomQueueIntents, hook: config.templates[room.template]?.intentHook, hookClient: hooks)
         store.nodeOf = { [unowned runtime] session in runtime.remoteMembers[session]?.node }
         runtime.onStoreFailure = { [weak self, weak runtime] error in
             guard let self, let runtime else { return }

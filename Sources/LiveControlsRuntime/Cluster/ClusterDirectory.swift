@@ -66,6 +66,8 @@ package final class ClusterDirectory: RoomDirectory, @unchecked Sendable {
     let webhookOutbox: RedisWebhookStore
     /// Intents that may wait for one owned room (`Limits.roomQueueIntents`).
     let roomQueueIntents: Int
+    /// Asks the app's backend about hooked intents of the rooms this node owns (nil when no template has a hook).
+    let hooks: IntentHookClient?
     var nodeID: String { options.nodeID }
     var replyTimeoutMilliseconds: Int { options.leaseMilliseconds + 1_000 }
 
@@ -110,8 +112,9 @@ package final class ClusterDirectory: RoomDirectory, @unchecked Sendable {
 
     package init(options: ClusterOptions, config: ServerConfig, maxRooms: Int, waker: any SubscriberWaker,
          scheduler: any RoomScheduler = TimerThreadScheduler.shared, logger: Logger, webhookTransport: (any WebhookTransport)? = nil,
-         roomQueueIntents: Int = Limits().roomQueueIntents) {
+         hookTransport: (any HookTransport)? = nil, roomQueueIntents: Int = Limits().roomQueueIntents) {
         self.roomQueueIntents = roomQueueIntents
+        self.hooks = IntentHookClient.make(for: config, transport: hookTransport, metrics: metrics)
         self.options = options
         self.config = config
         self.maxRooms = maxRooms
@@ -227,6 +230,7 @@ package final class ClusterDirectory: RoomDirectory, @unchecked Sendable {
         link.waitUntilSent()
         // What it had not sent stays in the rooms' outboxes in Redis: their next owners send it.
         webhooks?.stop()
+        hooks?.stop()
         subscriberUp.withLock { $0 = false }  // its stop is no lost connection: nothing to warn about
         subscriber?.stop()
         link.close()

@@ -99,6 +99,7 @@ enum ClusterEnvelope {
                 body["since"] = .object(resume)
             }
             body["roles"] = .array(join.roles.map { .string($0) })
+            if let user = join.user { body["user"] = .string(user) }
         case let .intent(intent, member):
             kind = "intent"
             body["member"] = member?.json
@@ -266,6 +267,7 @@ enum ClusterEnvelope {
             }
             var join = JoinRequest(id: id, room: room, name: body["name"]?.stringValue, since: since)
             join.roles = body["roles"]?.arrayValue?.compactMap(\.stringValue) ?? []
+            join.user = body["user"]?.stringValue
             return .join(join)
         case "intent":
             guard let id, let control = body["control"]?.stringValue, let intent = body["intent"]?.stringValue else { return nil }

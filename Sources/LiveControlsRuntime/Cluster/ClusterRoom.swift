@@ -137,7 +137,7 @@ final class ClusterRoom: @unchecked Sendable {
         queue.async {
             guard !connection.isGone else { return }  // closing: what it left waiting here is dropped, never sent
             let session = connection.session
-            let request = make(self.joins[session].map { Membership(name: $0.0.name, roles: $0.0.roles) })
+            let request = make(self.joins[session].map { Membership(name: $0.0.name, roles: $0.0.roles, user: $0.0.user) })
             guard self.members[session] != nil || self.joining[session] != nil else {
                 // Not subscribed here: the room was deleted, or the join failed. The owner would refuse it too.
                 let error = ProtocolError(.notJoined, "you are not in room \(self.name) (it was deleted, or your join failed); join it again", id: id, room: self.name)

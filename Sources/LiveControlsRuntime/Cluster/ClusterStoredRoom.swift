@@ -59,10 +59,12 @@ extension ClusterDirectory {
             } else if field == "u" {
                 unannounced = (try? JSONParser.parse(value)).flatMap(UnannouncedChanges.init(json:))
             } else if field.hasPrefix("m:"), let record = (try? JSONParser.parse(value))?.arrayValue, record.count >= 3 {
-                // [seq, name, node, roles]: roles since presence data and permissions (absent: written before them).
+                // [seq, name, node, roles, user]: roles since presence data and permissions, user (the token's sub) since
+                // intent hooks (absent: written before them).
                 let session = SessionID(String(field.dropFirst(2)))
                 let roles = record.count > 3 ? record[3].arrayValue?.compactMap(\.stringValue) ?? [] : []
-                members.append((record[0].intValue ?? 0, StoredMember(session: session, name: record[1].stringValue, roles: roles)))
+                let user = record.count > 4 ? record[4].stringValue : nil
+                members.append((record[0].intValue ?? 0, StoredMember(session: session, name: record[1].stringValue, roles: roles, user: user)))
                 if let node = record[2].stringValue { nodes[session] = node }
             } else if field.hasPrefix("d:"), let object = (try? JSONParser.parse(value))?.objectValue {
                 data[SessionID(String(field.dropFirst(2)))] = object

@@ -72,7 +72,7 @@ final class RedisRoomStore: RoomStore, @unchecked Sendable {
         for (index, member) in w.joined.enumerated() {
             let seq = reset ? index : w.version
             let record: JSONValue = [.int(seq), member.name.map { .string($0) } ?? .null, nodeOf(member.session).map { .string($0) } ?? .null,
-                                     .array(member.roles.map { .string($0) })]
+                                     .array(member.roles.map { .string($0) }), member.user.map { .string($0) } ?? .null]
             set.append(("m:" + member.session.rawValue, JSONWriter.encode(record)))
             if !member.data.isEmpty { set.append(("d:" + member.session.rawValue, JSONWriter.encode(.object(member.data)))) }
         }

@@ -10,7 +10,11 @@ import Synchronization
 /// bounded too (`maxHeadBytes`). Each attempt is bounded by its `timeoutMs` from the moment it is posted; at most
 /// `maxConnectionsPerHost` connections per host and `maxConnections` in all (the server's open files: `SocketBudget`).
 /// Redirects are not followed: a 3xx answer is a failed attempt (Standard Webhooks).
-package final class CurlWebhookTransport: WebhookTransport, @unchecked Sendable {
+///
+/// Intent hooks (`HookTransport`) need the answer itself: a transfer made by `exchange` reads a 2xx answer's body, up to
+/// its `maxAnswerBytes` (a longer one fails the call and ends its connection). Hooks have a transport of their own
+/// (their own thread and connections), so webhook deliveries queued for a slow receiver never delay a hook call.
+package final class CurlWebhookTransport: WebhookTransport, HookTransport, @unchecked Sendable {
     static let maxConnectionsPerHost = 8
     static let maxConnections = 64
     /// The longest answer head read (status line and headers); a longer one fails the attempt.
@@ -23,7 +27,11 @@ package final class CurlWebhookTransport: WebhookTransport, @unchecked Sendable 
         let easy: OpaquePointer
         var headers: UnsafeMutablePointer<curl_slist>?
         let timeoutMs: Int
-        let done: @Sendable (_ failure: String?) -> Void
+        let done: @Sendable (_ failure: String?, _ answer: [UInt8]) -> Void
+        /// `exchange`: the most answer body bytes kept (nil: `post`, the body is dropped).
+        let collect: Int?
+        var answer: [UInt8] = []
+        var answerTooLarge = false
         var status: Int?
         var headBytes = 0
         var headTooLarge = false
@@ -35,12 +43,13 @@ package final class CurlWebhookTransport: WebhookTransport, @unchecked Sendable 
         func tell(_ failure: String?) {
             guard !told else { return }
             told = true
-            done(failure)
+            done(failure, failure == nil ? answer : [])
         }
 
-        init(easy: OpaquePointer, timeoutMs: Int, done: @escaping @Sendable (_ failure: String?) -> Void) {
+        init(easy: OpaquePointer, timeoutMs: Int, collect: Int?, done: @escaping @Sendable (_ failure: String?, _ answer: [UInt8]) -> Void) {
             self.easy = easy
             self.timeoutMs = timeoutMs
+            self.collect = collect
             self.done = done
         }
 
@@ -85,9 +94,21 @@ package final class CurlWebhookTransport: WebhookTransport, @unchecked Sendable 
 
     package func post(url: String, headers: [(String, String)], body: [UInt8], timeoutMs: Int,
                       done: @escaping @Sendable (_ failure: String?) -> Void) {
-        guard let raw = curl_easy_init() else { return done("could not start a request (out of memory)") }
+        start(url: url, headers: headers, body: body, timeoutMs: timeoutMs, collect: nil) { failure, _ in done(failure) }
+    }
+
+    package func exchange(url: String, headers: [(String, String)], body: [UInt8], timeoutMs: Int, maxAnswerBytes: Int,
+                          done: @escaping @Sendable (Result<[UInt8], HookCallFailure>) -> Void) {
+        start(url: url, headers: headers, body: body, timeoutMs: timeoutMs, collect: maxAnswerBytes) { failure, answer in
+            done(failure.map { .failure(HookCallFailure($0)) } ?? .success(answer))
+        }
+    }
+
+    private func start(url: String, headers: [(String, String)], body: [UInt8], timeoutMs: Int, collect: Int?,
+                       done: @escaping @Sendable (_ failure: String?, _ answer: [UInt8]) -> Void) {
+        guard let raw = curl_easy_init() else { return done("could not start a request (out of memory)", []) }
         let easy = OpaquePointer(raw)
-        let transfer = Transfer(easy: easy, timeoutMs: timeoutMs, done: done)
+        let transfer = Transfer(easy: easy, timeoutMs: timeoutMs, collect: collect, done: done)
         var list: UnsafeMutablePointer<curl_slist>? = nil
         for (name, value) in headers { list = curl_slist_append(list, "\(name): \(value)") }
         list = curl_slist_append(list, "Expect:")  // no `100 Continue` round trip
@@ -103,7 +124,7 @@ package final class CurlWebhookTransport: WebhookTransport, @unchecked Sendable 
               lc_curl_set_callback(raw, CURLOPT_HEADERFUNCTION, curlHead) == CURLE_OK,
               lc_curl_set_callback(raw, CURLOPT_WRITEFUNCTION, curlBody) == CURLE_OK,
               lc_curl_set_pointer(raw, CURLOPT_WRITEDATA, Unmanaged.passUnretained(transfer).toOpaque()) == CURLE_OK
-        else { return done("not a request libcurl takes (the URL?)") }
+        else { return done("not a request libcurl takes (the URL?)", []) }
         let opaque = Unmanaged.passRetained(transfer).toOpaque()  // released when it is done (`finish`)
         _ = lc_curl_set_pointer(raw, CURLOPT_HEADERDATA, opaque)
         _ = lc_curl_set_pointer(raw, CURLOPT_PRIVATE, opaque)
@@ -152,6 +173,12 @@ package final class CurlWebhookTransport: WebhookTransport, @unchecked Sendable 
         let failure: String?
         if stopped {
             failure = "stopped"
+        } else if transfer.answerTooLarge {
+            failure = "the answer is longer than \(transfer.collect ?? 0) bytes"
+        } else if transfer.collect != nil, let status = transfer.status, (200..<300).contains(status) {
+            // An answer wanted whole: it is one only if the transfer ended well.
+            failure = result == CURLE_OK ? nil
+                : result == CURLE_OPERATION_TIMEDOUT ? "timed out after \(transfer.timeoutMs) ms" : String(cString: curl_easy_strerror(result))
         } else if let status = transfer.status {
             failure = (200..<300).contains(status) ? nil : "HTTP \(status)"  // (the transfer was ended at the head)
         } else if transfer.headTooLarge {
@@ -181,7 +208,9 @@ private func curlHead(_ data: UnsafeMutablePointer<CChar>?, _ size: Int, _ count
         let code = lc_curl_response_code(UnsafeMutableRawPointer(transfer.easy))
         if code >= 200 {
             transfer.status = code
-            transfer.tell((200..<300).contains(code) ? nil : "HTTP \(code)")  // the outcome, before any body
+            let ok = (200..<300).contains(code)
+            // The outcome, before any body (an `exchange` told of a 2xx answer waits for its body).
+            if !ok || transfer.collect == nil { transfer.tell(ok ? nil : "HTTP \(code)") }
         }
     }
     return length
@@ -193,6 +222,14 @@ private func curlBody(_ data: UnsafeMutablePointer<CChar>?, _ size: Int, _ count
     guard let user else { return 0 }
     let transfer = Unmanaged<CurlWebhookTransport.Transfer>.fromOpaque(user).takeUnretainedValue()
     let length = size * count
+    if let limit = transfer.collect, !transfer.told {
+        guard transfer.answer.count + length <= limit, let data else {
+            transfer.answerTooLarge = true
+            return 0
+        }
+        data.withMemoryRebound(to: UInt8.self, capacity: length) { transfer.answer.append(contentsOf: UnsafeBufferPointer(start: $0, count: length)) }
+        return length
+    }
     transfer.bodyBytes += length
     return transfer.bodyBytes > CurlWebhookTransport.maxBodyBytes ? 0 : length
 }

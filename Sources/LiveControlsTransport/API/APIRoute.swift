@@ -134,7 +134,7 @@ struct APIError: Error, Equatable {
         switch code {
         case .invalidJSON, .invalidMessage, .unknownType: return 400
         case .unauthorized, .tokenExpired: return 401
-        case .forbidden: return 403
+        case .forbidden, .denied: return 403
         case .unknownRoom, .notJoined: return 404
         case .methodNotAllowed: return 405
         case .roomExists, .conflict, .finished, .atBound, .notHolder, .guardFailed, .presenceOff, .claimed, .holdRequired, .closed: return 409
