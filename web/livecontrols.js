@@ -155,6 +155,16 @@ export class LiveRoom extends EventTarget {
    * like `intent`. What the server accepts is kept here too: after a reconnect (a new session, with empty data)
    * the client sends it again. A refused update is forgotten (it would be refused again).
    */
+  /**
+   * Hands `event` (any JSON) to the room's other members as is: not state, not stored (cursors, reactions, "typing").
+   * Resolves with the ack, rejects with an Error carrying `code` (`rate_limited`, `too_large`, `forbidden`…); while
+   * not joined, rejects with `disconnected` (a broadcast is not kept for later).
+   */
+  broadcast(event) {
+    if (this.status !== "open") return Promise.reject(Object.assign(new Error("not joined"), { code: "disconnected" }));
+    return this.request({ type: "broadcast", room: this.room, event });
+  }
+
   setPresence(data) {
     const before = {};
     for (const [key, value] of Object.entries(data)) {
@@ -232,6 +242,9 @@ export class LiveRoom extends EventTarget {
         this.version = msg.version;
         this.emit("patch", msg);
         this.emit("state", { reason: "patch", patch: msg });
+        break;
+      case "broadcast":
+        if (msg.room === this.room) this.emit("broadcast", { from: msg.from, name: msg.name ?? null, event: msg.event });
         break;
       case "ack":
         this.pending.get(msg.id)?.resolve(msg);

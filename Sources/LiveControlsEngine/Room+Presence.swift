@@ -83,18 +83,23 @@ extension Room {
     }
 }
 
-/// A token bucket on the room's clock: `PresenceLimits.perSecond`, up to `PresenceLimits.burst` at once.
-struct PresenceRate: Sendable, Equatable {
-    var tokens = PresenceLimits.burst
-    var stamp: Instant?
+/// A token bucket on the room's clock: `perSecond` tokens, up to `burst` at once (full at first). Presence updates and
+/// claims take `PresenceLimits`' rates; broadcasts their template's.
+struct RateBucket: Sendable, Equatable {
+    private var tokens: Double?
+    private var stamp: Instant?
 
-    mutating func take(at now: Instant) -> Bool {
+    mutating func take(at now: Instant, perSecond: Double = PresenceLimits.perSecond, burst: Double = PresenceLimits.burst) -> Bool {
+        var available = tokens ?? burst
         if let stamp, now > stamp {
-            tokens = min(PresenceLimits.burst, tokens + Double(now.nanoseconds - stamp.nanoseconds) / 1e9 * PresenceLimits.perSecond)
+            available = min(burst, available + Double(now.nanoseconds - stamp.nanoseconds) / 1e9 * perSecond)
         }
         stamp = max(stamp ?? now, now)
-        guard tokens >= 1 else { return false }
-        tokens -= 1
+        guard available >= 1 else {
+            tokens = available
+            return false
+        }
+        tokens = available - 1
         return true
     }
 }

@@ -14,7 +14,9 @@ public struct Room: Sendable {
         public var user: String?
         /// What the client set with `presence` messages (`Room+Presence.swift`).
         public var data = JSONObject()
-        var presenceRate = PresenceRate()
+        var presenceRate = RateBucket()
+        /// Broadcasts (`Room+Broadcast.swift`), at the template's rate.
+        var broadcastRate = RateBucket()
     }
 
     public let name: String
@@ -34,6 +36,10 @@ public struct Room: Sendable {
     public let claimPolicies: [ControlID: ClaimPolicy]
     /// The template's `maxStateBytes`: an intent that would grow the state past it is refused (`too_large`).
     public let maxStateBytes: Int
+    /// Who may broadcast, how large and how often (the template's `broadcast`).
+    public let broadcastPolicy: BroadcastPolicy
+    /// The whole room's broadcasts (`BroadcastPolicy.roomPerSecond`).
+    var broadcastRate = RateBucket()
     /// Who is editing what, by control, in claim order (`Room+Claims.swift`).
     var claims: [ControlID: [Claim]] = [:]
     /// Claims ended during the mutation being committed (`commit` lists them in `cause.claimsEnded`).
@@ -72,6 +78,7 @@ public struct Room: Sendable {
         self.permissions = template.permissions
         self.claimPolicies = template.claims
         self.maxStateBytes = template.maxStateBytes
+        self.broadcastPolicy = template.broadcast
         self.hasReaders = template.controls.contains { type(of: $0.control).readsOtherControls }
         self.hasPrivateParts = template.controls.contains { type(of: $0.control).hasPrivateParts }
         self.history = ChangeHistory(limit: historyLimit)
@@ -85,6 +92,8 @@ public struct Room: Sendable {
     public var memberCount: Int { memberOrder.count }
     public func control(_ id: ControlID) -> (any Control)? { controls[id] }
     public func isMember(_ session: SessionID) -> Bool { members[session] != nil }
+    /// A member as it joined (nil: not a member).
+    public func memberInfo(_ session: SessionID) -> Member? { members[session] }
 
     // MARK: Rendering
 

@@ -13,6 +13,8 @@ extension LiveControlsClient {
             if let id, message.type != "patch" { resolve(id, .success(message.object)) }
         case "ack":
             if let id { resolve(id, .success(message.object)) }
+        case "broadcast":
+            room?.publish(.broadcast, message.object)
         case "left":
             if let room {
                 room.markLeft(nil)

@@ -190,6 +190,13 @@ public final class Room {
     }
 
     /// Merges `data` into this session's presence data (`null` removes a field).
+    /// Hands `event` to the room's other members as is (`broadcast`): not state, not stored. Throws the server's refusal
+    /// (`rate_limited`, `too_large`, `forbidden`). Others see it as a ``RoomEvent`` of kind `.broadcast`.
+    public func broadcast(_ event: JSONValue) async throws {
+        guard let client else { throw LiveControlsError.notConnected }
+        _ = try await client.request(["type": "broadcast", "room": .string(name), "event": event], room: name)
+    }
+
     public func setPresence(_ data: JSONObject) async throws {
         guard let client else { throw LiveControlsError.notConnected }
         _ = try await client.request(["type": "presence", "room": .string(name), "data": .object(data)], room: name)
@@ -223,6 +230,8 @@ public struct RoomEvent: Sendable {
         case patch
         /// An `error` about this room.
         case error(LiveControlsError.Refusal)
+        /// Another member's `broadcast` (``RoomEvent/broadcast``): not state; the room's version is unchanged.
+        case broadcast
     }
 
     public var kind: Kind
@@ -234,4 +243,10 @@ public struct RoomEvent: Sendable {
 
     /// A patch's `cause` (`kind`, `session`, `control`, `intent`, `ended`…); nil for other messages.
     public var cause: JSONObject? { message["cause"]?.objectValue }
+
+    /// A broadcast's sender (its session, or `server`), name and event; nil for other messages.
+    public var broadcast: (from: String, name: String?, event: JSONValue)? {
+        guard kind == .broadcast, let from = message["from"]?.stringValue else { return nil }
+        return (from, message["name"]?.stringValue, message["event"] ?? .null)
+    }
 }

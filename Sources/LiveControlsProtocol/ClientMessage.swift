@@ -115,6 +115,19 @@ public struct ClaimRequest: Sendable, Equatable {
     }
 }
 
+/// `broadcast {room, event, id?}`: `event` (any JSON) for the room's other members, as is; not state.
+public struct BroadcastRequest: Sendable, Equatable {
+    public var id: RequestID?
+    public var room: String
+    public var event: JSONValue
+
+    public init(id: RequestID? = nil, room: String, event: JSONValue) {
+        self.id = id
+        self.room = room
+        self.event = event
+    }
+}
+
 /// Every message a client can send, decoded once from a text frame.
 public enum ClientMessage: Sendable, Equatable {
     case join(JoinRequest)
@@ -122,6 +135,7 @@ public enum ClientMessage: Sendable, Equatable {
     case intent(IntentRequest)
     case presence(PresenceRequest)
     case claim(ClaimRequest)
+    case broadcast(BroadcastRequest)
 
     /// The room the message is for.
     public var room: String {
@@ -131,6 +145,7 @@ public enum ClientMessage: Sendable, Equatable {
         case let .intent(r): r.room
         case let .presence(r): r.room
         case let .claim(r): r.room
+        case let .broadcast(r): r.room
         }
     }
 
@@ -168,7 +183,7 @@ public enum ClientMessage: Sendable, Equatable {
         // Once the message is known to be a request for a room, its errors name that room when it is a valid name
         // (errors about the frame itself — its JSON, its type — name none).
         switch type {
-        case "join", "leave", "intent", "presence", "claim", "unclaim":
+        case "join", "leave", "intent", "presence", "claim", "unclaim", "broadcast":
             if let room = object["room"]?.stringValue, isValidName(room) { fields.room = room }
         default: break
         }
@@ -190,6 +205,10 @@ public enum ClientMessage: Sendable, Equatable {
             return .join(request)
         case "leave":
             return .leave(room: try fields.roomName(), id: id)
+        case "broadcast":
+            let room = try fields.roomName()
+            guard let event = object["event"] else { throw fields.error(.invalidMessage, "broadcast needs an event (any JSON value)", room: room) }
+            return .broadcast(BroadcastRequest(id: id, room: room, event: event))
         case "intent":
             guard let id else { throw fields.error(.invalidMessage, "intent needs an id (string or integer)") }
             let room = try fields.roomName()

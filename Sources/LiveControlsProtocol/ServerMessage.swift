@@ -18,6 +18,8 @@ public enum ServerMessage: Sendable, Equatable {
     case left(room: String, id: RequestID?)
     /// A request was refused.
     case error(ProtocolError)
+    /// Another member's (or the server API's: `from` "server") `broadcast`: its `event` as sent; `name` the sender's.
+    case broadcast(room: String, from: String, name: String?, event: JSONValue)
 
     public var json: JSONValue {
         var o = JSONObject()
@@ -58,6 +60,12 @@ public enum ServerMessage: Sendable, Equatable {
             o["type"] = "left"
             if let id { o["id"] = id.json }
             o["room"] = .string(room)
+        case let .broadcast(room, from, name, event):
+            o["type"] = "broadcast"
+            o["room"] = .string(room)
+            o["from"] = .string(from)
+            if let name { o["name"] = .string(name) }
+            o["event"] = event
         case let .error(e):
             o["type"] = "error"
             if let id = e.id { o["id"] = id.json }

@@ -20,6 +20,8 @@ package protocol RoomAdministration: AnyObject, Sendable {
                     _ reply: @escaping @Sendable (Result<RoomDetails, AdminFailure>) -> Void)
     /// Applies `intents` as the server, in order, all or nothing: one patch.
     func applyIntents(_ name: String, _ intents: [ServerIntent], _ reply: @escaping @Sendable (Result<RoomVersion, AdminFailure>) -> Void)
+    /// Hands `event` to every member of the room (`broadcast`, from "server"); answers with the room's version.
+    func broadcast(_ name: String, event: JSONValue, _ reply: @escaping @Sendable (Result<RoomVersion, AdminFailure>) -> Void)
     /// Every control back to its template's state, in one patch.
     func resetRoom(_ name: String, _ reply: @escaping @Sendable (Result<RoomVersion, AdminFailure>) -> Void)
     /// Removes the room from memory and the store; its members get `room_deleted` and are no longer in it.

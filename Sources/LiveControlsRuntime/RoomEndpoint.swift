@@ -27,6 +27,8 @@ package protocol RoomEndpoint: AnyObject, Sendable {
     func presence(_ subscriber: any RoomSubscriber, _ request: PresenceRequest)
     /// Claims (or, `release`, gives up) a control or a part of it; answered with an `ack` when it has an id.
     func claim(_ subscriber: any RoomSubscriber, _ request: ClaimRequest)
+    /// Hands `event` to the room's other members (`broadcast`); answered with an `ack` when it has an id.
+    func broadcast(_ subscriber: any RoomSubscriber, _ request: BroadcastRequest)
     /// The room behind this endpoint stopped here for good (a failed store write, or unloaded): a join must ask
     /// the directory for the room again rather than resync with this endpoint.
     var isClosed: Bool { get }

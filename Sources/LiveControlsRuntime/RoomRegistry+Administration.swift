@@ -95,6 +95,13 @@ extension RoomRegistry: RoomAdministration {
         }
     }
 
+    package func broadcast(_ name: String, event: JSONValue, _ reply: @escaping @Sendable (Result<RoomVersion, AdminFailure>) -> Void) {
+        switch existing(name) {
+        case let .success(runtime): runtime.broadcastAsServer(event, reply)
+        case let .failure(failure): reply(.failure(failure))
+        }
+    }
+
     package func resetRoom(_ name: String, _ reply: @escaping @Sendable (Result<RoomVersion, AdminFailure>) -> Void) {
         switch existing(name) {
         case let .success(runtime):

@@ -5,7 +5,7 @@ import LiveControlsProtocol
 /// timers, and replies once what it shows is durable.
 extension RoomRuntime {
     /// Why the room takes no API request now (it stopped, was unloaded or deleted): nil when it does.
-    private func unusable() -> AdminFailure? {
+    func unusable() -> AdminFailure? {
         assertOnQueue(queue)
         if isDeleted { return AdminFailure(.unknownRoom, "room \(name) was deleted", room: name) }
         if abandoned { return AdminFailure(.unavailable, "room \(name) stopped: saving a change failed; retry in a moment", room: name) }
@@ -146,7 +146,7 @@ extension RoomRuntime {
     var isDeleted: Bool { deletedFlag.load(ordering: .acquiring) }
 
     /// Replies with the current version once it is durable (or `unavailable` if the room stops first).
-    private func replyWithVersion(_ reply: @escaping @Sendable (Result<RoomVersion, AdminFailure>) -> Void) {
+    func replyWithVersion(_ reply: @escaping @Sendable (Result<RoomVersion, AdminFailure>) -> Void) {
         let result = RoomVersion(name: name, epoch: room.epoch, version: room.version)
         deliver(after: result.version, onDrop: { reply(.failure(self.stopped)) }) { reply(.success(result)) }
     }

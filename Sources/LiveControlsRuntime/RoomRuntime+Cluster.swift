@@ -8,6 +8,7 @@ extension RoomRuntime {
         submit {
             for (session, member) in self.remoteMembers where member.node.map(gone.contains) == true {
                 self.setRemote(session, nil)
+                self.dropWaitingIntents(of: session, told: false)
                 self.carryOut(self.room.leave(session, reason: .disconnect))
             }
             self.noteIfEmpty()

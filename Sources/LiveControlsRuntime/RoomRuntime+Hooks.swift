@@ -7,9 +7,13 @@ struct WaitingIntent {
     let subscriber: any RoomSubscriber
     let request: IntentRequest
     let control: ControlID
-    /// The control's state the call showed the backend; nil while the call waits for an earlier intent on the same
-    /// control to be settled.
+    /// When it arrived (cluster mode: the forwarding node stops waiting for its answer `hookDeadlineMs` later).
+    let arrived: Instant
+    /// The control's own state (without claims) when the call was made; nil while the call waits for an earlier
+    /// intent on the same control to be settled.
     var shown: JSONValue?
+    /// Its member left meanwhile: dropped in its turn, whatever the backend says.
+    var dropped = false
     /// What the backend said; nil until it answered (or the call failed).
     var outcome: IntentHookClient.Outcome?
 }
@@ -40,7 +44,8 @@ extension RoomRuntime {
             return send(.error(ProtocolError(error.code, error.message, id: request.id, room: name)), to: subscriber)
         }
         nextHookSerial += 1
-        waitingIntents.append(WaitingIntent(serial: nextHookSerial, subscriber: subscriber, request: request, control: control))
+        waitingIntents.append(WaitingIntent(serial: nextHookSerial, subscriber: subscriber, request: request, control: control,
+                                            arrived: scheduler.now()))
         advanceHooks()
     }
 
@@ -56,25 +61,32 @@ extension RoomRuntime {
     }
 
     /// Queue only: asks about every waiting intent whose control has no earlier intent waiting. True when one of them
-    /// needs no call (its member left): it is settled by the next `advanceHooks` round.
+    /// needs no call (its member left, or its time ran out): it is settled by the next `advanceHooks` round.
     private func callHooks() -> Bool {
         guard let hook, let hookClient else { return false }
         var busy = Set<ControlID>()
         var settledWithoutCall = false
+        let now = scheduler.now()
         for index in waitingIntents.indices {
             let waiting = waitingIntents[index]
             defer { busy.insert(waiting.control) }
             guard waiting.shown == nil, !busy.contains(waiting.control) else { continue }
-            guard let (body, state) = room.hookRequest(control: waiting.control, intent: waiting.request.intent, args: waiting.request.args,
+            var timeoutMs = hook.timeoutMs
+            if let deadline = hookDeadlineMs {
+                timeoutMs = min(timeoutMs, deadline - Int((now.nanoseconds &- waiting.arrived.nanoseconds) / 1_000_000))
+            }
+            guard !waiting.dropped, timeoutMs > 0,
+                  let (body, state) = room.hookRequest(control: waiting.control, intent: waiting.request.intent, args: waiting.request.args,
                                                        by: waiting.subscriber.session) else {
-                waitingIntents[index].shown = .null  // its member left: settled (dropped) in its turn
-                waitingIntents[index].outcome = .failed("left")
+                // Settled in its turn without a call: dropped (its member left), or out of time.
+                waitingIntents[index].shown = .null
+                waitingIntents[index].outcome = .failed("no time was left to ask before this cluster stops waiting for an answer")
                 settledWithoutCall = true
                 continue
             }
-            waitingIntents[index].shown = state
+            waitingIntents[index].shown = room.controlOwnState(waiting.control) ?? state
             let serial = waiting.serial
-            hookClient.call(hook, template: room.template, body: body) { [weak self] outcome in
+            hookClient.call(hook, timeoutMs: timeoutMs, template: room.template, body: body) { [weak self] outcome in
                 guard let runtime = self else { return }
                 runtime.submit { runtime.hookAnswered(serial, outcome) }
             }
@@ -93,7 +105,14 @@ extension RoomRuntime {
     private func settle(_ waiting: WaitingIntent, _ outcome: IntentHookClient.Outcome) {
         let (subscriber, request) = (waiting.subscriber, waiting.request)
         // Its member left (or its connection closed) meanwhile: dropped, as a queued intent of a closed connection is.
-        guard room.isMember(subscriber.session), !refusedAsAbandoned(subscriber, id: request.id) else { return }
+        guard !waiting.dropped, room.isMember(subscriber.session), !refusedAsAbandoned(subscriber, id: request.id) else { return }
+        if let deadline = hookDeadlineMs, scheduler.now().nanoseconds &- waiting.arrived.nanoseconds >= UInt64(deadline) * 1_000_000 {
+            // Cluster mode: the member's node has stopped waiting and answered `unavailable`; applying it now would
+            // do what the client was told was not done (and its retry would do it twice).
+            metrics.intent(refused: true)
+            return send(.error(ProtocolError(.unavailable, "the app's backend did not answer in time for this cluster; the intent was not applied — retry",
+                                             id: request.id, room: name)), to: subscriber)
+        }
         var args = request.args
         switch outcome {
         case let .answered(.deny(code, message)):
@@ -109,14 +128,29 @@ extension RoomRuntime {
             }
             logger.warning("intent hook failed; intent applied (onError: allow)", metadata: ["control": "\(request.control)", "error": "\(why)"])
         case let .answered(.allow(newArgs)):
-            if room.controlState(waiting.control) != waiting.shown {
-                metrics.intent(refused: true)
-                let words = "control \(request.control) changed while the app's backend decided about this intent; it was not applied — look at the new state and send it again"
-                return send(.error(ProtocolError(.conflict, words, id: request.id, room: name)), to: subscriber)
-            }
             if let newArgs { args = newArgs }
         }
+        // Applied (allowed, or the call failed and onError is allow) only to the state the backend saw (or would have).
+        guard room.controlOwnState(waiting.control) == waiting.shown else {
+            metrics.intent(refused: true)
+            let words = "control \(request.control) changed while the app's backend decided about this intent; it was not applied — look at the new state and send it again"
+            return send(.error(ProtocolError(.conflict, words, id: request.id, room: name)), to: subscriber)
+        }
         applyIntent(subscriber, request, args: args)
+    }
+
+    /// Queue only: `session` left (`told`: by its own `leave`, so its connection is open and waits for answers). Its
+    /// waiting intents are dropped in their turn, whatever the backend says; a leaving member is told so now.
+    func dropWaitingIntents(of session: SessionID, told: Bool) {
+        guard !waitingIntents.isEmpty else { return }
+        for index in waitingIntents.indices where waitingIntents[index].subscriber.session == session && !waitingIntents[index].dropped {
+            waitingIntents[index].dropped = true
+            guard told else { continue }
+            let waiting = waitingIntents[index]
+            let error = ProtocolError(.notJoined, "you left room \(name) before the app's backend answered about this intent; it was not applied",
+                                      id: waiting.request.id, room: name)
+            send(.error(error), to: waiting.subscriber)
+        }
     }
 
     /// Queue only: every waiting intent is refused with `unavailable` (`why`): the server is shutting down, or the room

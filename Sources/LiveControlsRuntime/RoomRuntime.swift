@@ -120,9 +120,15 @@ final class RoomRuntime: RoomEndpoint, @unchecked Sendable {
     /// The template's intent hook, and who calls it (`RoomRuntime+Hooks.swift`); nil: no intent waits for a backend.
     let hook: IntentHook?
     let hookClient: IntentHookClient?
+    /// Cluster mode: how long a member's node waits for the answer to a forwarded intent (less a margin); a hooked
+    /// intent older than that is not applied (its node has answered `unavailable`). Nil on one node.
+    var hookDeadlineMs: Int?
     /// Hooked intents waiting for the backend, in arrival order (queue only; at most `hook.maxWaiting`).
     var waitingIntents: [WaitingIntent] = []
     var nextHookSerial = 0
+    /// Cluster mode: publishes a broadcast's message to every node's members of the room but `except`, after the
+    /// write of `version` (set by the directory; `RoomRuntime+Broadcast.swift`).
+    var clusterBroadcast: (@Sendable (_ message: [UInt8], _ except: SessionID?, _ version: Int) -> Void)?
 
     init(room: Room, store: any RoomStore, historyLimit: Int, waker: any SubscriberWaker, metrics: ServerMetrics,
          scheduler: any RoomScheduler, logger: Logger, localDelivery: Bool = true, webhooks: WebhookDispatcher? = nil,
@@ -205,6 +211,7 @@ final class RoomRuntime: RoomEndpoint, @unchecked Sendable {
                 if reason == .leave { self.send(.left(room: self.name, id: id), to: subscriber) }
                 return
             }
+            self.dropWaitingIntents(of: subscriber.session, told: reason == .leave)
             self.carryOut(self.room.leave(subscriber.session, reason: reason))
             self.noteIfEmpty()
             if reason == .leave { self.send(.left(room: self.name, id: id), to: subscriber) }

@@ -108,6 +108,14 @@ extension LiveControlsServer {
             }
             membership.room.claim(connection, request)
             if !connection.readingPaused { pauseReadingIfBehind(connection, membership.room) }
+        case let .broadcast(request):
+            // Who may broadcast is the room's to say (its template's `broadcast.roles`; viewers not by default).
+            guard let membership = connection.joined[request.room] else {
+                send(.error(ProtocolError(.notJoined, "join room \(request.room) before broadcasting in it", id: request.id, room: request.room)), to: connection)
+                return
+            }
+            membership.room.broadcast(connection, request)
+            if !connection.readingPaused { pauseReadingIfBehind(connection, membership.room) }
         case let .intent(request):
             guard let membership = connection.joined[request.room] else {
                 send(.error(ProtocolError(.notJoined, "join room \(request.room) before sending intents to it", id: request.id, room: request.room)),
@@ -163,6 +171,7 @@ extension ClientMessage {
         case let .intent(r): return r.id
         case let .presence(r): return r.id
         case let .claim(r): return r.id
+        case let .broadcast(r): return r.id
         }
     }
 }

@@ -87,8 +87,8 @@ struct Watch: ParsableCommand {
                 case .patch:
                     seen += 1
                     emit(.object(event.message), version: event.version, state: event.state)
-                case .error:
-                    if !state { printLine(.object(event.message)) }
+                case .error, .broadcast:
+                    if !state { printLine(.object(event.message)) }  // (watch prints others' broadcasts as they come)
                 case .resumed:
                     continue
                 }

@@ -105,7 +105,8 @@ def test_every_message_has_examples_that_match_its_payload():
     for name, message in messages.items():
         assert message.get("examples"), f"message {name} has no example"
         pointer = message["payload"]["$ref"]
-        assert resolve(pointer)["properties"]["type"]["const"] == name
+        # Its `type` is its key, or its `name` where one type goes both ways (`broadcast`, keyed `broadcasted` from the server).
+        assert resolve(pointer)["properties"]["type"]["const"] == message.get("name", name)
         for example in message["examples"]:
             check(example["payload"], pointer, f"example {example['name']!r} of {name}")
     for operation in document()["operations"].values():
@@ -126,7 +127,7 @@ def test_the_error_codes_are_those_of_protocol_md_and_of_error_code_swift():
 def test_protocol_md_names_no_message_type_the_document_lacks():
     client = set(re.findall(r"`(\w+)`", "".join(re.findall(r"\n### (.*)", section("## Client → server", "## Server")))))
     server = set(re.findall(r"`(\w+)`", "".join(re.findall(r"\n### (.*)", section("## Server → client", "## Presence")))))
-    assert client == {"join", "intent", "presence", "claim", "unclaim", "leave"}, client
+    assert client == {"join", "intent", "presence", "claim", "unclaim", "broadcast", "leave"}, client
     assert client == consts("ClientMessage", "type")
     assert server == consts("ServerMessage", "type")
     unknown_type = next(line for line in PROTOCOL.splitlines() if line.startswith("| `unknown_type`"))
@@ -221,7 +222,9 @@ def test_the_examples_of_protocol_md_match_the_document():
     messages += json_blocks(section("## Client → server", "## Presence"))
     assert len(messages) > 25
     for message in messages:
-        (check_client_message if message["type"] in client_types else check_server_message)(message)
+        # `broadcast` goes both ways: the server's names its sender (`from`).
+        from_client = message["type"] in client_types and "from" not in message
+        (check_client_message if from_client else check_server_message)(message)
     states = [s for s in json_blocks(section("## Controls", "## Access")) if "kind" in s and "…" not in json.dumps(s, ensure_ascii=False)]
     assert {s["kind"] for s in states} == {"stepper", "list", "wizard", "pager", "toggle", "timer", "range", "poll", "text"}, "the form's example is shortened"
     for state in states:

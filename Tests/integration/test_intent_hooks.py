@@ -309,3 +309,63 @@ def test_the_backend_of_backend_md_works_as_written(start_server, tmp_path):
     finally:
         backend.kill()
         backend.wait()
+
+
+def test_a_claim_meanwhile_is_no_conflict_and_on_error_allow_still_checks_the_state(hooked, backend):
+    gate = threading.Event()
+    hook = backend(lambda call: (gate.wait(10), Answer(status=500))[1])
+    s = hooked(hook.hook(controls=["a"], intents=["set"], onError="allow"))
+    ann, bob = s.client(), s.client()
+    ann.join("main")
+    bob.join("main")
+    ann.send({"type": "intent", "id": "claimed", "room": "main", "control": "a", "intent": "set", "args": {"value": 4}})
+    hook.wait_calls(1)
+    bob.send({"type": "claim", "id": "c1", "room": "main", "control": "a"})
+    assert bob.recv(lambda m: m.get("id") == "c1")["type"] == "ack"
+    gate.set()
+    assert ann.recv(lambda m: m.get("id") == "claimed")["type"] == "ack", "a claim is not a change of the control"
+    assert value(ann, "a") == 4
+
+    gate.clear()
+    ann.send({"type": "intent", "id": "moved", "room": "main", "control": "a", "intent": "set", "args": {"value": 6}})
+    hook.wait_calls(2)
+    assert ann.intent("a", "next", room="main")["type"] == "ack"  # not hooked (intents: [set])
+    gate.set()
+    moved = ann.recv(lambda m: m.get("id") == "moved")
+    assert moved["type"] == "error" and moved["code"] == "conflict", "onError allow applies only to the state it would have shown"
+    assert value(ann, "a") == 5
+
+
+def test_a_member_who_leaves_is_told_its_waiting_intent_was_not_applied(hooked, backend):
+    gate = threading.Event()
+    hook = backend(lambda call: (gate.wait(10), ALLOW)[1])
+    s = hooked(hook.hook(controls=["a"]))
+    ann = s.client()
+    ann.join("main")
+    ann.send({"type": "intent", "id": "waiting", "room": "main", "control": "a", "intent": "next"})
+    hook.wait_calls(1)
+    ann.send({"type": "leave", "room": "main", "id": "bye"})
+    refused = ann.recv(lambda m: m.get("id") == "waiting")
+    assert refused["type"] == "error" and refused["code"] == "not_joined", refused
+    assert ann.recv(lambda m: m.get("id") == "bye")["type"] == "left"
+    ann.join("main")  # the same session, back at once: the old intent is still not applied
+    gate.set()
+    ann.expect_silence(lambda m: m["type"] == "patch" and m["cause"].get("kind") == "intent", 0.5)
+    assert value(ann, "a") == 0
+
+
+def test_a_cluster_never_applies_what_a_node_already_answered_unavailable(cluster, backend, tmp_path):  # noqa: F811
+    """The member's node waits --lease-ms + 1 s (here 2 s); a backend that takes 3 s: the owner cuts the call to what is
+    left and refuses it, even with onError allow — the late answer is dropped."""
+    hook = backend(lambda call: Answer(delay=3.0))
+    config = {"templates": {"t": {"controls": STEPPERS, "hooks": hook.hook(controls=["a"], timeoutMs=10_000, onError="allow")}}}
+    path = tmp_path / "config.json"
+    path.write_text(json.dumps(config))
+    n0, n1 = cluster(2, "--config", str(path))
+    ann, bob = n0.client(), n1.client()
+    ann.join("team")
+    bob.join("team")
+    refused = bob.intent("a", "next", room="team")
+    assert refused["type"] == "error" and refused["code"] == "unavailable", refused
+    bob.expect_silence(lambda m: m["type"] == "patch" and m["cause"].get("kind") == "intent", 2.5)
+    assert value(bob, "a", room="team") == 0

@@ -127,7 +127,7 @@ extension IntentHook {
         var message: String? = nil
         if let value = object["message"], value != .null {
             guard let text = value.stringValue else { throw HookAnswerError("the answer's \"message\" is not a string") }
-            message = text.count > maxDenialMessage ? String(text.prefix(maxDenialMessage)) + "…" : text
+            message = text.count > maxDenialMessage ? String(text.prefix(maxDenialMessage - 1)) + "…" : text
         }
         return .deny(code: code, message: message)
     }
@@ -158,9 +158,14 @@ extension Room {
         return (body, state)
     }
 
-    /// A control's state as members see it whole (nil: no such control): what a hook call showed, compared when its
-    /// answer comes.
+    /// A control's state as members see it whole (nil: no such control).
     public func controlState(_ id: ControlID) -> JSONValue? {
         controls[id] == nil ? nil : renderControl(id)
+    }
+
+    /// A control's own state, without who claims what (nil: no such control): what a hook's answer is checked against
+    /// (a claim or its end is no change of the control's value).
+    public func controlOwnState(_ id: ControlID) -> JSONValue? {
+        controls[id]?.render(in: RoomView(controls: controls, clock: clock))
     }
 }

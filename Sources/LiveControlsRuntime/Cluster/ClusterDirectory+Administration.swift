@@ -61,6 +61,10 @@ extension ClusterDirectory: RoomAdministration {
         call(name, .reset) { reply($0.decoded(RoomVersion.init(json:))) }
     }
 
+    package func broadcast(_ name: String, event: JSONValue, _ reply: @escaping @Sendable (Result<RoomVersion, AdminFailure>) -> Void) {
+        call(name, .broadcast(event)) { reply($0.decoded(RoomVersion.init(json:))) }
+    }
+
     package func history(_ name: String, epoch: String?, after version: Int, _ reply: @escaping @Sendable (Result<RoomHistory, AdminFailure>) -> Void) {
         call(name, .history(epoch: epoch, after: version)) { reply($0.decoded(RoomHistory.init(json:))) }
     }
@@ -227,6 +231,8 @@ extension ClusterDirectory: RoomAdministration {
             runtime.reset(to: { templates[$0] }) { result in answer(result.map { .object($0.json) }, try? result.get().version) }
         case let .history(epoch, after):
             runtime.history(epoch: epoch, after: after) { result in answer(result.map { .object($0.json) }, try? result.get().version) }
+        case let .broadcast(event):
+            runtime.broadcastAsServer(event) { result in answer(result.map { .object($0.json) }, try? result.get().version) }
         case .delete:
             // Its state is gone once deleted, so the answer is not fenced on a version (it follows the deletion).
             runtime.delete(forget: { [weak self, weak runtime] in

@@ -120,6 +120,8 @@ extension ClusterDirectory {
                                   scheduler: scheduler, logger: logger, localDelivery: false, webhooks: webhooks,
                                   maxQueuedIntents: roomQueueIntents, hook: config.templates[room.template]?.intentHook, hookClient: hooks)
         store.nodeOf = { [unowned runtime] session in runtime.remoteMembers[session]?.node }
+        runtime.hookDeadlineMs = replyTimeoutMilliseconds - 500
+        runtime.clusterBroadcast = { [unowned store] message, except, version in store.publishBroadcast(message, except: except, showing: version) }
         runtime.onStoreFailure = { [weak self, weak runtime] error in
             guard let self, let runtime else { return }
             self.link.queue.async { self.relinquish(room.name, runtime: runtime, why: "\(error)") }

@@ -14,6 +14,10 @@ extension ClusterDirectory {
                 failAdminRequests(room: room, sentTo: owner)
                 return
             }
+            if let (except, message) = ClusterEnvelope.decodeBroadcast(payload) {
+                rooms.withLock { $0[room] }?.broadcasted(message, except: except)
+                return
+            }
             if let message = ClusterEnvelope.decodeDeletion(payload) {
                 forgetOwner(room)
                 rooms.withLock { $0[room] }?.deleted(message: message)
@@ -81,6 +85,7 @@ extension ClusterDirectory {
         case let .intent(i, _): return i.id
         case let .presence(p, _): return p.id
         case let .claim(c, _): return c.id
+        case let .broadcast(b, _): return b.id
         case let .leave(id, _), let .snapshot(id): return id
         case .admin, .disconnect: return nil
         }

@@ -197,6 +197,8 @@ package final class ClusterDirectory: RoomDirectory, @unchecked Sendable {
 
     package func beginShutdown() {
         stopping.store(true, ordering: .releasing)
+        // Hooked intents still waiting are refused before connections close (`RoomRuntime.beginShutdownOfHooks`).
+        for owner in owned.withLock({ Array($0.values) }) { owner.runtime.beginShutdownOfHooks() }
     }
 
     package func stopAll() {
@@ -391,6 +393,7 @@ package final class ClusterDirectory: RoomDirectory, @unchecked Sendable {
         case let .intent(intent, member): _ = owner.runtime.intent(remote.joined(as: member), intent, inline: false)
         case let .presence(presence, member): owner.runtime.presence(remote.joined(as: member), presence)
         case let .claim(claim, member): owner.runtime.claim(remote.joined(as: member), claim)
+        case let .broadcast(broadcast, member): owner.runtime.broadcast(remote.joined(as: member), broadcast)
         case let .leave(id, reason): owner.runtime.leave(remote, id: id, reason: reason)
         case let .snapshot(id): owner.runtime.resync(remote, id: id)
         case let .admin(call): run(call, on: owner, replyTo: node, token: token)

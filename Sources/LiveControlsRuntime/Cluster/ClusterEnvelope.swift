@@ -9,6 +9,7 @@ enum ClusterRequest: Sendable, Equatable {
     case intent(IntentRequest, Membership?)
     case presence(PresenceRequest, Membership?)
     case claim(ClaimRequest, Membership?)
+    case broadcast(BroadcastRequest, Membership?)
     case leave(id: RequestID?, reason: HoldEndReason)
     /// A fresh snapshot (a re-join, or a resync after an overflow or a gap).
     case snapshot(id: RequestID?)
@@ -35,6 +36,7 @@ enum AdminCall: Sendable, Equatable {
     case describe
     case apply([ServerIntent])
     case reset
+    case broadcast(JSONValue)
     case history(epoch: String?, after: Int)
     case delete
 }
@@ -119,6 +121,11 @@ enum ClusterEnvelope {
             body["control"] = .string(claim.control)
             body["target"] = .string(claim.target)
             if claim.blur { body["reason"] = "blur" }
+        case let .broadcast(broadcast, member):
+            kind = "broadcast"
+            body["member"] = member?.json
+            if let id = broadcast.id { body["id"] = id.json }
+            body["event"] = broadcast.event
         case let .leave(id, reason):
             kind = "leave"
             if let id { body["id"] = id.json }
@@ -134,6 +141,9 @@ enum ClusterEnvelope {
                 body["call"] = "apply"
                 body["intents"] = .array(intents.map(\.json))
             case .reset: body["call"] = "reset"
+            case let .broadcast(event):
+                body["call"] = "broadcast"
+                body["event"] = event
             case let .history(epoch, after):
                 body["call"] = "history"
                 if let epoch { body["epoch"] = .string(epoch) }
@@ -225,6 +235,18 @@ enum ClusterEnvelope {
         return body
     }
 
+    /// A member's (or the server API's) broadcast, published by the room's owner: every node hands `message` to its
+    /// members of the room but `except`.
+    static func broadcast(owner: String, except: SessionID?, message: [UInt8]) -> [UInt8] {
+        Array("broadcast\t\(owner)\t\(except?.rawValue ?? "")\n".utf8) + message
+    }
+
+    /// A broadcast publication: who is left out, and the message; nil when `bytes` is something else.
+    static func decodeBroadcast(_ bytes: [UInt8]) -> (except: SessionID?, message: ArraySlice<UInt8>)? {
+        guard bytes.starts(with: "broadcast\t".utf8), let (fields, body) = header(bytes), fields.count == 3 else { return nil }
+        return (fields[2].isEmpty ? nil : SessionID(fields[2]), body)
+    }
+
     /// The owner's notice that it released the room (it is stopping).
     static func release(owner: String) -> [UInt8] {
         Array("released\t\(owner)\n".utf8)
@@ -279,6 +301,9 @@ enum ClusterEnvelope {
             guard let control = body["control"]?.stringValue, let target = body["target"]?.stringValue else { return nil }
             return .claim(ClaimRequest(id: id, room: room, control: control, target: target, release: kind == "unclaim",
                                        blur: body["reason"]?.stringValue == "blur"), member)
+        case "broadcast":
+            guard let event = body["event"] else { return nil }
+            return .broadcast(BroadcastRequest(id: id, room: room, event: event), member)
         case "leave":
             guard let reason = body["reason"]?.stringValue.flatMap(HoldEndReason.init(rawValue:)) else { return nil }
             return .leave(id: id, reason: reason)
@@ -292,6 +317,7 @@ enum ClusterEnvelope {
                 let intents = list.compactMap(ServerIntent.init(json:))
                 return intents.count == list.count ? .admin(.apply(intents)) : nil
             case "reset": return .admin(.reset)
+            case "broadcast": return body["event"].map { .admin(.broadcast($0)) }
             case "history":
                 guard let after = body["after"]?.intValue else { return nil }
                 return .admin(.history(epoch: body["epoch"]?.stringValue, after: after))

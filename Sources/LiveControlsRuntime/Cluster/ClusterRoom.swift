@@ -275,6 +275,17 @@ final class ClusterRoom: @unchecked Sendable {
 
     /// The owner deleted the room (server API): every session here is told (`message`, the `room_deleted` error)
     /// and is no longer in it. Each keeps its join: joining again makes the room anew, where that may.
+    /// The owner published a broadcast: to every member here but `except` (not state: nothing to resync).
+    func broadcasted(_ message: ArraySlice<UInt8>, except: SessionID?) {
+        queue.async {
+            self.lastHeard = self.directory.scheduler.now()
+            let frame = Frame.make(bytes: message)
+            var toWake: [any RoomSubscriber] = []
+            for (session, connection) in self.members where session != except && connection.deliver(frame) { toWake.append(connection) }
+            if !toWake.isEmpty { self.directory.waker.wake(toWake) }
+        }
+    }
+
     func deleted(message: ArraySlice<UInt8>) {
         queue.async {
             self.lastHeard = self.directory.scheduler.now()

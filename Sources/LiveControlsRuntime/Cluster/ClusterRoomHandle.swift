@@ -35,4 +35,8 @@ final class ClusterRoomHandle: RoomEndpoint, Sendable {
     func claim(_ subscriber: any RoomSubscriber, _ request: ClaimRequest) {
         room.act(subscriber, id: request.id) { .claim(request, $0) }
     }
+
+    func broadcast(_ subscriber: any RoomSubscriber, _ request: BroadcastRequest) {
+        room.act(subscriber, id: request.id) { .broadcast(request, $0) }
+    }
 }

@@ -39,7 +39,8 @@ package final class IntentHookClient: Sendable {
 
     /// POSTs `body` to `hook`'s URL, signed (Standard Webhooks: `webhook-id` `hook_…`, `webhook-timestamp`,
     /// `webhook-signature`), and tells what the backend said.
-    package func call(_ hook: IntentHook, template: String, body: JSONObject, done: @escaping @Sendable (Outcome) -> Void) {
+    /// `timeoutMs`: at most the hook's (less in cluster mode, when the member's node would stop waiting sooner).
+    package func call(_ hook: IntentHook, timeoutMs: Int, template: String, body: JSONObject, done: @escaping @Sendable (Outcome) -> Void) {
         let bytes = JSONWriter.encode(.object(body))
         let id = "hook_" + RoomRegistry.randomID(length: 20)
         let seconds = wallClock() / 1000
@@ -49,7 +50,7 @@ package final class IntentHookClient: Sendable {
         ]
         let metrics = self.metrics[template]
         let started = ContinuousClock.now
-        transport.exchange(url: hook.url, headers: headers, body: bytes, timeoutMs: hook.timeoutMs, maxAnswerBytes: IntentHook.maxAnswerBytes) { result in
+        transport.exchange(url: hook.url, headers: headers, body: bytes, timeoutMs: timeoutMs, maxAnswerBytes: IntentHook.maxAnswerBytes) { result in
             let outcome: Outcome
             switch result {
             case let .success(answer):

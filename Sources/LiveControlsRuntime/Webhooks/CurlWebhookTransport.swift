@@ -106,6 +106,7 @@ package final class CurlWebhookTransport: WebhookTransport, HookTransport, @unch
 
     private func start(url: String, headers: [(String, String)], body: [UInt8], timeoutMs: Int, collect: Int?,
                        done: @escaping @Sendable (_ failure: String?, _ answer: [UInt8]) -> Void) {
+        guard !stopped.load(ordering: .acquiring) else { return done("stopped", []) }
         guard let raw = curl_easy_init() else { return done("could not start a request (out of memory)", []) }
         let easy = OpaquePointer(raw)
         let transfer = Transfer(easy: easy, timeoutMs: timeoutMs, collect: collect, done: done)

@@ -10,6 +10,7 @@ enum APIRoute: Equatable {
     case deleteRoom(String)
     case applyIntents(String)
     case resetRoom(String)
+    case broadcast(String)
     case members(String)
     case disconnect(room: String, session: String)
     case patches(String)
@@ -21,7 +22,8 @@ enum APIRoute: Equatable {
     var room: String? {
         switch self {
         case .listRooms, .createRoom, .webhooks, .failedWebhooks, .retryWebhook: return nil
-        case let .getRoom(r), let .deleteRoom(r), let .applyIntents(r), let .resetRoom(r), let .members(r), let .patches(r): return r
+        case let .getRoom(r), let .deleteRoom(r), let .applyIntents(r), let .resetRoom(r), let .members(r), let .patches(r),
+             let .broadcast(r): return r
         case let .disconnect(room, _): return room
         }
     }
@@ -29,7 +31,7 @@ enum APIRoute: Equatable {
     /// Whether the request carries a JSON body to read before it is handled.
     var takesBody: Bool {
         switch self {
-        case .createRoom, .applyIntents: return true
+        case .createRoom, .applyIntents, .broadcast: return true
         default: return false
         }
     }
@@ -80,6 +82,7 @@ enum APIRoute: Equatable {
             switch parts[2] {
             case "intents": return pick([("POST", .applyIntents(parts[1]))])
             case "reset": return pick([("POST", .resetRoom(parts[1]))])
+            case "broadcast": return pick([("POST", .broadcast(parts[1]))])
             case "members": return pick([("GET", .members(parts[1]))])
             case "patches": return pick([("GET", .patches(parts[1]))])
             default: return .failure(.notFound(path))
@@ -162,6 +165,13 @@ enum APIBody {
         }
         guard let object = json.objectValue else { return .failure(.badBody("the body must be a JSON object, got \(json.typeName)")) }
         return .success(object)
+    }
+
+    /// `POST /rooms/{room}/broadcast`: `{"event": any JSON}`.
+    static func broadcastEvent(_ object: JSONObject) -> Result<JSONValue, APIError> {
+        if let unknown = object.keys.first(where: { $0 != "event" }) { return .failure(.badBody("unknown field \(unknown) (the body takes event)")) }
+        guard let event = object["event"] else { return .failure(.badBody("the body needs event (any JSON value)")) }
+        return .success(event)
     }
 
     /// `POST /rooms`: `{"room", "template"?, "intents"?}`.

@@ -202,6 +202,12 @@ extension LiveControlsServer {
             }
         case .resetRoom:
             administration.resetRoom(room) { result in reply(result.map { APIResponse.ok($0.json) }.mapError(APIError.init).orFailure) }
+        case .broadcast:
+            switch APIBody.parse(exchange.body).flatMap(APIBody.broadcastEvent) {
+            case let .failure(error): reply(.failure(error))
+            case let .success(event):
+                administration.broadcast(room, event: event) { result in reply(result.map { APIResponse.ok($0.json) }.mapError(APIError.init).orFailure) }
+            }
         case .patches:
             guard let text = exchange.query["after"], let after = APIQuery.integer(text) else {
                 return reply(.failure(.badBody("the query needs after=VERSION, an integer ≥ 0")))
