@@ -11,6 +11,7 @@ import { timerView } from "./views/timer.js";
 import { rangeView } from "./views/range.js";
 import { pollView } from "./views/poll.js";
 import { textView } from "./views/text.js";
+import { reactionsPanel } from "./views/reactions.js";
 
 const params = new URLSearchParams(location.search);
 // The name: the URL's (?name=), else the one chosen here before (kept in this browser).
@@ -20,6 +21,8 @@ const name = (params.get("name") ?? storedName)?.trim().slice(0, 64) || null;
 const room = new LiveRoom({ room: params.get("room") || "demo", name, token: params.get("token"), template: params.get("template") });
 const $ = (id) => document.getElementById(id);
 $("room-name").textContent = room.room;
+const reactionsView = reactionsPanel(room);
+$("presence-panel").after(reactionsView.element);
 $("name-input").value = name ?? "";
 $("name-form").addEventListener("submit", (event) => {
   // A name is given at join: choosing another joins again under it (a reload with the name in the URL).
@@ -118,6 +121,7 @@ function renderSelf() {
   if (!me) return;
   const viewer = (me.roles ?? []).includes("viewer");
   document.body.classList.toggle("viewer", viewer);
+  reactionsView.setViewer(viewer); // viewers may not broadcast (unless a template lists them)
   $("viewer-note").hidden = !viewer;
   const fromToken = params.get("token") && me.name !== null && me.name !== (name ?? null);
   if (fromToken) {
