@@ -26,6 +26,10 @@ struct WaitingIntent {
 /// apply to, unless something that is not hooked changed the control meanwhile (then `conflict`). Nothing else waits:
 /// intents that are not hooked, joins, holds and timers go on, and other rooms never notice.
 extension RoomRuntime {
+    /// Calls one room has under way at most (one per control, and no more than this): the hooks' transport keeps 32
+    /// connections to a backend, so eight rooms whose calls hang leave it room for the others.
+    static let hookCallsPerRoom = 4
+
     /// Queue only: `request` is hooked; refuse it, or queue it and ask.
     func awaitHook(_ subscriber: any RoomSubscriber, _ request: IntentRequest, _ hook: IntentHook) {
         assertOnQueue(queue)
@@ -66,11 +70,13 @@ extension RoomRuntime {
         guard let hook, let hookClient else { return false }
         var busy = Set<ControlID>()
         var settledWithoutCall = false
+        var calling = waitingIntents.count { $0.shown != nil && $0.outcome == nil }
         let now = scheduler.now()
         for index in waitingIntents.indices {
             let waiting = waitingIntents[index]
             defer { busy.insert(waiting.control) }
             guard waiting.shown == nil, !busy.contains(waiting.control) else { continue }
+            guard calling < Self.hookCallsPerRoom || waiting.dropped else { break }  // the rest wait for a call to end
             var timeoutMs = hook.timeoutMs
             if let deadline = hookDeadlineMs {
                 timeoutMs = min(timeoutMs, deadline - Int((now.nanoseconds &- waiting.arrived.nanoseconds) / 1_000_000))
@@ -85,6 +91,7 @@ extension RoomRuntime {
                 continue
             }
             waitingIntents[index].shown = room.controlOwnState(waiting.control) ?? state
+            calling += 1
             let serial = waiting.serial
             hookClient.call(hook, timeoutMs: timeoutMs, template: room.template, body: body) { [weak self] outcome in
                 guard let runtime = self else { return }

@@ -369,3 +369,21 @@ def test_a_cluster_never_applies_what_a_node_already_answered_unavailable(cluste
     assert refused["type"] == "error" and refused["code"] == "unavailable", refused
     bob.expect_silence(lambda m: m["type"] == "patch" and m["cause"].get("kind") == "intent", 2.5)
     assert value(bob, "a", room="team") == 0
+
+
+def test_a_room_has_at_most_four_calls_under_way(hooked, backend):
+    gate = threading.Event()
+    hook = backend(lambda call: (gate.wait(10), ALLOW)[1])
+    controls = {f"c{i}": {"kind": "stepper", "min": 0, "max": 10, "value": 0} for i in range(6)}
+    s = hooked(hook.hook(controls="*"), controls=controls)
+    ann = s.client()
+    ann.join("main")
+    for i in range(6):
+        ann.send({"type": "intent", "id": f"n{i}", "room": "main", "control": f"c{i}", "intent": "next"})
+    hook.wait_calls(4)
+    ann.expect_silence(lambda m: m.get("id", "").startswith("n"), 0.4)
+    assert len(hook.calls) == 4, "two wait in the room, not in the backend's connections"
+    gate.set()
+    for i in range(6):
+        assert ann.recv(lambda m, i=i: m.get("id") == f"n{i}")["type"] == "ack"
+    assert sorted(c["control"] for c in hook.calls) == [f"c{i}" for i in range(6)]

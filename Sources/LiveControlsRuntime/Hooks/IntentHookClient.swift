@@ -6,9 +6,9 @@ import Prometheus
 /// Asks the app's backend about hooked intents (a template's `hooks.intent`): one signed POST per intent, the answer
 /// read into a `HookVerdict`. Safe from any thread; `done` is called once, on the transport's thread.
 ///
-/// Calls go through a transport of their own (`CurlWebhookTransport`: one thread, at most 8 connections per host and
-/// 64 in all), never the webhooks', and are bounded by the hook's `timeoutMs`. Rooms bound how many wait
-/// (`IntentHook.maxWaiting`), so the calls under way are at most that many per room.
+/// Calls go through a transport of their own (`CurlWebhookTransport.forHooks`: one thread, at most 32 connections per
+/// host and 128 in all), never the webhooks', and are bounded by the hook's `timeoutMs`. A room has at most
+/// `RoomRuntime.hookCallsPerRoom` calls under way, so a few slow rooms cannot take every connection to a backend.
 package final class IntentHookClient: Sendable {
     /// What became of one call.
     package enum Outcome: Sendable, Equatable {
@@ -34,7 +34,7 @@ package final class IntentHookClient: Sendable {
     /// A client for `config` when one of its templates has a hook (else nil: nothing is spent on hooks).
     package static func make(for config: ServerConfig, transport: (any HookTransport)?, metrics: ServerMetrics) -> IntentHookClient? {
         guard config.templates.values.contains(where: { $0.intentHook != nil }) else { return nil }
-        return IntentHookClient(templates: config.templates, transport: transport ?? CurlWebhookTransport(), metrics: metrics)
+        return IntentHookClient(templates: config.templates, transport: transport ?? CurlWebhookTransport.forHooks(), metrics: metrics)
     }
 
     /// POSTs `body` to `hook`'s URL, signed (Standard Webhooks: `webhook-id` `hook_…`, `webhook-timestamp`,

@@ -15,8 +15,13 @@ import Synchronization
 /// its `maxAnswerBytes` (a longer one fails the call and ends its connection). Hooks have a transport of their own
 /// (their own thread and connections), so webhook deliveries queued for a slow receiver never delay a hook call.
 package final class CurlWebhookTransport: WebhookTransport, HookTransport, @unchecked Sendable {
+    /// Webhooks' bounds; intent hooks' transport is made with more (`forHooks`): a call waits for nobody's retries.
     static let maxConnectionsPerHost = 8
     static let maxConnections = 64
+    static let hookConnectionsPerHost = 32
+    static let hookConnections = 128
+    let connectionsPerHost: Int
+    let connections: Int
     /// The longest answer head read (status line and headers); a longer one fails the attempt.
     static let maxHeadBytes = 64 * 1024
     /// Body bytes read (and dropped) after the status was told, so the connection can be used again.
@@ -65,17 +70,26 @@ package final class CurlWebhookTransport: WebhookTransport, HookTransport, @unch
     private let stopped = Atomic<Bool>(false)
     private let finished = DispatchSemaphore(value: 0)
 
-    package init() {
+    /// The intent hooks' transport: up to `hookConnectionsPerHost` connections to a host (name and port), `hookConnections`
+    /// in all (rooms call at most `RoomRuntime.hookCallsPerRoom` at once each, so a few slow rooms cannot take a host's all).
+    package static func forHooks() -> CurlWebhookTransport {
+        CurlWebhookTransport(connectionsPerHost: hookConnectionsPerHost, connections: hookConnections, threadName: "intent-hooks")
+    }
+
+    package init(connectionsPerHost: Int = CurlWebhookTransport.maxConnectionsPerHost, connections: Int = CurlWebhookTransport.maxConnections,
+                 threadName: String = "webhooks") {
+        self.connectionsPerHost = connectionsPerHost
+        self.connections = connections
         curl_global_init(Int(CURL_GLOBAL_DEFAULT))
         multi = OpaquePointer(curl_multi_init())
-        _ = lc_curl_multi_set_long(UnsafeMutableRawPointer(multi), CURLMOPT_MAX_HOST_CONNECTIONS, Self.maxConnectionsPerHost)
-        _ = lc_curl_multi_set_long(UnsafeMutableRawPointer(multi), CURLMOPT_MAX_TOTAL_CONNECTIONS, Self.maxConnections)
-        _ = lc_curl_multi_set_long(UnsafeMutableRawPointer(multi), CURLMOPT_MAXCONNECTS, Self.maxConnections)
+        _ = lc_curl_multi_set_long(UnsafeMutableRawPointer(multi), CURLMOPT_MAX_HOST_CONNECTIONS, connectionsPerHost)
+        _ = lc_curl_multi_set_long(UnsafeMutableRawPointer(multi), CURLMOPT_MAX_TOTAL_CONNECTIONS, connections)
+        _ = lc_curl_multi_set_long(UnsafeMutableRawPointer(multi), CURLMOPT_MAXCONNECTS, connections)
         let thread = Thread { [self] in
             run()
             finished.signal()
         }
-        thread.name = "webhooks"
+        thread.name = threadName
         thread.start()
     }
 
