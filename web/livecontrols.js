@@ -151,11 +151,6 @@ export class LiveRoom extends EventTarget {
   }
 
   /**
-   * Sets fields of this session's presence `data` (a field set to null is removed); resolves with the `ack`, rejects
-   * like `intent`. What the server accepts is kept here too: after a reconnect (a new session, with empty data)
-   * the client sends it again. A refused update is forgotten (it would be refused again).
-   */
-  /**
    * Hands `event` (any JSON) to the room's other members as is: not state, not stored (cursors, reactions, "typing").
    * Resolves with the ack, rejects with an Error carrying `code` (`rate_limited`, `too_large`, `forbidden`…); while
    * not joined, rejects with `disconnected` (a broadcast is not kept for later).
@@ -165,6 +160,11 @@ export class LiveRoom extends EventTarget {
     return this.request({ type: "broadcast", room: this.room, event });
   }
 
+  /**
+   * Sets fields of this session's presence `data` (a field set to null is removed); resolves with the `ack`, rejects
+   * like `intent`. What the server accepts is kept here too: after a reconnect (a new session, with empty data)
+   * the client sends it again. A refused update is forgotten (it would be refused again).
+   */
   setPresence(data) {
     const before = {};
     for (const [key, value] of Object.entries(data)) {

@@ -35,8 +35,8 @@ public struct BroadcastPolicy: Sendable, Equatable {
             policy.roles = roles
         }
         policy.maxBytes = try node.bounded("maxBytes", try node.int("maxBytes", default: policy.maxBytes), 2...65_536)
-        policy.perSecond = try node.bounded("perSecond", try node.int("perSecond", default: policy.perSecond), 1...1_000)
-        policy.burst = try node.bounded("burst", try node.int("burst", default: max(policy.burst, policy.perSecond)), policy.perSecond...10_000)
+        policy.perSecond = try node.bounded("perSecond", try node.int("perSecond", default: policy.perSecond), 1...100_000)
+        policy.burst = try node.bounded("burst", try node.int("burst", default: max(policy.burst, policy.perSecond)), policy.perSecond...1_000_000)
         policy.roomPerSecond = try node.bounded("roomPerSecond", try node.int("roomPerSecond", default: max(policy.roomPerSecond, policy.perSecond)),
                                                  policy.perSecond...100_000)
         return policy
@@ -60,12 +60,16 @@ extension Room {
         guard bytes <= policy.maxBytes else {
             throw IntentError(.tooLarge, "a broadcast's event may take at most \(policy.maxBytes) bytes as JSON (this one takes \(bytes))")
         }
-        guard members[session]!.broadcastRate.take(at: now, perSecond: Double(policy.perSecond), burst: Double(policy.burst)) else {
+        // Both rates are spent only when both allow it (a broadcast the room refuses costs its sender nothing).
+        var memberRate = member.broadcastRate, roomRate = broadcastRate
+        guard memberRate.take(at: now, perSecond: Double(policy.perSecond), burst: Double(policy.burst)) else {
             throw IntentError(.rateLimited, "more than \(policy.perSecond) broadcasts per second; this one was dropped")
         }
-        guard broadcastRate.take(at: now, perSecond: Double(policy.roomPerSecond), burst: Double(2 * policy.roomPerSecond)) else {
+        guard roomRate.take(at: now, perSecond: Double(policy.roomPerSecond), burst: Double(2 * policy.roomPerSecond)) else {
             throw IntentError(.rateLimited, "room \(name) carries at most \(policy.roomPerSecond) broadcasts per second from all its members; this one was dropped")
         }
+        members[session]!.broadcastRate = memberRate
+        broadcastRate = roomRate
     }
 
     /// The server API's broadcast: the room's rate only.

@@ -189,7 +189,6 @@ public final class Room {
         return ack["version"]?.intValue ?? version
     }
 
-    /// Merges `data` into this session's presence data (`null` removes a field).
     /// Hands `event` to the room's other members as is (`broadcast`): not state, not stored. Throws the server's refusal
     /// (`rate_limited`, `too_large`, `forbidden`). Others see it as a ``RoomEvent`` of kind `.broadcast`.
     public func broadcast(_ event: JSONValue) async throws {
@@ -197,6 +196,7 @@ public final class Room {
         _ = try await client.request(["type": "broadcast", "room": .string(name), "event": event], room: name)
     }
 
+    /// Merges `data` into this session's presence data (`null` removes a field).
     public func setPresence(_ data: JSONObject) async throws {
         guard let client else { throw LiveControlsError.notConnected }
         _ = try await client.request(["type": "presence", "room": .string(name), "data": .object(data)], room: name)

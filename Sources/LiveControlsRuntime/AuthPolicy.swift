@@ -84,13 +84,17 @@ public struct AuthPolicy: Sendable {
 
     /// Whether an intent (or a claim: `what`) is allowed now under `grant`.
     public func mayAct(_ grant: Grant, room: String, id: RequestID?, what: String = "send intents") -> ProtocolError? {
-        if let expiry = grant.expiresAt, now() >= expiry {
-            return ProtocolError(.tokenExpired, "the token has expired; join again with a new one", id: id, room: room)
-        }
+        if let expired = hasExpired(grant, room: room, id: id) { return expired }
         guard grant.role >= .editor else {
             return ProtocolError(.forbidden, "viewers cannot \(what)", id: id, room: room)
         }
         return nil
+    }
+
+    /// `token_expired` once the grant's token has expired (a member may then do nothing more in the room).
+    public func hasExpired(_ grant: Grant, room: String, id: RequestID?) -> ProtocolError? {
+        guard let expiry = grant.expiresAt, now() >= expiry else { return nil }
+        return ProtocolError(.tokenExpired, "the token has expired; join again with a new one", id: id, room: room)
     }
 
     /// What a server API caller may touch: every room (the API key) or the rooms an admin token grants.

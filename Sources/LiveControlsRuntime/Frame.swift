@@ -27,11 +27,17 @@ public final class Frame: @unchecked Sendable {
     /// Room state sent to more than `inlineSubscriberLimit` subscribers: a transport with more to write than it can
     /// in one go writes other frames first (a quiet room's ack does not wait behind a crowd's fan-out).
     public let toMany: Bool
+    /// Set for a `broadcast` of this room: not state, and not a reply — a slow consumer drops it (no snapshot makes up
+    /// for it), and so does a subscriber waiting for the room's fresh snapshot (it would come before the patches the
+    /// snapshot carries).
+    public let ephemeralOfRoom: String?
 
-    private init<Bytes: Collection<UInt8>>(bytes: Bytes, stateOfRoom: String?, stateVersion: (epoch: String, version: Int)?, toMany: Bool) {
+    private init<Bytes: Collection<UInt8>>(bytes: Bytes, stateOfRoom: String?, stateVersion: (epoch: String, version: Int)?, toMany: Bool,
+                                           ephemeralOfRoom: String? = nil) {
         let count = bytes.count
         self.count = count
         self.stateOfRoom = stateOfRoom
+        self.ephemeralOfRoom = ephemeralOfRoom
         self.stateVersion = stateVersion
         self.toMany = toMany
         storage = .allocate(capacity: Self.headroom + max(count, 1))
@@ -51,6 +57,11 @@ public final class Frame: @unchecked Sendable {
     public static func make<Bytes: Collection<UInt8>>(bytes: Bytes, stateOfRoom: String? = nil,
                                                       stateVersion: (epoch: String, version: Int)? = nil, toMany: Bool = false) -> Frame {
         Frame(bytes: bytes, stateOfRoom: stateOfRoom, stateVersion: stateVersion, toMany: toMany && stateOfRoom != nil)
+    }
+
+    /// A broadcast of `room` (`ephemeralOfRoom`).
+    public static func broadcast<Bytes: Collection<UInt8>>(bytes: Bytes, room: String) -> Frame {
+        Frame(bytes: bytes, stateOfRoom: nil, stateVersion: nil, toMany: false, ephemeralOfRoom: room)
     }
 
     /// The message, encoded once (`toMany`: room state for more than `inlineSubscriberLimit` subscribers).

@@ -50,10 +50,10 @@ extension RoomRuntime {
     /// Queue only: `message` to every member but `except`, after what the room sent before.
     private func fanOut(_ message: [UInt8], except: SessionID?) {
         guard localDelivery else {
-            clusterBroadcast?(message, except, room.version)
+            clusterBroadcast?(message, except, room.epoch, room.version)
             return
         }
-        let frame = Frame.make(bytes: message)
+        let frame = Frame.broadcast(bytes: message, room: name)
         var targets: [any RoomSubscriber] = []
         targets.reserveCapacity(subscribers.count)
         for (session, subscriber) in subscribers where session != except { targets.append(subscriber) }

@@ -127,7 +127,8 @@ extension RoomRuntime {
             let words = message ?? "the app's backend refused this intent" + (code.map { " (\($0))" } ?? "")
             return send(.error(ProtocolError(.denied, words, id: request.id, room: name, reason: code)), to: subscriber)
         case let .failed(why):
-            guard hook?.onError == .allow else {
+            // A call the server's own stop cut short is no answer to apply by (`onError` is about the backend).
+            guard hook?.onError == .allow, why != "stopped" else {
                 metrics.intent(refused: true)
                 logger.warning("intent hook failed; intent refused", metadata: ["control": "\(request.control)", "intent": "\(request.intent)", "error": "\(why)"])
                 let words = "the app's backend, which allows this intent, did not answer (\(why)); it was not applied — retry in a moment"

@@ -128,7 +128,7 @@ final class RoomRuntime: RoomEndpoint, @unchecked Sendable {
     var nextHookSerial = 0
     /// Cluster mode: publishes a broadcast's message to every node's members of the room but `except`, after the
     /// write of `version` (set by the directory; `RoomRuntime+Broadcast.swift`).
-    var clusterBroadcast: (@Sendable (_ message: [UInt8], _ except: SessionID?, _ version: Int) -> Void)?
+    var clusterBroadcast: (@Sendable (_ message: [UInt8], _ except: SessionID?, _ epoch: String, _ version: Int) -> Void)?
 
     init(room: Room, store: any RoomStore, historyLimit: Int, waker: any SubscriberWaker, metrics: ServerMetrics,
          scheduler: any RoomScheduler, logger: Logger, localDelivery: Bool = true, webhooks: WebhookDispatcher? = nil,
@@ -211,7 +211,7 @@ final class RoomRuntime: RoomEndpoint, @unchecked Sendable {
                 if reason == .leave { self.send(.left(room: self.name, id: id), to: subscriber) }
                 return
             }
-            self.dropWaitingIntents(of: subscriber.session, told: reason == .leave)
+            self.dropWaitingIntents(of: subscriber.session, told: reason != .disconnect)  // (leave, expired: the connection is open)
             self.carryOut(self.room.leave(subscriber.session, reason: reason))
             self.noteIfEmpty()
             if reason == .leave { self.send(.left(room: self.name, id: id), to: subscriber) }

@@ -114,6 +114,10 @@ extension LiveControlsServer {
                 send(.error(ProtocolError(.notJoined, "join room \(request.room) before broadcasting in it", id: request.id, room: request.room)), to: connection)
                 return
             }
+            if let expired = options.auth.hasExpired(membership.grant, room: request.room, id: request.id) {
+                send(.error(expired), to: connection)
+                return
+            }
             membership.room.broadcast(connection, request)
             if !connection.readingPaused { pauseReadingIfBehind(connection, membership.room) }
         case let .intent(request):

@@ -38,6 +38,16 @@ final class BroadcastTests: XCTestCase {
         XCTAssertEqual(code { try room.checkServerBroadcast(at: now) }, "rate_limited", "the server API counts toward it")
     }
 
+    func testARefusalByTheRoomCostsItsSenderNothing() throws {
+        var room = try room(["perSecond": 1, "burst": 1, "roomPerSecond": 2])  // the room's burst: 4
+        let now = Instant(nanoseconds: 1_000_000_000)
+        for name in ["m1", "m2", "m3", "m4", "ed"] { _ = room.join(SessionID(name), name: nil, roles: ["editor"]) }
+        for name in ["m1", "m2", "m3", "m4"] { XCTAssertEqual(code { try room.checkBroadcast(from: SessionID(name), bytes: 1, at: now) }, "ok") }
+        XCTAssertEqual(code { try room.checkBroadcast(from: SessionID("ed"), bytes: 1, at: now) }, "rate_limited", "the room's burst is spent")
+        let later = Instant(nanoseconds: now.nanoseconds + 500_000_000)  // the room has one token again; a spent member's only half
+        XCTAssertEqual(code { try room.checkBroadcast(from: SessionID("ed"), bytes: 1, at: later) }, "ok", "Ed's own token was not spent by the refusal")
+    }
+
     func testRolesSizeAndOff() throws {
         var open = try room(nil)
         let now = Instant(nanoseconds: 0)
@@ -50,7 +60,7 @@ final class BroadcastTests: XCTestCase {
         XCTAssertEqual(code { try hosts.checkBroadcast(from: SessionID("vic"), bytes: 1, at: now) }, "ok", "listed, viewers may")
         var off = try room(false)
         XCTAssertEqual(code { try off.checkBroadcast(from: SessionID("ann"), bytes: 1, at: now) }, "forbidden")
-        XCTAssertThrowsError(try room(["perSecond": 10, "burst": 5])) { XCTAssertTrue("\($0)".contains("broadcast/burst: must be within 10…10000"), "\($0)") }
+        XCTAssertThrowsError(try room(["perSecond": 10, "burst": 5])) { XCTAssertTrue("\($0)".contains("broadcast/burst: must be within 10…1000000"), "\($0)") }
         XCTAssertThrowsError(try room(["color": "red"])) { XCTAssertTrue("\($0)".contains("color"), "\($0)") }
     }
 }

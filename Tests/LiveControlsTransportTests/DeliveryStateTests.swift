@@ -67,6 +67,19 @@ final class OutboxTests: XCTestCase {
         XCTAssertEqual(box.enqueue(state("a", 5), now: self.at(9)), .queued, "patches after the snapshot flow again")
     }
 
+    func testBroadcastsAreDroppedOnOverflowAndWhileTheirRoomResyncs() {
+        var box = Outbox(maxMessages: 3, maxBytes: 1_000)
+        _ = box.enqueue(Frame.broadcast(bytes: Array("b1".utf8), room: "a"), now: self.at(0))
+        _ = box.enqueue(reply(), now: self.at(0))
+        _ = box.enqueue(state("a", 1), now: self.at(0))
+        _ = box.enqueue(Frame.broadcast(bytes: Array("b2".utf8), room: "b"), now: self.at(1))  // the 4th frame: overflow
+        XCTAssertEqual(box.queued, 1, "only the reply is kept: broadcasts are gone, not made up for")
+        XCTAssertEqual(box.resync, ["a": false], "a broadcast asks for no snapshot")
+        XCTAssertEqual(box.enqueue(Frame.broadcast(bytes: Array("b3".utf8), room: "a"), now: self.at(2)), .dropped,
+                       "it would come before the patches room a's snapshot carries")
+        XCTAssertNotEqual(box.enqueue(Frame.broadcast(bytes: Array("b4".utf8), room: "b"), now: self.at(2)), .dropped, "room b flows")
+    }
+
     func testADirectWriteLeavesADueResyncToTheWritableCallback() {
         var box = Outbox(maxMessages: 10, maxBytes: 1_000)
         _ = box.requireResync(room: "a")

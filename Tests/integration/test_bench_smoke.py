@@ -15,7 +15,7 @@ def build_tool():
     return TOOL_DIR / ".build" / "debug" / "livecontrols-bench"
 
 
-@pytest.mark.parametrize("intent", ["set", "vote", "splice"])
+@pytest.mark.parametrize("intent", ["set", "vote", "splice", "broadcast"])
 def test_load_tool_fanout_smoke_run_loses_nothing(start_server, intent):
     """Each intent of Benchmarks/views.py on its config (`set` is compare.py's fan-out, on a stepper)."""
     server = start_server("--rate", "1000000", "--burst", "1000000", "--config", str(TOOL_DIR / "views-config.json"))

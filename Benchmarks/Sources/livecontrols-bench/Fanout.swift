@@ -72,6 +72,11 @@ func runFanout(loop: Loop, target: Target, subscribers: Int, window: Int, second
             // characters. (No two splices in flight undo each other: each changes the text, so each is a patch.)
             let edit = id % 64 == 63 ? #""at":0,"delete":63"# : #""at":10,"insert":"x""#
             conn.sendText(#"{"type":"intent","id":\#(id),"room":"\#(target.room(forTag: conn.tag)!)","control":"notes","intent":"splice","args":{\#(edit),"base":\#(answered)}}"#)
+        case .livecontrols where fanoutIntent == "broadcast", .livecontrolsRooms where fanoutIntent == "broadcast":
+            // Not an intent: a broadcast, its event padded (`--mirror-bytes`: the padding) so its message can be made the
+            // size of a `set` patch's; its id last in the event (where the scan finds it first).
+            let pad = String(repeating: "x", count: mirrorBytes)
+            conn.sendText(#"{"type":"broadcast","id":\#(id),"room":"\#(target.room(forTag: conn.tag)!)","event":{"pad":"\#(pad)","id":\#(id)}}"#)
         case .livecontrols where fanoutIntent == "vote", .livecontrolsRooms where fanoutIntent == "vote":
             conn.sendText(#"{"type":"intent","id":\#(id),"room":"\#(target.room(forTag: conn.tag)!)","control":"lunch","intent":"\#(id % 2 == 0 ? "vote" : "unvote")","args":{"option":"Pizza"}}"#)
         case .livecontrols, .livecontrolsRooms:

@@ -55,7 +55,8 @@ let mirror = arguments.contains("--mirror")
 let mirrorBytes = Int(option("mirror-bytes") ?? "0")!
 /// `--intent set` (default: the stepper `quantity`, one view), `vote` (the poll `lunch`: the driver votes and unvotes in
 /// turn, so each patch has two views — the voter's, with its ballot, and everyone else's) or `splice` (the text `notes`:
-/// a character typed, now and then 32 deleted, transformed against the splices still in flight; `Benchmarks/views-config.json`).
+/// a character typed, now and then 32 deleted, transformed against the splices still in flight; `Benchmarks/views-config.json`),
+/// or `broadcast` (not an intent: a `broadcast` whose event is padded with `--mirror-bytes` characters).
 let fanoutIntent = option("intent") ?? "set"
 let room = option("room") ?? "bench-\(getpid())-\(nowNanos() % 1_000_000)"
 let target: Target = mirror ? .mirror : .livecontrols(room: room, template: option("template"))

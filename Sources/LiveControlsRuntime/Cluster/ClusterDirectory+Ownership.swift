@@ -120,8 +120,12 @@ extension ClusterDirectory {
                                   scheduler: scheduler, logger: logger, localDelivery: false, webhooks: webhooks,
                                   maxQueuedIntents: roomQueueIntents, hook: config.templates[room.template]?.intentHook, hookClient: hooks)
         store.nodeOf = { [unowned runtime] session in runtime.remoteMembers[session]?.node }
+        // Counted from the intent's arrival here, not from its node's forwarding: the 500 ms cover its way through Redis and
+        // this room's queue (a node keeps waiting while the owner keeps publishing, so this is the safe side).
         runtime.hookDeadlineMs = replyTimeoutMilliseconds - 500
-        runtime.clusterBroadcast = { [unowned store] message, except, version in store.publishBroadcast(message, except: except, showing: version) }
+        runtime.clusterBroadcast = { [unowned store] message, except, epoch, version in
+            store.publishBroadcast(message, except: except, epoch: epoch, showing: version)
+        }
         runtime.onStoreFailure = { [weak self, weak runtime] error in
             guard let self, let runtime else { return }
             self.link.queue.async { self.relinquish(room.name, runtime: runtime, why: "\(error)") }

@@ -14,8 +14,8 @@ extension ClusterDirectory {
                 failAdminRequests(room: room, sentTo: owner)
                 return
             }
-            if let (except, message) = ClusterEnvelope.decodeBroadcast(payload) {
-                rooms.withLock { $0[room] }?.broadcasted(message, except: except)
+            if let broadcast = ClusterEnvelope.decodeBroadcast(payload) {
+                rooms.withLock { $0[room] }?.broadcasted(broadcast.message, except: broadcast.except, epoch: broadcast.epoch, version: broadcast.version)
                 return
             }
             if let message = ClusterEnvelope.decodeDeletion(payload) {

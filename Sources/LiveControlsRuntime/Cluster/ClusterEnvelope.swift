@@ -237,14 +237,16 @@ enum ClusterEnvelope {
 
     /// A member's (or the server API's) broadcast, published by the room's owner: every node hands `message` to its
     /// members of the room but `except`.
-    static func broadcast(owner: String, except: SessionID?, message: [UInt8]) -> [UInt8] {
-        Array("broadcast\t\(owner)\t\(except?.rawValue ?? "")\n".utf8) + message
+    /// `epoch` and `version`: the room's when it was sent (a node that has not seen that version missed a patch).
+    static func broadcast(owner: String, except: SessionID?, epoch: String, version: Int, message: [UInt8]) -> [UInt8] {
+        Array("broadcast\t\(owner)\t\(except?.rawValue ?? "")\t\(epoch)\t\(version)\n".utf8) + message
     }
 
-    /// A broadcast publication: who is left out, and the message; nil when `bytes` is something else.
-    static func decodeBroadcast(_ bytes: [UInt8]) -> (except: SessionID?, message: ArraySlice<UInt8>)? {
-        guard bytes.starts(with: "broadcast\t".utf8), let (fields, body) = header(bytes), fields.count == 3 else { return nil }
-        return (fields[2].isEmpty ? nil : SessionID(fields[2]), body)
+    /// A broadcast publication: who is left out, the room's epoch and version, and the message; nil when `bytes` is
+    /// something else.
+    static func decodeBroadcast(_ bytes: [UInt8]) -> (except: SessionID?, epoch: String, version: Int, message: ArraySlice<UInt8>)? {
+        guard bytes.starts(with: "broadcast\t".utf8), let (fields, body) = header(bytes), fields.count == 5, let version = Int(fields[4]) else { return nil }
+        return (fields[2].isEmpty ? nil : SessionID(fields[2]), fields[3], version, body)
     }
 
     /// The owner's notice that it released the room (it is stopping).

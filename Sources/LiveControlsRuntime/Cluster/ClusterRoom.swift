@@ -273,19 +273,31 @@ final class ClusterRoom: @unchecked Sendable {
         }
     }
 
-    /// The owner deleted the room (server API): every session here is told (`message`, the `room_deleted` error)
-    /// and is no longer in it. Each keeps its join: joining again makes the room anew, where that may.
-    /// The owner published a broadcast: to every member here but `except` (not state: nothing to resync).
-    func broadcasted(_ message: ArraySlice<UInt8>, except: SessionID?) {
+    /// The owner published a broadcast, sent when the room was at `version` of `epoch`: to every member here but `except`
+    /// and those waiting for a snapshot (it would come before the patches the snapshot carries). A version this node
+    /// has not seen means a patch was missed: everyone here resyncs, and the broadcast is not shown (as to a member who
+    /// joined a moment later).
+    func broadcasted(_ message: ArraySlice<UInt8>, except: SessionID?, epoch: String, version: Int) {
         queue.async {
             self.lastHeard = self.directory.scheduler.now()
-            let frame = Frame.make(bytes: message)
+            if let known = self.epoch {
+                guard known == epoch else { return }  // another lifetime: its snapshot is on its way
+                if version > self.version {
+                    self.version = version
+                    self.resyncAll()
+                    return
+                }
+            }
+            let frame = Frame.broadcast(bytes: message, room: self.name)
             var toWake: [any RoomSubscriber] = []
-            for (session, connection) in self.members where session != except && connection.deliver(frame) { toWake.append(connection) }
+            for (session, connection) in self.members
+            where session != except && !self.resyncing.contains(session) && connection.deliver(frame) { toWake.append(connection) }
             if !toWake.isEmpty { self.directory.waker.wake(toWake) }
         }
     }
 
+    /// The owner deleted the room (server API): every session here is told (`message`, the `room_deleted` error)
+    /// and is no longer in it. Each keeps its join: joining again makes the room anew, where that may.
     func deleted(message: ArraySlice<UInt8>) {
         queue.async {
             self.lastHeard = self.directory.scheduler.now()

@@ -123,10 +123,10 @@ final class RedisRoomStore: RoomStore, @unchecked Sendable {
 
     /// A broadcast for every node's members of the room but `except`: on the room's channel, after every write submitted
     /// before it, and only while this ownership holds the room.
-    func publishBroadcast(_ message: [UInt8], except: SessionID?, showing version: Int) {
+    func publishBroadcast(_ message: [UInt8], except: SessionID?, epoch: String, showing version: Int) {
         link.eval(ClusterScripts.reply, keys: [keys.fence(room), keys.state(room)],
                   args: [Array(String(fence).utf8), Array(String(version).utf8), Array(keys.patches(room).utf8),
-                         ClusterEnvelope.broadcast(owner: owner, except: except, message: message)],
+                         ClusterEnvelope.broadcast(owner: owner, except: except, epoch: epoch, version: version, message: message)],
                   skip: { [self] in failed.withLock { $0 } }) { _ in }
     }
 

@@ -77,7 +77,7 @@ struct Outbox {
     /// Appends a frame; an overflow drops state frames and marks their rooms for a fresh snapshot.
     mutating func enqueue(_ frame: Frame, now: @autoclosure () -> Instant) -> Enqueued {
         guard !isClosed, !isSealed else { return .dropped }
-        if !resync.isEmpty, let room = frame.stateOfRoom, resync[room] != nil { return .dropped }
+        if !resync.isEmpty, let room = frame.stateOfRoom ?? frame.ephemeralOfRoom, resync[room] != nil { return .dropped }
         frames.append(frame)
         bytes += frame.count
         // The frame written next does not count against `maxBytes`, only what waits behind it: a snapshot larger than
@@ -128,6 +128,8 @@ struct Outbox {
                 kept.append(frame)  // partly written: the rest must follow
             } else if let room = frame.stateOfRoom {
                 resync[room] = resync[room] ?? false
+            } else if frame.ephemeralOfRoom != nil {
+                continue  // a broadcast: gone, as it would be for a member who joined a moment later
             } else {
                 kept.append(frame)
             }
