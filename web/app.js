@@ -167,18 +167,24 @@ function partLabel(control, target) {
 }
 
 function renderPresence() {
-  const entries = Object.entries(room.state.presence);
-  $("presence-count").textContent = entries.length;
+  // Each person once: the sessions of one user (the token's `sub`: a phone and a laptop, two tabs) together.
+  const people = room.people();
+  $("presence-count").textContent = people.length;
   const label = (id) => room.state.controls[id]?.label ?? id;
-  $("presence").replaceChildren(...entries.map(([session, member]) => {
-    const who = member.name || "Guest";
-    const roles = (member.roles ?? []).filter((r) => !["viewer", "editor", "admin"].includes(r));
-    const holds = member.holding.length ? ` — holding ${member.holding.map(label).join(", ")}` : "";
-    const editing = (member.editing ?? []).map((e) => (e.target === "*" ? label(e.control) : `${label(e.control)} › ${partLabel(e.control, e.target)}`));
+  const union = (lists) => [...new Set(lists.flat())];
+  $("presence").replaceChildren(...people.map((person) => {
+    const members = person.sessions.map((session) => room.state.presence[session]);
+    const first = person.you ? room.session : person.sessions[0];
+    const who = person.name || "Guest";
+    const roles = union(members.map((m) => (m.roles ?? []).filter((r) => !["viewer", "editor", "admin"].includes(r))));
+    const holding = union(members.map((m) => m.holding));
+    const editing = union(members.map((m) => (m.editing ?? []).map((e) => (e.target === "*" ? label(e.control) : `${label(e.control)} › ${partLabel(e.control, e.target)}`))));
+    const holds = holding.length ? ` — holding ${holding.map(label).join(", ")}` : "";
+    const devices = person.sessions.length > 1 ? el("span", { class: "devices", "data-testid": "devices" }, `${person.sessions.length} devices`) : null;
     const dot = el("span", { class: "dot", "aria-hidden": "true" });
-    dot.style.background = memberColor(room, session); // CSSOM, not a style attribute: the page's CSP allows only this
-    return el("li", { "data-session": session }, dot,
-      `${who}${session === room.session ? " (you)" : ""}`,
+    dot.style.background = memberColor(room, first); // CSSOM, not a style attribute: the page's CSP allows only this
+    return el("li", { "data-session": first, "data-sessions": person.sessions.join(" ") }, dot,
+      `${who}${person.you ? " (you)" : ""}${devices ? " " : ""}`, devices,
       roles.length ? el("span", { class: "role" }, roles.join(", ")) : null,
       `${holds}${editing.length ? ` — editing ${editing.join(", ")}` : ""}`);
   }));

@@ -151,6 +151,24 @@ export class LiveRoom extends EventTarget {
   }
 
   /**
+   * The room's members as people: `[{user, name, sessions: [session, …], you}]`, the sessions of one `user` (the
+   * token's `sub`) together, in the order of each person's first session; a session without a user alone. `you`: one
+   * of the sessions is this page's.
+   */
+  people() {
+    const people = new Map();
+    for (const [session, member] of Object.entries(this.state?.presence ?? {})) {
+      const key = member.user === null || member.user === undefined ? `s:${session}` : `u:${member.user}`;
+      let person = people.get(key);
+      if (!person) people.set(key, (person = { user: member.user ?? null, name: member.name ?? null, sessions: [], you: false }));
+      person.sessions.push(session);
+      person.name ??= member.name ?? null;
+      if (session === this.session) person.you = true;
+    }
+    return [...people.values()];
+  }
+
+  /**
    * Hands `event` (any JSON) to the room's other members as is: not state, not stored (cursors, reactions, "typing").
    * Resolves with the ack, rejects with an Error carrying `code` (`rate_limited`, `too_large`, `forbidden`…); while
    * not joined, rejects with `disconnected` (a broadcast is not kept for later).

@@ -215,9 +215,10 @@ extension Room {
 /// permissions and claim policy for it and the claims on it.
 struct StoredControl {
     static let permissionsKey = "permissions", claimPolicyKey = "claimPolicy", claimsKey = "claims", formatKey = "format"
-    /// How rooms render, as stored: 2 since presence data, roles, claims and the wizard's `canNext` (absent: 1). A room
+    /// How rooms render, as stored: 2 since presence data, roles, claims and the wizard's `canNext` (absent: 1), 3 since
+    /// a member's `user`. A room
     /// stored in an earlier format restores, but resumes from before its load get snapshots (`Room.resumeFloor`).
-    static let currentFormat = 2
+    static let currentFormat = 3
     var control: any Control
     var permissions: ControlPermissions?
     var claimPolicy: ClaimPolicy?

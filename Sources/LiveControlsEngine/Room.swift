@@ -145,6 +145,7 @@ public struct Room: Sendable {
         let member = members[session]!
         return [
             "name": member.name.map { .string($0) } ?? .null,
+            "user": member.user.map { .string($0) } ?? .null,
             "roles": .array(member.roles.map { .string($0) }),
             "holding": .array((holdings[session] ?? []).map { .string($0) }),
             "editing": .array(editing[session] ?? []),
@@ -164,7 +165,12 @@ public struct Room: Sendable {
     /// Adds `session` to presence, with the roles its token granted (a template's `permissions` ask for them).
     public mutating func join(_ session: SessionID, name: String?, roles: [String], user: String? = nil) -> RoomUpdate {
         guard members[session] == nil else { return .none }
-        return commit(cause: ["kind": "join", "session": .string(session.rawValue)], touching: []) { room, ops, _ in
+        var cause: JSONObject = ["kind": "join", "session": .string(session.rawValue)]
+        if let user {
+            cause["user"] = .string(user)
+            if !members.values.contains(where: { $0.user == user }) { cause["userJoined"] = true }  // its first session here
+        }
+        return commit(cause: cause, touching: []) { room, ops, _ in
             room.members[session] = Member(name: name, roles: roles, user: user)
             room.memberOrder.append(session)
             if room.tracksPresence {
@@ -175,8 +181,13 @@ public struct Room: Sendable {
 
     /// Removes `session` from presence, ending its holds with `reason` (`leave` or `disconnect`).
     public mutating func leave(_ session: SessionID, reason: HoldEndReason) -> RoomUpdate {
-        guard members[session] != nil else { return .none }
-        let cause: JSONObject = ["kind": "leave", "session": .string(session.rawValue), "reason": .string(reason.rawValue)]
+        guard let member = members[session] else { return .none }
+        var cause: JSONObject = ["kind": "leave", "session": .string(session.rawValue), "reason": .string(reason.rawValue)]
+        if let user = member.user {
+            // The member is gone after it: its webhooks read who it was, and whether it was its user's last session, here.
+            cause["user"] = .string(user)
+            if !members.contains(where: { $0.key != session && $0.value.user == user }) { cause["userLeft"] = true }
+        }
         return commit(cause: cause, touching: controlOrder, removing: session) { room, _, ended in
             room.endClaims(reason: ClaimEndReason(reason)) { $1.session == session }
             for id in room.controlOrder {

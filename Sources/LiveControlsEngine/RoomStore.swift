@@ -2,7 +2,7 @@ import LiveControlsProtocol
 
 /// A member as persisted: who, under which name and roles, with what presence data.
 ///
-/// The embedded store keeps only session and name: after a restart nobody is connected, and every member leaves
+/// The embedded store keeps only session, name and user: after a restart nobody is connected, and every member leaves
 /// (`Room.dropMembersAfterRestart`). Cluster mode keeps all of it, since a room taken over keeps its members.
 public struct StoredMember: Sendable, Equatable {
     public var session: SessionID

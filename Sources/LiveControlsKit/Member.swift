@@ -17,6 +17,9 @@ public struct Member: Sendable, Equatable, Identifiable {
     public var id: String
     /// The display name given at join (or the token's), nil when none.
     public var name: String?
+    /// The person behind the session: its token's `sub`, nil without one. Sessions with the same `user` are one person on
+    /// several devices or tabs (``Room/people``).
+    public var user: String?
     /// The roles the session joined with (its token's role, then its custom roles).
     public var roles: [String]
     /// The controls this session holds right now (hold-to-repeat).
@@ -31,6 +34,7 @@ public struct Member: Sendable, Equatable, Identifiable {
     init(session: String, json: JSONValue) {
         id = session
         name = json["name"]?.stringValue
+        user = json["user"]?.stringValue
         roles = json["roles"]?.arrayValue?.compactMap(\.stringValue) ?? []
         holding = json["holding"]?.arrayValue?.compactMap(\.stringValue) ?? []
         editing = json["editing"]?.arrayValue?.compactMap { entry in

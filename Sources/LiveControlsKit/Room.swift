@@ -59,6 +59,19 @@ public final class Room {
     /// Every control, in template order.
     public var controls: [LiveControl] { controlIDs.compactMap { models[$0] } }
 
+    /// The members as people: the sessions of one `user` together (in the order of each person's first session), a
+    /// session without a user alone.
+    public var people: [[Member]] {
+        var order: [String] = []
+        var byUser: [String: [Member]] = [:]
+        for member in members {
+            let key = member.user.map { "u:" + $0 } ?? "s:" + member.id
+            if byUser[key] == nil { order.append(key) }
+            byUser[key, default: []].append(member)
+        }
+        return order.map { byUser[$0]! }
+    }
+
     /// This client's own member entry.
     public var me: Member? {
         guard let session = client?.session else { return nil }

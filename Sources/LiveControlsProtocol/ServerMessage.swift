@@ -111,12 +111,31 @@ public enum ServerMessage: Sendable, Equatable {
             }
             w.writeRaw("}")
             return w.bytes
+        case let .broadcast(room, from, name, event):
+            return Self.encodedBroadcast(room: room, from: from, name: name, encodedEvent: JSONWriter.encode(event))
         case let .snapshot(room, epoch, version, state, id, resumed):
             return Self.encodedSnapshot(room: room, epoch: epoch, version: version, encodedState: JSONWriter.encode(state),
                                         id: id, resumed: resumed)
         default:
             return JSONWriter.encode(json)
         }
+    }
+
+    /// A `broadcast` whose event is already encoded (the room encodes it once: to check its size, and to send it).
+    public static func encodedBroadcast(room: String, from: String, name: String?, encodedEvent: [UInt8]) -> [UInt8] {
+        var w = JSONWriter(reservingCapacity: 64 + room.utf8.count + from.utf8.count + (name?.utf8.count ?? 0) + encodedEvent.count)
+        w.writeRaw(#"{"type":"broadcast","room":"#)
+        w.writeString(room)
+        w.writeRaw(#","from":"#)
+        w.writeString(from)
+        if let name {
+            w.writeRaw(#","name":"#)
+            w.writeString(name)
+        }
+        w.writeRaw(#","event":"#)
+        w.writeRaw(encodedEvent)
+        w.writeRaw("}")
+        return w.bytes
     }
 
     /// A `snapshot` whose state is already encoded (`JSONWriter.encode` of it): the bytes `encoded()` gives the

@@ -59,9 +59,9 @@ public final class Frame: @unchecked Sendable {
         Frame(bytes: bytes, stateOfRoom: stateOfRoom, stateVersion: stateVersion, toMany: toMany && stateOfRoom != nil)
     }
 
-    /// A broadcast of `room` (`ephemeralOfRoom`).
-    public static func broadcast<Bytes: Collection<UInt8>>(bytes: Bytes, room: String) -> Frame {
-        Frame(bytes: bytes, stateOfRoom: nil, stateVersion: nil, toMany: false, ephemeralOfRoom: room)
+    /// A broadcast of `room` (`ephemeralOfRoom`); `toMany` as for state, when it goes to a crowd.
+    public static func broadcast<Bytes: Collection<UInt8>>(bytes: Bytes, room: String, toMany: Bool = false) -> Frame {
+        Frame(bytes: bytes, stateOfRoom: nil, stateVersion: nil, toMany: toMany, ephemeralOfRoom: room)
     }
 
     /// The message, encoded once (`toMany`: room state for more than `inlineSubscriberLimit` subscribers).

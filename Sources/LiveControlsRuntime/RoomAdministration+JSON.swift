@@ -13,13 +13,14 @@ extension RoomSummary {
 
 extension MemberInfo {
     package var json: JSONValue {
-        ["session": .string(session.rawValue), "name": name.map { .string($0) } ?? .null, "roles": .array(roles.map { .string($0) }),
+        ["session": .string(session.rawValue), "name": name.map { .string($0) } ?? .null, "user": user.map { .string($0) } ?? .null,
+         "roles": .array(roles.map { .string($0) }),
          "holding": .array(holding.map { .string($0.rawValue) }), "editing": .array(editing), "data": .object(data)]
     }
 
     init?(json: JSONValue) {
         guard let session = json["session"]?.stringValue, let holding = json["holding"]?.arrayValue else { return nil }
-        self.init(session: SessionID(session), name: json["name"]?.stringValue, roles: json["roles"]?.arrayValue?.compactMap(\.stringValue) ?? [],
+        self.init(session: SessionID(session), name: json["name"]?.stringValue, user: json["user"]?.stringValue, roles: json["roles"]?.arrayValue?.compactMap(\.stringValue) ?? [],
                   holding: holding.compactMap { $0.stringValue.map(ControlID.init) }, editing: json["editing"]?.arrayValue ?? [],
                   data: json["data"]?.objectValue ?? JSONObject())
     }

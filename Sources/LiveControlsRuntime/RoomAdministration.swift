@@ -98,6 +98,8 @@ package struct RoomVersion: Sendable, Equatable {
 package struct MemberInfo: Sendable, Equatable {
     package var session: SessionID
     package var name: String?
+    /// The token's `sub`.
+    package var user: String?
     package var roles: [String]
     package var holding: [ControlID]
     /// What the member claims: `[{"control", "target"}]`.

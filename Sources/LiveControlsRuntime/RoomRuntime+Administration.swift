@@ -17,7 +17,7 @@ extension RoomRuntime {
     func details() -> RoomDetails {
         assertOnQueue(queue)
         let members = room.memberList.map {
-            MemberInfo(session: $0.session, name: $0.member.name, roles: $0.member.roles, holding: $0.holding, editing: $0.editing,
+            MemberInfo(session: $0.session, name: $0.member.name, user: $0.member.user, roles: $0.member.roles, holding: $0.holding, editing: $0.editing,
                        data: $0.member.data)
         }
         return RoomDetails(name: name, template: room.template, epoch: room.epoch, version: room.version, state: room.render(),

@@ -18,13 +18,14 @@ extension RoomRuntime {
         guard !refusedAsAbandoned(subscriber, id: request.id) else { return }
         rejoinIfUnknown(subscriber)
         let session = subscriber.session
+        let event = JSONWriter.encode(request.event)  // once: its size is checked, and it is sent as it is
         do {
-            try room.checkBroadcast(from: session, bytes: JSONWriter.encode(request.event).count, at: scheduler.now())
+            try room.checkBroadcast(from: session, bytes: event.count, at: scheduler.now())
         } catch {
             return send(.error(ProtocolError(error.code, error.message, id: request.id, room: name)), to: subscriber)
         }
-        let message = ServerMessage.broadcast(room: name, from: session.rawValue, name: room.memberInfo(session)?.name, event: request.event)
-        fanOut(message.encoded(), except: session)
+        fanOut(ServerMessage.encodedBroadcast(room: name, from: session.rawValue, name: room.memberInfo(session)?.name, encodedEvent: event),
+               except: session)
         if let id = request.id { send(.ack(id: id, room: name, version: room.version), to: subscriber) }
     }
 
@@ -32,17 +33,17 @@ extension RoomRuntime {
     func broadcastAsServer(_ event: JSONValue, _ reply: @escaping @Sendable (Result<RoomVersion, AdminFailure>) -> Void) {
         submit {
             if let failure = self.unusable() { return reply(.failure(failure)) }
-            let bytes = JSONWriter.encode(event).count
+            let encoded = JSONWriter.encode(event)
             let policy = self.room.broadcastPolicy
-            guard bytes <= policy.maxBytes else {
-                return reply(.failure(AdminFailure(.tooLarge, "a broadcast's event may take at most \(policy.maxBytes) bytes as JSON in room \(self.name) (this one takes \(bytes))", room: self.name)))
+            guard encoded.count <= policy.maxBytes else {
+                return reply(.failure(AdminFailure(.tooLarge, "a broadcast's event may take at most \(policy.maxBytes) bytes as JSON in room \(self.name) (this one takes \(encoded.count))", room: self.name)))
             }
             do throws(IntentError) {
                 try self.room.checkServerBroadcast(at: self.scheduler.now())
             } catch {
                 return reply(.failure(AdminFailure(ProtocolError(error.code, error.message, room: self.name))))
             }
-            self.fanOut(ServerMessage.broadcast(room: self.name, from: "server", name: nil, event: event).encoded(), except: nil)
+            self.fanOut(ServerMessage.encodedBroadcast(room: self.name, from: "server", name: nil, encodedEvent: encoded), except: nil)
             self.replyWithVersion(reply)
         }
     }
@@ -53,7 +54,15 @@ extension RoomRuntime {
             clusterBroadcast?(message, except, room.epoch, room.version)
             return
         }
-        let frame = Frame.broadcast(bytes: message, room: name)
+        let frame = Frame.broadcast(bytes: message, room: name, toMany: hasCrowd)
+        if heldHead == held.count && room.version <= durable {
+            // Deliverable now (always, with a synchronous store): no copy of the subscriber list, as for a patch.
+            var toWake: [any RoomSubscriber] = []
+            toWake.reserveCapacity(subscribers.count)
+            for (session, subscriber) in subscribers where session != except && subscriber.deliver(frame) { toWake.append(subscriber) }
+            if !toWake.isEmpty { waker.wake(toWake) }
+            return
+        }
         var targets: [any RoomSubscriber] = []
         targets.reserveCapacity(subscribers.count)
         for (session, subscriber) in subscribers where session != except { targets.append(subscriber) }

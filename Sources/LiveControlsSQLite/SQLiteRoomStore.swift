@@ -79,6 +79,10 @@ public final class SQLiteRoomStore: RoomStore, @unchecked Sendable {
             CREATE TABLE IF NOT EXISTS room_patch(room TEXT NOT NULL, epoch TEXT NOT NULL, version INTEGER NOT NULL,
               ops TEXT NOT NULL, cause TEXT NOT NULL, PRIMARY KEY (room, epoch, version)) STRICT, WITHOUT ROWID;
             """)
+        // A member's `user` (the token's `sub`, since presence per user): added to a database made before it.
+        if try db.text("SELECT 1 FROM pragma_table_info('room_member') WHERE name = 'user'") == nil {
+            try db.execute("ALTER TABLE room_member ADD COLUMN user TEXT")
+        }
         statements = Statements(
             upsertRoom: try db.prepare("""
                 INSERT INTO room(name, template, epoch, version) VALUES (?1, ?2, ?3, ?4)
@@ -88,7 +92,7 @@ public final class SQLiteRoomStore: RoomStore, @unchecked Sendable {
                 INSERT INTO room_control(room, id, kind, state) VALUES (?1, ?2, ?3, ?4)
                 ON CONFLICT(room, id) DO UPDATE SET kind = ?3, state = ?4
                 """),
-            insertMember: try db.prepare("INSERT OR REPLACE INTO room_member(room, session, name, seq) VALUES (?1, ?2, ?3, ?4)"),
+            insertMember: try db.prepare("INSERT OR REPLACE INTO room_member(room, session, name, seq, user) VALUES (?1, ?2, ?3, ?4, ?5)"),
             deleteMember: try db.prepare("DELETE FROM room_member WHERE room = ?1 AND session = ?2"),
             insertPatch: try db.prepare("INSERT INTO room_patch(room, epoch, version, ops, cause) VALUES (?1, ?2, ?3, ?4, ?5)"),
             prunePatches: try db.prepare("DELETE FROM room_patch WHERE room = ?1 AND (epoch <> ?2 OR version < ?3)"),
@@ -118,7 +122,7 @@ public final class SQLiteRoomStore: RoomStore, @unchecked Sendable {
             }
             let controls = try db.prepare("SELECT id, state FROM room_control WHERE room = ?1")
             let deltas = try db.prepare("SELECT id, seq, ops FROM room_control_delta WHERE room = ?1 ORDER BY id, seq")
-            let members = try db.prepare("SELECT session, name FROM room_member WHERE room = ?1 ORDER BY seq, session")
+            let members = try db.prepare("SELECT session, name, user FROM room_member WHERE room = ?1 ORDER BY seq, session")
             let patches = try db.prepare("""
                 SELECT version, ops, cause FROM room_patch WHERE room = ?1 AND epoch = ?2 AND version > ?3 ORDER BY version
                 """)
@@ -129,7 +133,7 @@ public final class SQLiteRoomStore: RoomStore, @unchecked Sendable {
                 }
                 let changes = try deltas.rows([.text(name)], { (ControlID($0.text(0)!), $0.int(1), $0.text(2)!) })
                 StoredRoom.replay(changes, onto: &stored.controls)  // (a control it cannot rebuild is left out: a new epoch)
-                stored.members = try members.rows([.text(name)]) { StoredMember(session: SessionID($0.text(0)!), name: $0.text(1)) }
+                stored.members = try members.rows([.text(name)]) { StoredMember(session: SessionID($0.text(0)!), name: $0.text(1), user: $0.text(2)) }
                 stored.unannounced = try self.hooks.unannounced(room: name)
                 stored.history = try patches.rows([.text(name), .text(epoch), .int(version - historyLimit)]) { row in
                     guard let patch = Patch(version: row.int(0), storedOps: try JSONParser.parse(row.text(1)!), cause: try JSONParser.parse(row.text(2)!)) else {
@@ -275,7 +279,8 @@ public final class SQLiteRoomStore: RoomStore, @unchecked Sendable {
             try s.insertDelta.run([.text(w.room), .text(delta.id.rawValue), .int(delta.seq), .text(delta.ops)])
         }
         for member in w.joined {
-            try s.insertMember.run([.text(w.room), .text(member.session.rawValue), member.name.map { .text($0) } ?? .null, .int(w.version)])
+            try s.insertMember.run([.text(w.room), .text(member.session.rawValue), member.name.map { .text($0) } ?? .null, .int(w.version),
+                                    member.user.map { .text($0) } ?? .null])
         }
         for session in w.left { try s.deleteMember.run([.text(w.room), .text(session.rawValue)]) }
     }

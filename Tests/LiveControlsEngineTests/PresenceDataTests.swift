@@ -18,7 +18,7 @@ final class PresenceDataTests: XCTestCase {
 
     func testDataIsMergedPatchedUnderTheMemberAndNullRemovesAKey() throws {
         var room = makeRoom()
-        XCTAssertEqual(room.render()["presence"]?["bob"], ["name": "Bob", "roles": ["editor", "host"], "holding": [], "editing": [], "data": [:]])
+        XCTAssertEqual(room.render()["presence"]?["bob"], ["name": "Bob", "user": .null, "roles": ["editor", "host"], "holding": [], "editing": [], "data": [:]])
         var state = room.render()
         let first = try XCTUnwrap(try room.setPresence(ann, data: ["focus": "signup.email", "color": "#e11d48"], requestID: .int(7),
                                                        at: .milliseconds(0)).patch)

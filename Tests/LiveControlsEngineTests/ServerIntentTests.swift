@@ -85,7 +85,7 @@ final class ServerIntentTests: XCTestCase {
         XCTAssertEqual(patch.cause["ended"], [["control": "quantity", "session": "sA", "reason": "reset"]])
         XCTAssertEqual(try before.applying(patch.ops), room.render())
         XCTAssertEqual(room.render()["controls"], makeRoom().render()["controls"])
-        XCTAssertEqual(room.render()["presence"]?["sA"], ["name": "Ann", "roles": ["admin"], "holding": [], "editing": [], "data": [:]], "members stay, their holds end")
+        XCTAssertEqual(room.render()["presence"]?["sA"], ["name": "Ann", "user": .null, "roles": ["admin"], "holding": [], "editing": [], "data": [:]], "members stay, their holds end")
         XCTAssertEqual(update.timers, [TimerEffect(control: ControlID("quantity"), deadline: nil)])
         XCTAssertNil(room.reset(to: template).patch, "a room at its template's state does not change")
     }

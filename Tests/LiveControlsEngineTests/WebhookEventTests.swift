@@ -67,7 +67,7 @@ final class WebhookEventTests: XCTestCase {
         var room = Room(name: "r", template: demo, epoch: "e", historyLimit: 8)
         let joined = try XCTUnwrap(room.join(SessionID("sA"), name: "Ann", roles: ["admin"]).patch)
         XCTAssertEqual(room.webhookDrafts(for: joined), [WebhookDraft(type: "member.joined", data: [
-            "room": "r", "epoch": "e", "version": 1, "session": "sA", "name": "Ann"])])
+            "room": "r", "epoch": "e", "version": 1, "session": "sA", "name": "Ann", "user": .null])])
 
         _ = try room.apply(control: ControlID("quantity"), intent: "press", args: ["direction": "next"], by: SessionID("sA"), requestID: nil,
                            at: .milliseconds(0))

@@ -109,7 +109,7 @@ def test_the_list_and_one_room_show_versions_epochs_and_members(api, api_server,
     room = api.get("/rooms/demo").json()
     assert "tally" not in ann.state()["controls"]["lunch"] and room["state"]["controls"]["lunch"].pop("tally") is not None
     assert room["version"] == ann.version() and room["state"] == ann.state()
-    assert room["members"] == [{"session": ann.session, "name": "Ann", "roles": ["admin"], "holding": [], "editing": [], "data": {}}]
+    assert room["members"] == [{"session": ann.session, "name": "Ann", "user": None, "roles": ["admin"], "holding": [], "editing": [], "data": {}}]
     members = api.get("/rooms/demo/members").json()
     assert members["members"] == room["members"] and members["version"] == room["version"]
     assert error(api.get("/rooms/nowhere"))["code"] == "unknown_room"

@@ -15,7 +15,7 @@ def test_presence_data_reaches_everyone_and_is_acked(clients):
     ack = ann.presence({"focus": "signup.email", "color": "#e11d48"}, id="p1")
     assert ack["type"] == "ack" and ack["room"] == "demo"
     state = bob.wait_version(ack["version"])["state"]
-    assert state["presence"][ann.session] == {"name": "Ann", "roles": ["admin"], "holding": [], "editing": [],
+    assert state["presence"][ann.session] == {"name": "Ann", "user": None, "roles": ["admin"], "holding": [], "editing": [],
                                              "data": {"focus": "signup.email", "color": "#e11d48"}}
     ann.presence({"focus": None})  # no id: no ack, the patch still goes to everyone
     state = bob.wait_state(lambda s: "focus" not in s["presence"][ann.session]["data"])
@@ -118,7 +118,7 @@ def test_in_cluster_mode_roles_and_presence_data_survive_a_takeover(cluster, con
     failover = guest.recv(lambda m: m["type"] == "patch" and m["cause"]["kind"] == "failover", timeout=CLUSTER_LEASE_MS / 1000 + 5)
     assert failover["cause"]["claimsEnded"] == [{"control": "agenda", "target": "*", "session": host.session, "reason": "failover"}]
     state = guest.wait_state(lambda s: admin.session not in s["presence"], room="ws1", timeout=CLUSTER_LEASE_MS / 1000 + 5)
-    assert state["presence"][host.session] == {"name": "Hana", "roles": ["editor", "host"], "holding": [], "editing": [], "data": {"focus": "agenda"}}
+    assert state["presence"][host.session] == {"name": "Hana", "user": None, "roles": ["editor", "host"], "holding": [], "editing": [], "data": {"focus": "agenda"}}
     assert intent_until_acked(host, "agenda", "next", None, room="ws1")["type"] == "ack"
     assert guest.intent("agenda", "next", room="ws1")["code"] == "forbidden", "the new owner knows who is host"
     fresh = guest.join(room="ws1", token=guest_token)  # a resync: the new owner's own snapshot

@@ -27,7 +27,7 @@ def test_join_works_with_or_without_subprotocol(clients, subprotocol):
     quantity = snap["state"]["controls"]["quantity"]
     assert quantity["kind"] == "stepper"
     assert (quantity["min"], quantity["max"], quantity["value"]) == (0, 99, 1)
-    assert snap["state"]["presence"][c.session] == {"name": "Ann", "roles": ["admin"], "holding": [], "editing": [], "data": {}}
+    assert snap["state"]["presence"][c.session] == {"name": "Ann", "user": None, "roles": ["admin"], "holding": [], "editing": [], "data": {}}
     assert isinstance(snap["epoch"], str) and snap["version"] >= 1
 
 

@@ -49,7 +49,7 @@ public struct WebhookEndpoint: Sendable, Equatable {
 /// The webhook events the server sends (docs/PROTOCOL.md, *Webhooks*).
 public enum WebhookEventType {
     public static let all = [
-        "room.created", "room.unloaded", "room.deleted", "member.joined", "member.left", "form.completed",
+        "room.created", "room.unloaded", "room.deleted", "member.joined", "member.left", "user.joined", "user.left", "form.completed",
         "wizard.completed", "wizard.exited", "hold.ended", "timer.finished", "poll.closed", "poll.revealed", "room.changed",
     ]
 

@@ -89,12 +89,24 @@ extension Room {
         switch patch.cause["kind"]?.stringValue {
         case "join":
             if let session = patch.cause["session"]?.stringValue {
-                let name = members[SessionID(session)]?.name
-                drafts.append(WebhookDraft(type: "member.joined", data: with(["session": .string(session), "name": name.map { .string($0) } ?? .null])))
+                let member = members[SessionID(session)]
+                let user: JSONValue = member?.user.map { .string($0) } ?? .null
+                let details: JSONObject = ["session": .string(session), "name": member?.name.map { .string($0) } ?? .null, "user": user]
+                drafts.append(WebhookDraft(type: "member.joined", data: with(details)))
+                // The user's first session in the room (the cause says: the room after a batch of joins could not).
+                if patch.cause["userJoined"] == true {
+                    drafts.append(WebhookDraft(type: "user.joined", data: with(details)))
+                }
             }
         case "leave":
             if let session = patch.cause["session"]?.stringValue {
-                drafts.append(WebhookDraft(type: "member.left", data: with(["session": .string(session), "reason": patch.cause["reason"] ?? .null])))
+                let details: JSONObject = ["session": .string(session), "reason": patch.cause["reason"] ?? .null, "user": patch.cause["user"] ?? .null]
+                drafts.append(WebhookDraft(type: "member.left", data: with(details)))
+                // Its user's last session in the room (a restart drops every member at once: the cause, not the room
+                // after it, says).
+                if patch.cause["userLeft"] == true {
+                    drafts.append(WebhookDraft(type: "user.left", data: with(details)))
+                }
             }
         default:
             break

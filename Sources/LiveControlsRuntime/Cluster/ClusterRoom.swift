@@ -288,7 +288,7 @@ final class ClusterRoom: @unchecked Sendable {
                     return
                 }
             }
-            let frame = Frame.broadcast(bytes: message, room: self.name)
+            let frame = Frame.broadcast(bytes: message, room: self.name, toMany: self.members.count > inlineSubscriberLimit)
             var toWake: [any RoomSubscriber] = []
             for (session, connection) in self.members
             where session != except && !self.resyncing.contains(session) && connection.deliver(frame) { toWake.append(connection) }
