@@ -17,12 +17,15 @@ extension Room {
         }
         if decoded.values.contains(where: { $0.format < StoredControl.currentFormat }) {
             // Written by a release that rendered the room another way: a client holding state from before this load
-            // has that other shape, so it gets a snapshot rather than patches made for this one.
+            // has that other shape, so it gets a snapshot rather than patches made for this one. Once: the first write
+            // stores those controls in this format (`staleFormat`).
             resumeFloor = stored.version
+            staleFormat = controlOrder.filter { decoded[$0]!.format < StoredControl.currentFormat }
         }
         version = stored.version
         for member in stored.members where members[member.session] == nil {
             members[member.session] = Member(name: member.name, roles: member.roles, user: member.user, data: member.data)
+            if let user = member.user { sessionsOfUser[user, default: 0] += 1 }
             memberOrder.append(member.session)
         }
         for patch in stored.history where patch.version <= version { history.append(patch) }
@@ -123,7 +126,11 @@ extension Room {
     /// With `deltas` (a store that takes them, `RoomStore.takesControlDeltas`), a control the store has a recent full
     /// state of is written as the operations from what the store has to what it is now (`Room+StoreDeltas.swift`).
     public mutating func storeWrite(for patch: Patch, keepHistory: Int, deltas: Bool = false) -> StoreWrite {
-        let touched = patch.touched.controls.map(ControlID.init)
+        var touched = patch.touched.controls.map(ControlID.init)
+        if !staleFormat.isEmpty {
+            touched += staleFormat.filter { !touched.contains($0) }
+            staleFormat = []
+        }
         // Members come from the cause, not from presence ops: rooms without presence keep their members too.
         var joined: [StoredMember] = []
         var left: [SessionID] = []

@@ -54,6 +54,11 @@ public struct Room: Sendable {
     var controls: [ControlID: any Control]
     var memberOrder = JoinOrder()
     var members: [SessionID: Member] = [:]
+    /// How many sessions each user (a token's `sub`) has in the room: whether a join is its first, a leave its last.
+    var sessionsOfUser: [String: Int] = [:]
+    /// Controls restored from a store in an older format (`StoredControl.currentFormat`): written whole with the room's
+    /// first write, so a later load does not take the room for an old one again.
+    var staleFormat: [ControlID] = []
     /// Members' presence `data` as the next presence patch will set it (`Room+Presence.swift`): checked, not yet a version.
     var gatheredPresence: [SessionID: JSONObject] = [:]
     /// What the store has of each control, for writing what changed (`Room+StoreDeltas.swift`; empty unless the store
@@ -166,12 +171,13 @@ public struct Room: Sendable {
     public mutating func join(_ session: SessionID, name: String?, roles: [String], user: String? = nil) -> RoomUpdate {
         guard members[session] == nil else { return .none }
         var cause: JSONObject = ["kind": "join", "session": .string(session.rawValue)]
-        if let user {
+        if tracksPresence, let user {  // (a room without presence shows nobody: nor whose session this is)
             cause["user"] = .string(user)
-            if !members.values.contains(where: { $0.user == user }) { cause["userJoined"] = true }  // its first session here
+            if sessionsOfUser[user] == nil { cause["userJoined"] = true }  // its first session here
         }
         return commit(cause: cause, touching: []) { room, ops, _ in
             room.members[session] = Member(name: name, roles: roles, user: user)
+            if let user { room.sessionsOfUser[user, default: 0] += 1 }
             room.memberOrder.append(session)
             if room.tracksPresence {
                 ops.append(.add(path: JSONPointer(["presence", session.rawValue]), value: room.memberJSON(session, holdings: [:], editing: [:])))
@@ -183,10 +189,10 @@ public struct Room: Sendable {
     public mutating func leave(_ session: SessionID, reason: HoldEndReason) -> RoomUpdate {
         guard let member = members[session] else { return .none }
         var cause: JSONObject = ["kind": "leave", "session": .string(session.rawValue), "reason": .string(reason.rawValue)]
-        if let user = member.user {
+        if tracksPresence, let user = member.user {
             // The member is gone after it: its webhooks read who it was, and whether it was its user's last session, here.
             cause["user"] = .string(user)
-            if !members.contains(where: { $0.key != session && $0.value.user == user }) { cause["userLeft"] = true }
+            if sessionsOfUser[user] == 1 { cause["userLeft"] = true }
         }
         return commit(cause: cause, touching: controlOrder, removing: session) { room, _, ended in
             room.endClaims(reason: ClaimEndReason(reason)) { $1.session == session }
@@ -349,6 +355,9 @@ public struct Room: Sendable {
             }
         }
         if let leaving {
+            if let user = members[leaving]?.user {
+                sessionsOfUser[user] = (sessionsOfUser[user] ?? 1) > 1 ? sessionsOfUser[user]! - 1 : nil
+            }
             members[leaving] = nil
             gatheredPresence[leaving] = nil
             memberOrder.remove(leaving)

@@ -51,6 +51,12 @@ extension LiveControlsServer {
                     connection.joined[request.room] = nil
                 } else {
                     let joinedWith = membership.grant.roles
+                    if membership.grant.user != grant.user {
+                        // The member shows its user to everyone: a token for someone else is a new member, not a re-join.
+                        send(.error(ProtocolError(.conflict, "this token names another user (sub) than the one you joined as; leave the room and join again",
+                                                  id: request.id, room: request.room)), to: connection)
+                        return
+                    }
                     if joinedWith != grant.roles {
                         // The member's roles are those it joined with: a token with others would show one set and act
                         // under another.

@@ -79,5 +79,34 @@ final class LegacyStoredStateTests: XCTestCase {
         XCTAssertEqual(JSONDiff.diff(from: original.render(), to: restored.render()), [])
         XCTAssertEqual(restored.resumeFloor, stored.version,
                        "stored by a release that rendered rooms another way: a client's state from before the load gets a snapshot")
+
+        // Once: the room's first write stores every old-format control anew, so the next load is no old room.
+        var live = restored
+        let patch = try XCTUnwrap(live.leave(SessionID("ann"), reason: .restart).patch)
+        let write = live.storeWrite(for: patch, keepHistory: 8)
+        XCTAssertEqual(Set(write.controls.map(\.id)), Set(fixtures.map { ControlID($0.name) }), "every control written in this format")
+        var rewritten = stored
+        rewritten.version = live.version
+        rewritten.members = []
+        for control in write.controls { rewritten.controls[control.id] = control.state }
+        let reloaded = try XCTUnwrap(Room(restoring: rewritten, template: template, historyLimit: 8))
+        XCTAssertNil(reloaded.resumeFloor, "loaded again: resumes from before this load are honoured")
+    }
+
+    func testAUsersSessionsAreCountedAndRoomsWithoutPresenceShowNoUser() throws {
+        let template = RoomTemplate(name: "t", controls: [(ControlID("q"), Stepper(label: "Q", min: 0, max: 9, value: 0))])
+        var room = Room(name: "r", template: template, epoch: "e", historyLimit: 8)
+        XCTAssertEqual(room.join(SessionID("a1"), name: "Ann", roles: [], user: "ann").patch?.cause["userJoined"], true)
+        XCTAssertNil(room.join(SessionID("a2"), name: "Ann", roles: [], user: "ann").patch?.cause["userJoined"], "her second device")
+        XCTAssertNil(room.leave(SessionID("a1"), reason: .leave).patch?.cause["userLeft"])
+        XCTAssertEqual(room.leave(SessionID("a2"), reason: .leave).patch?.cause["userLeft"], true, "her last device")
+        XCTAssertEqual(room.join(SessionID("a3"), name: "Ann", roles: [], user: "ann").patch?.cause["userJoined"], true, "back: first again")
+
+        var quiet = Room(name: "r", template: RoomTemplate(name: "t", controls: template.controls, presence: false), epoch: "e", historyLimit: 8)
+        _ = quiet.join(SessionID("a1"), name: nil, roles: [], user: "ann")
+        _ = try quiet.apply(control: ControlID("q"), intent: "press", args: ["direction": "next"], by: SessionID("a1"), requestID: nil, at: .milliseconds(0))
+        let left = try XCTUnwrap(quiet.leave(SessionID("a1"), reason: .leave).patch, "a holder's leave is a patch")
+        XCTAssertNil(left.cause["user"], "a room without presence shows nobody's user")
+        XCTAssertNil(left.cause["userLeft"])
     }
 }

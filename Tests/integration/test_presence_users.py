@@ -82,3 +82,12 @@ def test_after_a_restart_every_user_leaves_with_its_last_session(start_server, t
     left = [e for e in user_events(receiver) if e[0] in ("member.left", "user.left")]
     assert left == [("member.left", a.session, "user-ann"), ("member.left", b.session, "user-ann"), ("user.left", b.session, "user-ann")]
     assert all(e["data"]["reason"] == "restart" for e in receiver.of("member.left"))
+
+
+def test_a_join_again_with_another_users_token_is_refused(start_server, tmp_path, receiver):
+    s = start(start_server, tmp_path, receiver)
+    c = s.client()
+    c.join("main", token=token("--subject", "user-ann"))
+    again = c.join("main", token=token("--subject", "user-bob"))
+    assert again["type"] == "error" and again["code"] == "conflict" and "another user" in again["message"], again
+    assert c.join("main", token=token("--subject", "user-ann"))["type"] == "snapshot", "the same user's fresh token is fine"
