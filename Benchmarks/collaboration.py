@@ -126,10 +126,13 @@ async def slow_load(url: str, stop: asyncio.Event, counts: dict):
             await ws.send(json.dumps({"type": "join", "room": "s1"}))
             i = 0
             async def reader():
-                async for raw in ws:
-                    m = json.loads(raw)
-                    if m["type"] in ("ack", "error"):
-                        counts[m.get("code", "ack")] = counts.get(m.get("code", "ack"), 0) + 1
+                try:
+                    async for raw in ws:
+                        m = json.loads(raw)
+                        if m["type"] in ("ack", "error"):
+                            counts[m.get("code", "ack")] = counts.get(m.get("code", "ack"), 0) + 1
+                except websockets.ConnectionClosed:
+                    pass
             task = asyncio.create_task(reader())
             while not stop.is_set():
                 await ws.send(json.dumps({"type": "intent", "id": f"{n}-{i}", "room": "s1", "control": "hooked", "intent": "next"}))
