@@ -208,12 +208,12 @@ export class LiveRoom extends EventTarget {
   /** Gives a claim up (`reason` "blur" when its field lost focus, else "release"). */
   unclaim(control, target = "*", reason = "release") { return this.request({ type: "unclaim", room: this.room, control, target, reason }); }
 
-  /** After a (re)join: the presence data this client keeps, sent again for the session now in the room. */
   /** This page's clock (ms since 1970, as `Date.now()`) at a server time — a toggle's `holding.until`. */
   localTime(serverTime) {
     return serverTime - this.serverClockOffset;
   }
 
+  /** After a (re)join: the presence data this client keeps, sent again for the session now in the room. */
   restorePresence() {
     if (Object.keys(this.presenceData).length > 0) this.request({ type: "presence", room: this.room, data: this.presenceData }).catch(() => {});
   }
