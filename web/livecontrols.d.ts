@@ -100,6 +100,9 @@ export interface LiveRoomOptions {
   template?: string | null;
   token?: string | null;
   maxMessageBytes?: number;
+  /** The WebSocket class to connect with: the page's by default; outside a browser, Node 22's global (Node 20 with
+   * --experimental-websocket) or any class with the browser's API (then `url` is required). */
+  WebSocket?: new (url: string, protocols?: string | string[]) => WebSocket;
 }
 
 /** One joined room: connection, resume, the room document, intents, presence, claims, broadcasts. */
@@ -126,6 +129,8 @@ export class LiveRoom extends EventTarget {
   static readonly joinID: "join";
   /** The close code of a session the server API disconnected: no automatic reconnect. */
   static readonly disconnectedCode: 4001;
+  /** A WebSocket's `readyState` when open. */
+  static readonly OPEN: 1;
 
   /** Opens the connection (done by the constructor; again after a drop, with a backoff). */
   connect(): void;

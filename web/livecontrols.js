@@ -41,8 +41,14 @@ export function applyPatch(doc, ops) {
 /** A client for one room. Events: "status", "state", "patch", "resumed" (the missed patches up to `detail.version`
  * follow), "error", "startedover" (a snapshot of a new epoch). */
 export class LiveRoom extends EventTarget {
-  constructor({ url, room = "demo", name = null, template = null, token = null, maxMessageBytes = 65536 } = {}) {
+  /**
+   * `WebSocket`: the WebSocket class to connect with — the page's by default; outside a browser, Node 22's global (Node
+   * 20 with --experimental-websocket), or any class with the browser's API. `url` is then required.
+   */
+  constructor({ url, room = "demo", name = null, template = null, token = null, maxMessageBytes = 65536, WebSocket = globalThis.WebSocket } = {}) {
     super();
+    if (typeof WebSocket !== "function") throw new TypeError("no WebSocket class: pass one as the WebSocket option");
+    this.WebSocket = WebSocket;
     // A token travels in the WebSocket URL (`/ws?token=…`), which browsers can set, unlike headers.
     this.url = (url ?? LiveRoom.defaultURL()) + (token ? `?token=${encodeURIComponent(token)}` : "");
     this.room = room;
@@ -69,13 +75,14 @@ export class LiveRoom extends EventTarget {
 
   /** ws(s)://<this page's host>/ws */
   static defaultURL() {
+    if (typeof location === "undefined") throw new TypeError("no page to take the server's address from: pass url");
     const scheme = location.protocol === "https:" ? "wss:" : "ws:";
     return `${scheme}//${location.host}/ws`;
   }
 
   connect() {
     this.setStatus("connecting");
-    const ws = new WebSocket(this.url, "livecontrols.v1");
+    const ws = new this.WebSocket(this.url, "livecontrols.v1");
     this.ws = ws;
     ws.onmessage = (event) => this.receive(JSON.parse(event.data));
     ws.onclose = (event) => {
@@ -112,7 +119,7 @@ export class LiveRoom extends EventTarget {
 
   close() { this.closedByUser = true; clearTimeout(this.reconnectTimer); this.ws?.close(1000); }
 
-  send(message) { if (this.ws?.readyState === WebSocket.OPEN) this.ws.send(JSON.stringify(message)); }
+  send(message) { if (this.ws?.readyState === LiveRoom.OPEN) this.ws.send(JSON.stringify(message)); }
 
   join() {
     const msg = { type: "join", id: LiveRoom.joinID, room: this.room };
@@ -134,7 +141,7 @@ export class LiveRoom extends EventTarget {
   request(message) {
     const id = `c${this.nextID++}`;
     return new Promise((resolve, reject) => {
-      if (this.ws?.readyState !== WebSocket.OPEN) {
+      if (this.ws?.readyState !== LiveRoom.OPEN) {
         reject(Object.assign(new Error("not connected"), { code: "disconnected" }));
         return;
       }
@@ -318,6 +325,8 @@ export class LiveRoom extends EventTarget {
   emit(type, detail) { this.dispatchEvent(new CustomEvent(type, { detail })); }
 }
 
+/** A WebSocket's `readyState` when open (the same in every implementation of the API). */
+LiveRoom.OPEN = 1;
 /** The request id of joins (intents use `c1`, `c2`, …). */
 LiveRoom.joinID = "join";
 /** The close code of a session the server API disconnected (docs/PROTOCOL.md): no automatic reconnect. */

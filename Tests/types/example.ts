@@ -3,6 +3,8 @@
 import { LiveRoom, applyPatch, type JSONValue, type LiveRoomError, type Person } from "../../web/livecontrols.js";
 
 const room = new LiveRoom({ room: "demo", name: "Ann" });
+const inNode = new LiveRoom({ url: "ws://127.0.0.1:8080/ws", WebSocket: globalThis.WebSocket });
+inNode.close();
 
 room.addEventListener("state", (event) => {
   const state = room.state;
