@@ -100,9 +100,9 @@ export interface LiveRoomOptions {
   template?: string | null;
   token?: string | null;
   maxMessageBytes?: number;
-  /** The WebSocket class to connect with: the page's by default; outside a browser, Node 22's global (Node 20 with
+  /** The WebSocket class to connect with: by default the global one at each connection (the page's; Node 22's, Node 20 with
    * --experimental-websocket) or any class with the browser's API (then `url` is required). */
-  WebSocket?: new (url: string, protocols?: string | string[]) => WebSocket;
+  WebSocket?: (new (url: string, protocols?: string | string[]) => WebSocket) | null;
 }
 
 /** One joined room: connection, resume, the room document, intents, presence, claims, broadcasts. */

@@ -42,12 +42,13 @@ export function applyPatch(doc, ops) {
  * follow), "error", "startedover" (a snapshot of a new epoch). */
 export class LiveRoom extends EventTarget {
   /**
-   * `WebSocket`: the WebSocket class to connect with — the page's by default; outside a browser, Node 22's global (Node
-   * 20 with --experimental-websocket), or any class with the browser's API. `url` is then required.
+   * `WebSocket`: the WebSocket class to connect with — by default the global one as each connection is made (the
+   * page's; Node 22's, or Node 20's with --experimental-websocket); or any class with the browser's API. Outside a
+   * browser, `url` is required.
    */
-  constructor({ url, room = "demo", name = null, template = null, token = null, maxMessageBytes = 65536, WebSocket = globalThis.WebSocket } = {}) {
+  constructor({ url, room = "demo", name = null, template = null, token = null, maxMessageBytes = 65536, WebSocket = null } = {}) {
     super();
-    if (typeof WebSocket !== "function") throw new TypeError("no WebSocket class: pass one as the WebSocket option");
+    if (typeof (WebSocket ?? globalThis.WebSocket) !== "function") throw new TypeError("no WebSocket class: pass one as the WebSocket option");
     this.WebSocket = WebSocket;
     // A token travels in the WebSocket URL (`/ws?token=…`), which browsers can set, unlike headers.
     this.url = (url ?? LiveRoom.defaultURL()) + (token ? `?token=${encodeURIComponent(token)}` : "");
@@ -82,7 +83,7 @@ export class LiveRoom extends EventTarget {
 
   connect() {
     this.setStatus("connecting");
-    const ws = new this.WebSocket(this.url, "livecontrols.v1");
+    const ws = new (this.WebSocket ?? globalThis.WebSocket)(this.url, "livecontrols.v1");
     this.ws = ws;
     ws.onmessage = (event) => this.receive(JSON.parse(event.data));
     ws.onclose = (event) => {
