@@ -20,8 +20,6 @@ package final class CurlWebhookTransport: WebhookTransport, HookTransport, @unch
     static let maxConnections = 64
     static let hookConnectionsPerHost = 32
     static let hookConnections = 128
-    let connectionsPerHost: Int
-    let connections: Int
     /// The longest answer head read (status line and headers); a longer one fails the attempt.
     static let maxHeadBytes = 64 * 1024
     /// Body bytes read (and dropped) after the status was told, so the connection can be used again.
@@ -78,8 +76,6 @@ package final class CurlWebhookTransport: WebhookTransport, HookTransport, @unch
 
     package init(connectionsPerHost: Int = CurlWebhookTransport.maxConnectionsPerHost, connections: Int = CurlWebhookTransport.maxConnections,
                  threadName: String = "webhooks") {
-        self.connectionsPerHost = connectionsPerHost
-        self.connections = connections
         curl_global_init(Int(CURL_GLOBAL_DEFAULT))
         multi = OpaquePointer(curl_multi_init())
         _ = lc_curl_multi_set_long(UnsafeMutableRawPointer(multi), CURLMOPT_MAX_HOST_CONNECTIONS, connectionsPerHost)
