@@ -34,6 +34,8 @@ public enum Direction: String, Sendable, Codable, CaseIterable {
 public struct IntentError: Error, Equatable, Sendable {
     public var code: ErrorCode
     public var message: String
+    /// Who made the change an undo conflicts with (`{session, name, user}`), when a member did.
+    public var by: JSONObject?
     public init(_ code: ErrorCode, _ message: String) { self.code = code; self.message = message }
 }
 

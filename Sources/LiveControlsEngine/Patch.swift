@@ -26,6 +26,14 @@ public struct RoomUpdate: Sendable, Equatable {
     public var patch: Patch?
     /// Timers to (re)arm or cancel, as data for the room's owner to carry out.
     public var timers: [TimerEffect]
+    /// Users whose undo or redo stacks changed size (`Room+Undo.swift`): their sessions are told (`undoable`).
+    public var undoable: [UndoCounts] = []
+
+    public init(patch: Patch?, timers: [TimerEffect], undoable: [UndoCounts] = []) {
+        self.patch = patch
+        self.timers = timers
+        self.undoable = undoable
+    }
 
     public static let none = RoomUpdate(patch: nil, timers: [])
 }

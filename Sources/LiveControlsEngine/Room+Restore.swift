@@ -25,7 +25,7 @@ extension Room {
         version = stored.version
         for member in stored.members where members[member.session] == nil {
             members[member.session] = Member(name: member.name, roles: member.roles, user: member.user, data: member.data)
-            if let user = member.user { sessionsOfUser[user, default: 0] += 1 }
+            if let user = member.user { sessionsOfUser[user, default: []].append(member.session) }
             memberOrder.append(member.session)
         }
         for patch in stored.history where patch.version <= version { history.append(patch) }

@@ -38,6 +38,10 @@ public struct Room: Sendable {
     public let maxStateBytes: Int
     /// Who may broadcast, how large and how often (the template's `broadcast`).
     public let broadcastPolicy: BroadcastPolicy
+    /// The intents whose changes each control records for undo (`Room+Undo.swift`); empty: the room records nothing.
+    let undoIntents: [ControlID: Set<String>]
+    /// Every user's undo and redo stacks (in memory only).
+    var undoHistory: UndoHistory
     /// The whole room's broadcasts (`BroadcastPolicy.roomPerSecond`).
     var broadcastRate = RateBucket()
     /// Who is editing what, by control, in claim order (`Room+Claims.swift`).
@@ -54,8 +58,9 @@ public struct Room: Sendable {
     var controls: [ControlID: any Control]
     var memberOrder = JoinOrder()
     var members: [SessionID: Member] = [:]
-    /// How many sessions each user (a token's `sub`) has in the room: whether a join is its first, a leave its last.
-    var sessionsOfUser: [String: Int] = [:]
+    /// The sessions each user (a token's `sub`) has in the room: whether a join is its first, a leave its last; who
+    /// hears of the user's undo stacks.
+    var sessionsOfUser: [String: [SessionID]] = [:]
     /// Controls restored from a store in an older format (`StoredControl.currentFormat`): written whole with the room's
     /// first write, so a later load does not take the room for an old one again.
     var staleFormat: [ControlID] = []
@@ -84,6 +89,8 @@ public struct Room: Sendable {
         self.claimPolicies = template.claims
         self.maxStateBytes = template.maxStateBytes
         self.broadcastPolicy = template.broadcast
+        self.undoIntents = Room.undoableIntents(of: template)
+        self.undoHistory = UndoHistory(policy: template.undo)
         self.hasReaders = template.controls.contains { type(of: $0.control).readsOtherControls }
         self.hasPrivateParts = template.controls.contains { type(of: $0.control).hasPrivateParts }
         self.history = ChangeHistory(limit: historyLimit)
@@ -177,7 +184,7 @@ public struct Room: Sendable {
         }
         return commit(cause: cause, touching: []) { room, ops, _ in
             room.members[session] = Member(name: name, roles: roles, user: user)
-            if let user { room.sessionsOfUser[user, default: 0] += 1 }
+            if let user { room.sessionsOfUser[user, default: []].append(session) }
             room.memberOrder.append(session)
             if room.tracksPresence {
                 ops.append(.add(path: JSONPointer(["presence", session.rawValue]), value: room.memberJSON(session, holdings: [:], editing: [:])))
@@ -192,7 +199,7 @@ public struct Room: Sendable {
         if tracksPresence, let user = member.user {
             // The member is gone after it: its webhooks read who it was, and whether it was its user's last session, here.
             cause["user"] = .string(user)
-            if sessionsOfUser[user] == 1 { cause["userLeft"] = true }
+            if sessionsOfUser[user]?.count == 1 { cause["userLeft"] = true }
         }
         return commit(cause: cause, touching: controlOrder, removing: session) { room, _, ended in
             room.endClaims(reason: ClaimEndReason(reason)) { $1.session == session }
@@ -213,29 +220,40 @@ public struct Room: Sendable {
         }
         try permissions[id]?.check(intent, control: id, memberRoles: member.roles)
         try checkClaims(id, intent: intent, args: args, by: session)
+        let before = control
         let events = try control.apply(intent, args: IntentArgs(args), by: session, at: now, room: RoomView(controls: controls, clock: clock))
-        try checkSize(replacing: id, with: control, among: controls)
+        let sizes = try checkSize(replacing: id, with: control, among: controls)
         var cause: JSONObject = ["kind": "intent", "session": .string(session.rawValue), "control": .string(id.rawValue), "intent": .string(intent)]
         if let requestID { cause["id"] = requestID.json }
         if let detail = events.detail { for (key, value) in detail where cause[key] == nil { cause[key] = value } }  // (never the cause's own keys)
-        return commit(cause: cause, touching: [id]) { room, _, ended in
+        let lastChange = undoIntents.isEmpty ? nil : undoHistory.lastChange[id]
+        var update = commit(cause: cause, touching: [id]) { room, _, ended in
             room.controls[id] = control
             ended.append(contentsOf: events.ended.map { (id, $0) })
         }
+        if update.patch != nil, undoIntents[id]?.contains(intent) == true {
+            update.undoable = recordUndo(UndoEntry(serial: 0, control: id, intent: intent, args: args, session: session, name: member.name,
+                                                   before: before, after: control, version: version, startedAt: now, lastAt: now,
+                                                   bytes: sizes.before + sizes.after),
+                                         by: member, previousChange: lastChange)
+        }
+        return update
     }
 
     /// Refuses (`too_large`) a change that would take the room's state past `maxStateBytes`: one editor cannot
     /// make a room too big for everyone. A change that shrinks it, or keeps it under, passes. `current`: the room's
     /// controls as the change finds them (the server API's list sees the effect of the intents before).
-    func checkSize(replacing id: ControlID, with changed: any Control, among current: [ControlID: any Control]) throws(IntentError) {
+    @discardableResult
+    func checkSize(replacing id: ControlID, with changed: any Control, among current: [ControlID: any Control]) throws(IntentError) -> (before: Int, after: Int) {
         let before = current[id]!.stateBytes, after = changed.stateBytes
-        guard after > before else { return }
+        guard after > before else { return (before, after) }
         var total = 0
         for other in controlOrder where other != id { total += current[other]!.stateBytes }
         total += after
         guard total <= maxStateBytes else {
             throw IntentError(.tooLarge, "room \(name)'s state would take about \(total) bytes, over its bound of \(maxStateBytes) (the template's maxStateBytes); remove something first")
         }
+        return (before, after)
     }
 
     /// A control's timer fired: apply what is due. Always says when to wake it next.
@@ -356,8 +374,11 @@ public struct Room: Sendable {
         }
         if let leaving {
             if let user = members[leaving]?.user {
-                sessionsOfUser[user] = (sessionsOfUser[user] ?? 1) > 1 ? sessionsOfUser[user]! - 1 : nil
+                sessionsOfUser[user]?.removeAll { $0 == leaving }
+                if sessionsOfUser[user]?.isEmpty == true { sessionsOfUser[user] = nil }
             }
+            // A session without a user: its stack ends with it (a reconnect is a new session).
+            if members[leaving]?.user == nil, !undoIntents.isEmpty { undoHistory.drop(Self.undoUser(members[leaving]!, leaving)) }
             members[leaving] = nil
             gatheredPresence[leaving] = nil
             memberOrder.remove(leaving)
@@ -377,6 +398,7 @@ public struct Room: Sendable {
             })
         }
         version += 1
+        if !undoIntents.isEmpty { for id in touching { undoHistory.lastChange[id] = version } }
         let patch = Patch(version: version, ops: ops, cause: .object(cause), access: access)
         history.append(patch)
         return RoomUpdate(patch: patch, timers: timers)

@@ -17,6 +17,8 @@ public struct RoomTemplate: Sendable {
     public var intentHook: IntentHook?
     /// Who may broadcast in its rooms, how large and how often (`"broadcast"`).
     public var broadcast = BroadcastPolicy()
+    /// How its rooms keep their members' changes for `undo` and `redo` (`"undo"`).
+    public var undo = UndoPolicy()
     public static let defaultMaxStateBytes = 8 * 1024 * 1024
 
     public init(name: String, controls: [(id: ControlID, control: any Control)], presence: Bool = true,
@@ -56,7 +58,7 @@ public struct ServerConfig: Sendable {
         var templates: [String: RoomTemplate] = [:]
         for (name, node) in try templatesNode.members() {
             guard ClientMessage.isValidName(name) else { throw node.error("template name must be 1–64 characters of A–Z a–z 0–9 _ - . :") }
-            _ = try node.object(allowed: ["controls", "presence", "permissions", "claims", "maxStateBytes", "hooks", "broadcast"])
+            _ = try node.object(allowed: ["controls", "presence", "permissions", "claims", "maxStateBytes", "hooks", "broadcast", "undo"])
             guard let controlsNode = node["controls"] else { throw node.error(at: "controls", "required object is missing") }
             var controls: [(ControlID, any Control)] = []
             for (id, controlNode) in try controlsNode.members() {
@@ -70,6 +72,7 @@ public struct ServerConfig: Sendable {
             guard (1_024...(1 << 30)).contains(template.maxStateBytes) else { throw node.error(at: "maxStateBytes", "must be within 1024…1073741824") }
             template.intentHook = try IntentHook.parseHooks(node["hooks"], controls: controls)
             template.broadcast = try BroadcastPolicy.parse(node["broadcast"])
+            template.undo = try UndoPolicy.parse(node["undo"])
             templates[name] = template
         }
         guard !templates.isEmpty else { throw templatesNode.error("at least one template is needed") }

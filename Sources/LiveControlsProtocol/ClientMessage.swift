@@ -128,6 +128,20 @@ public struct BroadcastRequest: Sendable, Equatable {
     }
 }
 
+/// `undo {room, id?}` / `redo {room, id?}`: takes back the sender's (its user's) last change in the room, or the last undo.
+public struct UndoRequest: Sendable, Equatable {
+    public var id: RequestID?
+    public var room: String
+    /// `redo`: take back the last undo.
+    public var redo: Bool
+
+    public init(id: RequestID? = nil, room: String, redo: Bool = false) {
+        self.id = id
+        self.room = room
+        self.redo = redo
+    }
+}
+
 /// Every message a client can send, decoded once from a text frame.
 public enum ClientMessage: Sendable, Equatable {
     case join(JoinRequest)
@@ -136,6 +150,7 @@ public enum ClientMessage: Sendable, Equatable {
     case presence(PresenceRequest)
     case claim(ClaimRequest)
     case broadcast(BroadcastRequest)
+    case undo(UndoRequest)
 
     /// The room the message is for.
     public var room: String {
@@ -146,6 +161,7 @@ public enum ClientMessage: Sendable, Equatable {
         case let .presence(r): r.room
         case let .claim(r): r.room
         case let .broadcast(r): r.room
+        case let .undo(r): r.room
         }
     }
 
@@ -183,7 +199,7 @@ public enum ClientMessage: Sendable, Equatable {
         // Once the message is known to be a request for a room, its errors name that room when it is a valid name
         // (errors about the frame itself — its JSON, its type — name none).
         switch type {
-        case "join", "leave", "intent", "presence", "claim", "unclaim", "broadcast":
+        case "join", "leave", "intent", "presence", "claim", "unclaim", "broadcast", "undo", "redo":
             if let room = object["room"]?.stringValue, isValidName(room) { fields.room = room }
         default: break
         }
@@ -205,6 +221,8 @@ public enum ClientMessage: Sendable, Equatable {
             return .join(request)
         case "leave":
             return .leave(room: try fields.roomName(), id: id)
+        case "undo", "redo":
+            return .undo(UndoRequest(id: id, room: try fields.roomName(), redo: type == "redo"))
         case "broadcast":
             let room = try fields.roomName()
             guard let event = object["event"] else { throw fields.error(.invalidMessage, "broadcast needs an event (any JSON value)", room: room) }

@@ -78,6 +78,9 @@ public enum ErrorCode: String, Sendable, CaseIterable {
     /// The app's backend refused the intent (the template's intent hook answered `allow: false`). The error's `reason`
     /// is the backend's own code, when it gave one, and `message` its words.
     case denied = "denied"
+    /// `undo` (`redo`) with nothing to take back: the user has no change in the room that is kept (none made, all undone,
+    /// dropped past the template's bounds, or the room was reloaded), or the room records none.
+    case nothingToUndo = "nothing_to_undo"
 }
 
 /// A request the server refuses: becomes one `error` message.
@@ -90,12 +93,15 @@ public struct ProtocolError: Error, Equatable, Sendable {
     public var room: String?
     /// `denied`: the app's backend's own code for why (its answer's `code`), when it gave one.
     public var reason: String?
+    /// `conflict` of an `undo`/`redo`: who made the change it conflicts with (`{session, name, user}`), when a member did.
+    public var by: JSONObject?
 
-    public init(_ code: ErrorCode, _ message: String, id: RequestID? = nil, room: String? = nil, reason: String? = nil) {
+    public init(_ code: ErrorCode, _ message: String, id: RequestID? = nil, room: String? = nil, reason: String? = nil, by: JSONObject? = nil) {
         self.code = code
         self.message = message
         self.id = id
         self.room = room
         self.reason = reason
+        self.by = by
     }
 }

@@ -20,6 +20,8 @@ public enum ServerMessage: Sendable, Equatable {
     case error(ProtocolError)
     /// Another member's (or the server API's: `from` "server") `broadcast`: its `event` as sent; `name` the sender's.
     case broadcast(room: String, from: String, name: String?, event: JSONValue)
+    /// How many changes the session's user can undo and redo in the room, when that changes (and at a join, when not 0).
+    case undoable(room: String, undo: Int, redo: Int)
 
     public var json: JSONValue {
         var o = JSONObject()
@@ -66,6 +68,11 @@ public enum ServerMessage: Sendable, Equatable {
             o["from"] = .string(from)
             if let name { o["name"] = .string(name) }
             o["event"] = event
+        case let .undoable(room, undo, redo):
+            o["type"] = "undoable"
+            o["room"] = .string(room)
+            o["undo"] = .int(undo)
+            o["redo"] = .int(redo)
         case let .error(e):
             o["type"] = "error"
             if let id = e.id { o["id"] = id.json }
@@ -73,6 +80,7 @@ public enum ServerMessage: Sendable, Equatable {
             o["code"] = .string(e.code.rawValue)
             o["message"] = .string(e.message)
             if let reason = e.reason { o["reason"] = .string(reason) }
+            if let by = e.by { o["by"] = .object(by) }
         }
         return .object(o)
     }

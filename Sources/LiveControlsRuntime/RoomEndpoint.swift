@@ -29,6 +29,8 @@ package protocol RoomEndpoint: AnyObject, Sendable {
     func claim(_ subscriber: any RoomSubscriber, _ request: ClaimRequest)
     /// Hands `event` to the room's other members (`broadcast`); answered with an `ack` when it has an id.
     func broadcast(_ subscriber: any RoomSubscriber, _ request: BroadcastRequest)
+    /// Takes back the member's user's last change (`redo`: its last undo); answered with an `ack` when it has an id.
+    func undo(_ subscriber: any RoomSubscriber, _ request: UndoRequest)
     /// The room behind this endpoint stopped here for good (a failed store write, or unloaded): a join must ask
     /// the directory for the room again rather than resync with this endpoint.
     var isClosed: Bool { get }

@@ -277,6 +277,7 @@ final class RoomRuntime: RoomEndpoint, @unchecked Sendable {
                 let viewer = Viewer(session: subscriber.session, roles: request.roles)
                 for patch in missed { send(patch.isShared ? patchMessage(patch) : patchMessage(patch, for: viewer), to: subscriber) }
                 carryOut(room.join(subscriber.session, name: request.name, roles: request.roles, user: request.user))
+                tellUndoable(toJoined: subscriber)
                 return
             }
             resumed = false
@@ -284,6 +285,7 @@ final class RoomRuntime: RoomEndpoint, @unchecked Sendable {
         carryOut(room.join(subscriber.session, name: request.name, roles: request.roles, user: request.user))
         subscribe(subscriber)
         send(snapshot(id: request.id, resumed: resumed, for: room.viewer(of: subscriber.session)), to: subscriber)
+        tellUndoable(toJoined: subscriber)
     }
 
     func subscribe(_ subscriber: any RoomSubscriber) {
@@ -326,9 +328,14 @@ final class RoomRuntime: RoomEndpoint, @unchecked Sendable {
         .patch(room: name, epoch: room.epoch, version: patch.version, ops: patch.ops(for: viewer), cause: patch.cause)
     }
 
-    /// Persists and broadcasts the patch (encoded once, to the subscribers of this moment) and
-    /// carries out the timer effects.
+    /// Persists and broadcasts the patch (encoded once, to the subscribers of this moment), carries out the timer
+    /// effects, then tells users whose undo stacks changed (after the patch).
     func carryOut(_ update: RoomUpdate) {
+        carryOutChange(update)
+        if !update.undoable.isEmpty { tellUndoable(update.undoable) }
+    }
+
+    private func carryOutChange(_ update: RoomUpdate) {
         assertOnQueue(queue)
         if let patch = update.patch {
             snapshots = nil

@@ -126,6 +126,18 @@ extension LiveControlsServer {
             }
             membership.room.broadcast(connection, request)
             if !connection.readingPaused { pauseReadingIfBehind(connection, membership.room) }
+        case let .undo(request):
+            guard let membership = connection.joined[request.room] else {
+                send(.error(ProtocolError(.notJoined, "join room \(request.room) before undoing in it", id: request.id, room: request.room)), to: connection)
+                return
+            }
+            // An undo is a change like an intent: a viewer or an expired token may not make one.
+            if let refusal = options.auth.mayAct(membership.grant, room: request.room, id: request.id, what: request.redo ? "redo" : "undo") {
+                send(.error(refusal), to: connection)
+                return
+            }
+            membership.room.undo(connection, request)
+            if !connection.readingPaused { pauseReadingIfBehind(connection, membership.room) }
         case let .intent(request):
             guard let membership = connection.joined[request.room] else {
                 send(.error(ProtocolError(.notJoined, "join room \(request.room) before sending intents to it", id: request.id, room: request.room)),
@@ -182,6 +194,7 @@ extension ClientMessage {
         case let .presence(r): return r.id
         case let .claim(r): return r.id
         case let .broadcast(r): return r.id
+        case let .undo(r): return r.id
         }
     }
 }

@@ -127,7 +127,7 @@ def test_the_error_codes_are_those_of_protocol_md_and_of_error_code_swift():
 def test_protocol_md_names_no_message_type_the_document_lacks():
     client = set(re.findall(r"`(\w+)`", "".join(re.findall(r"\n### (.*)", section("## Client → server", "## Server")))))
     server = set(re.findall(r"`(\w+)`", "".join(re.findall(r"\n### (.*)", section("## Server → client", "## Presence")))))
-    assert client == {"join", "intent", "presence", "claim", "unclaim", "broadcast", "leave"}, client
+    assert client == {"join", "intent", "presence", "claim", "unclaim", "broadcast", "undo", "redo", "leave"}, client
     assert client == consts("ClientMessage", "type")
     assert server == consts("ServerMessage", "type")
     unknown_type = next(line for line in PROTOCOL.splitlines() if line.startswith("| `unknown_type`"))

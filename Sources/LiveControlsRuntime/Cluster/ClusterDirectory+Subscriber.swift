@@ -86,6 +86,7 @@ extension ClusterDirectory {
         case let .presence(p, _): return p.id
         case let .claim(c, _): return c.id
         case let .broadcast(b, _): return b.id
+        case let .undo(u, _): return u.id
         case let .leave(id, _), let .snapshot(id): return id
         case .admin, .disconnect: return nil
         }

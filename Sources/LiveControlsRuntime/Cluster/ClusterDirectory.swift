@@ -394,6 +394,7 @@ package final class ClusterDirectory: RoomDirectory, @unchecked Sendable {
         case let .presence(presence, member): owner.runtime.presence(remote.joined(as: member), presence)
         case let .claim(claim, member): owner.runtime.claim(remote.joined(as: member), claim)
         case let .broadcast(broadcast, member): owner.runtime.broadcast(remote.joined(as: member), broadcast)
+        case let .undo(undo, member): owner.runtime.undo(remote.joined(as: member), undo)
         case let .leave(id, reason): owner.runtime.leave(remote, id: id, reason: reason)
         case let .snapshot(id): owner.runtime.resync(remote, id: id)
         case let .admin(call): run(call, on: owner, replyTo: node, token: token)

@@ -10,6 +10,7 @@ enum ClusterRequest: Sendable, Equatable {
     case presence(PresenceRequest, Membership?)
     case claim(ClaimRequest, Membership?)
     case broadcast(BroadcastRequest, Membership?)
+    case undo(UndoRequest, Membership?)
     case leave(id: RequestID?, reason: HoldEndReason)
     /// A fresh snapshot (a re-join, or a resync after an overflow or a gap).
     case snapshot(id: RequestID?)
@@ -126,6 +127,10 @@ enum ClusterEnvelope {
             body["member"] = member?.json
             if let id = broadcast.id { body["id"] = id.json }
             body["event"] = broadcast.event
+        case let .undo(undo, member):
+            kind = undo.redo ? "redo" : "undo"
+            body["member"] = member?.json
+            if let id = undo.id { body["id"] = id.json }
         case let .leave(id, reason):
             kind = "leave"
             if let id { body["id"] = id.json }
@@ -306,6 +311,8 @@ enum ClusterEnvelope {
         case "broadcast":
             guard let event = body["event"] else { return nil }
             return .broadcast(BroadcastRequest(id: id, room: room, event: event), member)
+        case "undo", "redo":
+            return .undo(UndoRequest(id: id, room: room, redo: kind == "redo"), member)
         case "leave":
             guard let reason = body["reason"]?.stringValue.flatMap(HoldEndReason.init(rawValue:)) else { return nil }
             return .leave(id: id, reason: reason)

@@ -39,4 +39,8 @@ final class ClusterRoomHandle: RoomEndpoint, Sendable {
     func broadcast(_ subscriber: any RoomSubscriber, _ request: BroadcastRequest) {
         room.act(subscriber, id: request.id) { .broadcast(request, $0) }
     }
+
+    func undo(_ subscriber: any RoomSubscriber, _ request: UndoRequest) {
+        room.act(subscriber, id: request.id) { .undo(request, $0) }
+    }
 }

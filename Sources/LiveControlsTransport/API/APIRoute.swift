@@ -140,7 +140,7 @@ struct APIError: Error, Equatable {
         case .forbidden, .denied: return 403
         case .unknownRoom, .notJoined: return 404
         case .methodNotAllowed: return 405
-        case .roomExists, .conflict, .finished, .atBound, .notHolder, .guardFailed, .presenceOff, .claimed, .holdRequired, .closed: return 409
+        case .roomExists, .conflict, .finished, .atBound, .notHolder, .guardFailed, .presenceOff, .claimed, .holdRequired, .closed, .nothingToUndo: return 409
         case .tooLarge: return 413
         case .unknownTemplate, .unknownControl, .unknownIntent, .invalidArgs, .outOfRange, .notFound, .notValid: return 422
         case .rateLimited: return 429
