@@ -12,6 +12,7 @@ import { rangeView } from "./views/range.js";
 import { pollView } from "./views/poll.js";
 import { textView } from "./views/text.js";
 import { reactionsPanel } from "./views/reactions.js";
+import { historyBar } from "./views/history.js";
 
 const params = new URLSearchParams(location.search);
 // The name: the URL's (?name=), else the one chosen here before (kept in this browser).
@@ -23,6 +24,9 @@ const $ = (id) => document.getElementById(id);
 $("room-name").textContent = room.room;
 const reactionsView = reactionsPanel(room);
 $("presence-panel").after(reactionsView.element);
+const historyView = historyBar(room);
+$("name-form").after(historyView.element); // in the header: on a phone, beside the name box
+
 $("name-input").value = name ?? "";
 $("name-form").addEventListener("submit", (event) => {
   // A name is given at join: choosing another joins again under it (a reload with the name in the URL).
@@ -122,6 +126,7 @@ function renderSelf() {
   const viewer = (me.roles ?? []).includes("viewer");
   document.body.classList.toggle("viewer", viewer);
   reactionsView.setViewer(viewer); // viewers may not broadcast (unless a template lists them)
+  historyView.setViewer(viewer); // nor change anything, so nothing to undo
   $("viewer-note").hidden = !viewer;
   const fromToken = params.get("token") && me.name !== null && me.name !== (name ?? null);
   if (fromToken) {

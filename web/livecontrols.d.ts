@@ -64,12 +64,22 @@ export interface ErrorMessage {
   message: string;
   /** `denied` only: the app's backend's own code. */
   reason?: string;
+  /** The `conflict` of an undo or redo only: who changed that part since, when a member did. */
+  by?: ConflictAuthor;
+}
+
+/** Who made the change an undo conflicts with. */
+export interface ConflictAuthor {
+  session: string;
+  name: string | null;
+  user: string | null;
 }
 
 /** What a refused request rejects with: the server's `code` (or `disconnected`, `too_large`) and, for `denied`, `reason`. */
 export interface LiveRoomError extends Error {
   code: string;
   reason?: string;
+  by?: ConflictAuthor;
 }
 
 export type Status = "connecting" | "open" | "closed" | "refused" | "deleted" | "removed" | "expired";
@@ -89,6 +99,8 @@ export interface LiveRoomEventMap {
   resumed: { type: "resumed"; room: string; epoch: string; from: number; version: number };
   error: ErrorMessage | { code: "too_large"; message: string };
   broadcast: BroadcastDetail;
+  /** How many of this user's changes `undo()` and undos `redo()` can take back now. */
+  undoable: { undo: number; redo: number };
   startedover: { epoch: string };
 }
 
@@ -123,6 +135,9 @@ export class LiveRoom extends EventTarget {
   /** Server time minus this machine's time, in milliseconds (from `welcome.serverTime`). */
   readonly serverClockOffset: number;
   readonly maxMessageBytes: number;
+  /** From the last `undoable` message: how many changes `undo()` can take back, and undos `redo()` (undefined before one). */
+  readonly canUndo: number | undefined;
+  readonly canRedo: number | undefined;
 
   static defaultURL(): string;
   /** The request id of joins. */
@@ -144,6 +159,10 @@ export class LiveRoom extends EventTarget {
   claim(control: string, target?: string): Promise<AckMessage>;
   unclaim(control: string, target?: string, reason?: "release" | "blur"): Promise<AckMessage>;
   broadcast(event: JSONValue): Promise<AckMessage>;
+  /** Takes back this user's last change in the room; rejects with `conflict` (`by`), `nothing_to_undo`, `disconnected`… */
+  undo(): Promise<AckMessage>;
+  /** Takes back this user's last undo. */
+  redo(): Promise<AckMessage>;
   people(): Person[];
   /** A moment in server time (ms since 1970) on this machine's clock. */
   localTime(serverTime: number): number;

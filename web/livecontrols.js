@@ -187,6 +187,21 @@ export class LiveRoom extends EventTarget {
   }
 
   /**
+   * Takes back this user's last change in the room (its other devices' too): what it changed goes back, what others
+   * changed since stays. Resolves with the ack; rejects with an Error carrying `code`: `conflict` (someone changed that
+   * part since: `by` is `{session, name, user}` when a member did), `nothing_to_undo`…; while not joined, `disconnected`.
+   */
+  undo() { return this.takeBack("undo"); }
+
+  /** Takes back this user's last undo in the room (as `undo`). */
+  redo() { return this.takeBack("redo"); }
+
+  takeBack(type) {
+    if (this.status !== "open") return Promise.reject(Object.assign(new Error("not joined"), { code: "disconnected" }));
+    return this.request({ type, room: this.room });
+  }
+
+  /**
    * Sets fields of this session's presence `data` (a field set to null is removed); resolves with the `ack`, rejects
    * like `intent`. What the server accepts is kept here too: after a reconnect (a new session, with empty data)
    * the client sends it again. A refused update is forgotten (it would be refused again).
@@ -272,12 +287,19 @@ export class LiveRoom extends EventTarget {
       case "broadcast":
         if (msg.room === this.room) this.emit("broadcast", { from: msg.from, name: msg.name ?? null, event: msg.event });
         break;
+      case "undoable":
+        if (msg.room !== this.room) break;
+        this.canUndo = msg.undo;
+        this.canRedo = msg.redo;
+        this.emit("undoable", { undo: msg.undo, redo: msg.redo });
+        break;
       case "ack":
         this.pending.get(msg.id)?.resolve(msg);
         this.pending.delete(msg.id);
         break;
       case "error": {
-        const err = Object.assign(new Error(msg.message), { code: msg.code }, msg.reason === undefined ? {} : { reason: msg.reason });
+        const err = Object.assign(new Error(msg.message), { code: msg.code }, msg.reason === undefined ? {} : { reason: msg.reason },
+          msg.by === undefined ? {} : { by: msg.by });
         if (msg.id === LiveRoom.joinID) {
           // The join was refused. A passing condition (the room changing owner, too many messages, too many
           // rooms loaded) is retried with backoff; anything else stands until the page changes something.

@@ -88,9 +88,14 @@ extension Room {
     func checkClaims(_ id: ControlID, intent: String, args: JSONObject, by session: SessionID) throws(IntentError) {
         // `release` only ends the sender's own hold: never held back, or a claim taken during a hold would trap it.
         guard let held = claims[id], !held.isEmpty, claimPolicy(id).exclusive, intent != "release" else { return }
-        let reach = controls[id]!.reach(of: intent, args: IntentArgs(args))
+        try checkClaims(id, reach: controls[id]!.reach(of: intent, args: IntentArgs(args)), what: intent, by: session)
+    }
+
+    /// Refuses (`claimed`) what would write `reach` of control `id` while another session holds an exclusive claim on it.
+    func checkClaims(_ id: ControlID, reach: IntentReach, what: String, by session: SessionID) throws(IntentError) {
+        guard let held = claims[id], !held.isEmpty, claimPolicy(id).exclusive else { return }
         guard let other = held.first(where: { $0.session != session && reach.conflicts(with: $0.target) }) else { return }
-        throw IntentError(.claimed, "\(describe(other, of: id)) is being edited by \(memberName(other.session)); \(intent) waits until they are done")
+        throw IntentError(.claimed, "\(describe(other, of: id)) is being edited by \(memberName(other.session)); \(what) waits until they are done")
     }
 
     func claimPolicy(_ id: ControlID) -> ClaimPolicy { claimPolicies[id] ?? ClaimPolicy() }
@@ -149,7 +154,7 @@ extension Room {
         target == Claim.wholeControl ? "\(id)" : "\(id) \(target)"
     }
 
-    private func memberName(_ session: SessionID) -> String {
+    func memberName(_ session: SessionID) -> String {
         members[session]?.name.map { "\($0) (\(session))" } ?? "\(session)"
     }
 }

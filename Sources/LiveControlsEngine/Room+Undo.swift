@@ -6,45 +6,96 @@ import LiveControlsProtocol
 /// before and after it. `undo` takes the user's last change back out of the control as it is now (`reverting`: the
 /// parts that change made go back, if nothing else changed them since; otherwise `conflict`, naming who did), as one
 /// more change of the room; the undo goes on the redo stack, and `redo` takes it back the same way. A new change
-/// empties the redo stack. A drag or a run of typing (consecutive edits of one control by one session, each within
-/// `gatherGap` of the one before and nothing else changing it between, for at most `gatherSpan`) is one change.
+/// empties the redo stack. A hold is one change (its press, ticks and end); so are a drag and a run of typing
+/// (consecutive edits of one control by one session, each within `gatherGap` of the one before and nothing else changing
+/// it between, for at most `gatherSpan`). A control that ends (`endedForUndo`) takes its changes off every stack.
 extension Room {
     /// Gaps and spans of gathered edits (a drag, a run of typing).
     static let gatherGapNanos: UInt64 = 1_000_000_000, gatherSpanNanos: UInt64 = 10_000_000_000
 
-    /// Whose stacks a member's changes go on: its token's `sub`, or its session.
+    /// Whose stacks a member's changes go on: `u:` and its token's `sub`, or `s:` and its session (apart: no `sub` can
+    /// name a session's stack).
     static func undoUser(_ member: Member, _ session: SessionID) -> String {
-        member.user ?? "session:\(session.rawValue)"
+        member.user.map { "u:" + $0 } ?? "s:" + session.rawValue
     }
 
-    /// How many changes `session`'s user can undo and redo here; nil when the room records nothing or both are 0.
+    /// The `user` a stack's key names (nil for a session's own).
+    static func userOfUndoStack(_ key: String) -> String? { key.hasPrefix("u:") ? String(key.dropFirst(2)) : nil }
+
+    /// How many changes `session`'s user can undo and redo here; nil when the room records nothing (or it is no member).
     public func undoCounts(for session: SessionID) -> UndoCounts? {
         guard !undoIntents.isEmpty, let member = members[session] else { return nil }
-        let counts = undoHistory.counts(of: Self.undoUser(member, session))
-        return counts.undo == 0 && counts.redo == 0 ? nil : counts
+        return undoHistory.counts(of: Self.undoUser(member, session))
     }
 
-    /// The sessions in the room whose stacks are `user`'s.
-    public func sessions(ofUndoUser user: String) -> [SessionID] {
-        if user.hasPrefix("session:") {
-            let session = SessionID(String(user.dropFirst("session:".count)))
-            return members[session] == nil ? [] : [session]
-        }
-        return sessionsOfUser[user] ?? []
+    /// The sessions in the room whose stacks are `key`'s.
+    public func sessions(ofUndoUser key: String) -> [SessionID] {
+        if let user = Self.userOfUndoStack(key) { return sessionsOfUser[user] ?? [] }
+        let session = SessionID(String(key.dropFirst(2)))
+        return members[session] == nil ? [] : [session]
     }
+
+    // MARK: Recording
 
     mutating func recordUndo(_ entry: UndoEntry, by member: Member, previousChange: Int?) -> [UndoCounts] {
         guard let after = entry.after as? any UndoableControl, after.recordsUndo(fromAny: entry.before) else { return [] }
         let user = Self.undoUser(member, entry.session)
-        if type(of: after).gathersEdits, let top = undoHistory.top(of: user, redo: false), top.control == entry.control,
-           top.session == entry.session, previousChange == top.version,
-           entry.startedAt.nanoseconds &- top.lastAt.nanoseconds <= Self.gatherGapNanos,
-           entry.startedAt.nanoseconds &- top.startedAt.nanoseconds <= Self.gatherSpanNanos {
+        if type(of: after).gathersEdits, let top = gatherable(user, entry.control, entry.session, previousChange: previousChange, at: entry.startedAt) {
             return undoHistory.extendTop(of: user, to: entry.after, args: entry.args, version: entry.version, at: entry.startedAt,
-                                         bytes: top.before.stateBytes + entry.after.stateBytes)
+                                         bytes: after.undoBytesAny(from: top.before))
         }
+        var entry = entry
+        entry.bytes = after.undoBytesAny(from: entry.before)
         return undoHistory.record(entry, by: user)
     }
+
+    /// The top of `user`'s undo stack, when the next edit of `control` by `session` is part of the same gesture: made by
+    /// it, with nothing else changing the control since, the gap and the span short enough.
+    private func gatherable(_ user: String, _ control: ControlID, _ session: SessionID, previousChange: Int?, at now: Instant) -> UndoEntry? {
+        guard let top = undoHistory.top(of: user, redo: false), top.gathers, top.control == control, top.session == session,
+              previousChange == top.version, now >= top.lastAt,
+              now.nanoseconds - top.lastAt.nanoseconds <= Self.gatherGapNanos,
+              now.nanoseconds &- top.startedAt.nanoseconds <= Self.gatherSpanNanos else { return nil }
+        return top
+    }
+
+    /// An intent that applied without a patch: a drag's `set` the room holds back for its next patch still moved the
+    /// value, so the drag's change now ends there.
+    mutating func extendDrag(control id: ControlID, by session: SessionID, previousChange: Int?, at now: Instant) -> [UndoCounts] {
+        guard let member = members[session], let after = controls[id] as? any UndoableControl else { return [] }
+        let user = Self.undoUser(member, session)
+        guard let top = gatherable(user, id, session, previousChange: previousChange, at: now) else { return [] }
+        return undoHistory.extendTop(of: user, to: after, args: top.args, version: top.version, at: now, bytes: after.undoBytesAny(from: top.before))
+    }
+
+    /// A hold's step or end (`wake`) by `holder`: its hold is one change, so the step goes into the change its press
+    /// recorded (when nothing else changed the control between), or is recorded as one (a toggle's confirmed switch). A
+    /// drag's held-back value sent by the timer ends the drag's change there.
+    mutating func recordHoldStep(control id: ControlID, holder: SessionID, before: any Control, previousChange: Int?, at now: Instant) -> [UndoCounts] {
+        guard let member = members[holder], let after = controls[id] as? any UndoableControl else { return [] }
+        let user = Self.undoUser(member, holder)
+        if let top = undoHistory.top(of: user, redo: false), top.gathers, top.control == id, top.session == holder,
+           top.intent == "press" || type(of: after).takesDrags, previousChange == top.version {
+            return undoHistory.extendTop(of: user, to: after, args: top.args, version: version, at: now, bytes: after.undoBytesAny(from: top.before))
+        }
+        guard type(of: after).undoableHolds else { return [] }
+        return recordUndo(UndoEntry(serial: 0, control: id, intent: "press", args: [:], session: holder, name: member.name, before: before,
+                                    after: after, version: version, startedAt: now, lastAt: now, bytes: 0),
+                          by: member, previousChange: previousChange)
+    }
+
+    /// After a change of `touched`: a control that ended takes its changes off every stack.
+    mutating func dropEndedFromUndo(_ touched: [ControlID]) -> [UndoCounts] {
+        var changed: [UndoCounts] = []
+        for id in touched where undoIntents[id] != nil {
+            if let control = controls[id] as? any UndoableControl, control.endedForUndo != nil {
+                changed += undoHistory.purge(control: id)
+            }
+        }
+        return changed
+    }
+
+    // MARK: Undo and redo
 
     /// Takes `session`'s user's last change back (`redo`: its last undo), as a change of the room with cause
     /// `{kind: "undo" | "redo", session, control, intent[, id]}`; throws why not and changes nothing.
@@ -60,47 +111,62 @@ extension Room {
         }
         let id = entry.control
         guard let current = controls[id] as? any UndoableControl else { throw IntentError(.internalError, "control \(id) cannot be undone") }
-        // As the change itself: the member must still be allowed it, and nobody else may hold the part exclusively.
+        if let ended = current.endedForUndo { throw ended }  // (its changes were dropped when it ended: not reached)
+        // As the change itself, and as what taking it back amounts to: the member must be allowed both.
         try permissions[id]?.check(entry.intent, control: id, memberRoles: member.roles)
-        try checkClaims(id, intent: entry.intent, args: entry.args, by: session)
-        let view = RoomView(controls: controls, clock: clock)
-        if let refusal = current.undoRefusalAny(becoming: current, in: view) { throw refusal }  // (ended: before any merge)
+        if let inverse = type(of: current).inverse(of: entry.intent) { try permissions[id]?.check(inverse, control: id, memberRoles: member.roles) }
+        // What an undo writes is not one intent's reach: anyone's exclusive claim on the control holds it back.
+        try checkClaims(id, reach: .whole, what: word, by: session)
+        if let holder = current.holder {
+            // A hold or a drag is going on: its next step would land on the undo (and a drag's state is not stored).
+            var error = IntentError(.conflict, "cannot \(word) your \(entry.intent) on \(id): \(holder == session ? "you are" : "\(memberName(holder)) is") holding it right now")
+            error.by = byJSON(session: holder, name: members[holder]?.name, user: members[holder]?.user)
+            throw error
+        }
         var reverted: (control: any Control, detail: JSONObject?)
         do throws(UndoConflict) {
             reverted = try current.revertingAny(entry.before, entry.after)
         } catch {
             throw conflict(error, undoing: entry, redo: redo, user: user)
         }
-        if let refusal = current.undoRefusalAny(becoming: reverted.control, in: view) { throw refusal }
+        if let refusal = current.undoRefusalAny(becoming: reverted.control, in: RoomView(controls: controls, clock: clock)) { throw refusal }
         reverted.control.adopt(clock: clock)
-        let sizes = try checkSize(replacing: id, with: reverted.control, among: controls)
+        try checkSize(replacing: id, with: reverted.control, among: controls)
         var cause: JSONObject = ["kind": .string(word), "session": .string(session.rawValue), "control": .string(id.rawValue), "intent": .string(entry.intent)]
         if let requestID { cause["id"] = requestID.json }
         if let detail = reverted.detail { for (key, value) in detail where cause[key] == nil { cause[key] = value } }
         let before = controls[id]!
         var update = commit(cause: cause, touching: [id]) { room, _, _ in room.controls[id] = reverted.control }
+        let bytes = (reverted.control as? any UndoableControl)?.undoBytesAny(from: before) ?? reverted.control.stateBytes
         let replacement = UndoEntry(serial: 0, control: id, intent: entry.intent, args: entry.args, session: session, name: member.name,
-                                    before: before, after: reverted.control, version: version, startedAt: now, lastAt: now,
-                                    bytes: sizes.before + sizes.after)
-        update.undoable = undoHistory.move(of: user, redo: redo, replacement: replacement)
+                                    before: before, after: reverted.control, version: version, startedAt: now, lastAt: now, bytes: bytes)
+        update.undoable += undoHistory.move(of: user, redo: redo, replacement: replacement)
         return update
     }
 
-    /// The `conflict` for an undo refused by `why`, naming who changed that part since: another user's recorded change
-    /// of it, else the latest change of the control in the room's history (a hold's ticks, a timer, the server).
+    private func byJSON(session: SessionID, name: String?, user: String?) -> JSONObject {
+        ["session": .string(session.rawValue), "name": name.map { .string($0) } ?? .null, "user": user.map { .string($0) } ?? .null]
+    }
+
+    /// The `conflict` for an undo refused by `why`, naming who changed that part since: the other user whose recorded
+    /// change touched it last, else the member behind the latest change of the control in the room's history (a hold's
+    /// ticks); nobody when that was the server (the API, a timer) or is older than the history.
     private func conflict(_ why: UndoConflict, undoing entry: UndoEntry, redo: Bool, user: String) -> IntentError {
         var by: JSONObject?
-        for (_, other) in undoHistory.entries(except: user) where other.control == entry.control && other.version > entry.version {
-            guard why.path.isEmpty || touches(other, why.path) else { continue }
-            by = ["session": .string(other.session.rawValue), "name": other.name.map { .string($0) } ?? .null,
-                  "user": members[other.session]?.user.map { .string($0) } ?? .null]
+        for (key, other) in undoHistory.entries(except: user) where other.control == entry.control && other.version > entry.version {
+            guard touches(other, why) else { continue }
+            by = byJSON(session: other.session, name: other.name, user: Self.userOfUndoStack(key))
             break
         }
         if by == nil, let since = history.changes(after: entry.version, current: version) {
-            for patch in since.reversed() where patch.cause["control"]?.stringValue == entry.control.rawValue {
-                guard let s = patch.cause["session"]?.stringValue else { break }
+            let prefix = "/controls/\(entry.control.rawValue)/", claims = prefix + "claims"
+            for patch in since.reversed() {
+                guard patch.ops.contains(where: { let p = $0.path.description; return p.hasPrefix(prefix) && !p.hasPrefix(claims) }) else { continue }
+                let kind = patch.cause["kind"]?.stringValue
+                if kind == "claim" || kind == "unclaim" { continue }
+                guard let s = patch.cause["session"]?.stringValue else { break }  // the server, a timer
                 let member = members[SessionID(s)]
-                by = ["session": .string(s), "name": member?.name.map { .string($0) } ?? .null, "user": member?.user.map { .string($0) } ?? .null]
+                by = byJSON(session: SessionID(s), name: member?.name, user: member?.user)
                 break
             }
         }
@@ -111,10 +177,14 @@ extension Room {
         return error
     }
 
-    /// Whether `entry` changed the part at `path` of its control's stored state.
-    private func touches(_ entry: UndoEntry, _ path: [String]) -> Bool {
+    /// Whether `entry` changed the part `why` names: a text's revision, or a path of the stored state.
+    private func touches(_ entry: UndoEntry, _ why: UndoConflict) -> Bool {
+        if let revision = why.revision, let before = entry.before as? SharedText, let after = entry.after as? SharedText {
+            return before.rev < revision && revision <= after.rev
+        }
+        guard !why.path.isEmpty else { return true }
         guard let before = ControlCoding.storedState(of: entry.before), let after = ControlCoding.storedState(of: entry.after) else { return true }
-        return StateMerge.changedPaths(before: before, after: after).contains { StateMerge.overlap($0, path) }
+        return StateMerge.changedPaths(before: before, after: after).contains { StateMerge.overlap($0, why.path) }
     }
 }
 
@@ -125,6 +195,11 @@ extension UndoableControl {
     func recordsUndo(fromAny before: any Control) -> Bool {
         guard let before = before as? Self else { return false }
         return recordsUndo(from: before)
+    }
+
+    func undoBytesAny(from before: any Control) -> Int {
+        guard let before = before as? Self else { return stateBytes }
+        return undoBytes(from: before)
     }
 
     func undoRefusalAny(becoming result: any Control, in room: RoomView) -> IntentError? {

@@ -222,7 +222,7 @@ public struct Room: Sendable {
         try checkClaims(id, intent: intent, args: args, by: session)
         let before = control
         let events = try control.apply(intent, args: IntentArgs(args), by: session, at: now, room: RoomView(controls: controls, clock: clock))
-        let sizes = try checkSize(replacing: id, with: control, among: controls)
+        try checkSize(replacing: id, with: control, among: controls)
         var cause: JSONObject = ["kind": "intent", "session": .string(session.rawValue), "control": .string(id.rawValue), "intent": .string(intent)]
         if let requestID { cause["id"] = requestID.json }
         if let detail = events.detail { for (key, value) in detail where cause[key] == nil { cause[key] = value } }  // (never the cause's own keys)
@@ -231,11 +231,14 @@ public struct Room: Sendable {
             room.controls[id] = control
             ended.append(contentsOf: events.ended.map { (id, $0) })
         }
-        if update.patch != nil, undoIntents[id]?.contains(intent) == true {
-            update.undoable = recordUndo(UndoEntry(serial: 0, control: id, intent: intent, args: args, session: session, name: member.name,
-                                                   before: before, after: control, version: version, startedAt: now, lastAt: now,
-                                                   bytes: sizes.before + sizes.after),
-                                         by: member, previousChange: lastChange)
+        if undoIntents[id]?.contains(intent) == true {
+            if update.patch != nil {
+                update.undoable += recordUndo(UndoEntry(serial: 0, control: id, intent: intent, args: args, session: session, name: member.name,
+                                                        before: before, after: control, version: version, startedAt: now, lastAt: now, bytes: 0),
+                                              by: member, previousChange: lastChange)
+            } else if type(of: control).takesDrags {
+                update.undoable += extendDrag(control: id, by: session, previousChange: lastChange, at: now)
+            }
         }
         return update
     }
@@ -260,6 +263,7 @@ public struct Room: Sendable {
     public mutating func wake(control id: ControlID, at now: Instant) -> RoomUpdate {
         guard var control = controls[id] else { return .none }
         let holderBefore = control.holder
+        let before = control, previousChange = undoIntents.isEmpty ? nil : undoHistory.lastChange[id]
         let events = control.wake(at: now)
         var cause: JSONObject = ["kind": events.tick == nil ? "timer" : "tick", "control": .string(id.rawValue)]
         if let tick = events.tick {
@@ -298,6 +302,9 @@ public struct Room: Sendable {
 
         if !update.timers.contains(where: { $0.control == id }) {
             update.timers.append(TimerEffect(control: id, deadline: wakeDeadline(of: id)))
+        }
+        if let holderBefore, update.patch != nil, undoIntents[id] != nil {
+            update.undoable += recordHoldStep(control: id, holder: holderBefore, before: before, previousChange: previousChange, at: now)
         }
         return update
     }
@@ -387,6 +394,8 @@ public struct Room: Sendable {
         // What follows the controls' ops (claims, presence) is for everyone.
         access?.append(contentsOf: repeatElement(.all, count: ops.count - controlOpsEnd))
         guard !ops.isEmpty else { return RoomUpdate(patch: nil, timers: timers) }
+        // A control that ended (a form completed, a poll closed) takes its changes off every undo stack.
+        let undoable = undoIntents.isEmpty ? [] : dropEndedFromUndo(touching)
         var cause = cause
         if !claimsEnded.isEmpty {
             cause["claimsEnded"] = .array(claimsEnded.map(\.json))
@@ -401,6 +410,6 @@ public struct Room: Sendable {
         if !undoIntents.isEmpty { for id in touching { undoHistory.lastChange[id] = version } }
         let patch = Patch(version: version, ops: ops, cause: .object(cause), access: access)
         history.append(patch)
-        return RoomUpdate(patch: patch, timers: timers)
+        return RoomUpdate(patch: patch, timers: timers, undoable: undoable)
     }
 }

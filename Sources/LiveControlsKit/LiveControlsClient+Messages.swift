@@ -15,6 +15,11 @@ extension LiveControlsClient {
             if let id { resolve(id, .success(message.object)) }
         case "broadcast":
             room?.publish(.broadcast, message.object)
+        case "undoable":
+            if let room, let undo = message["undo"]?.intValue, let redo = message["redo"]?.intValue {
+                room.canUndo = undo
+                room.canRedo = redo
+            }
         case "left":
             if let room {
                 room.markLeft(nil)
@@ -25,7 +30,7 @@ extension LiveControlsClient {
         case "error":
             let refusal = LiveControlsError.Refusal(
                 rawCode: message["code"]?.stringValue ?? "internal", message: message["message"]?.stringValue ?? "",
-                room: message["room"]?.stringValue, reason: message["reason"]?.stringValue)
+                room: message["room"]?.stringValue, reason: message["reason"]?.stringValue, by: message["by"]?.objectValue)
             room?.publish(.error(refusal), message.object)
             if let id {
                 resolve(id, .failure(LiveControlsError.refused(refusal)))  // a late reply (after a time-out) resolves nothing

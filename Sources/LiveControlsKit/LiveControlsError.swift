@@ -30,12 +30,15 @@ public enum LiveControlsError: Error, Sendable, Equatable, CustomStringConvertib
         public var room: String?
         /// `denied`: the app's backend's own code for why, when it gave one.
         public var reason: String?
+        /// The `conflict` of an undo or redo: who changed that part since (`session`, `name`, `user`), when a member did.
+        public var by: JSONObject?
 
-        public init(rawCode: String, message: String, room: String? = nil, reason: String? = nil) {
+        public init(rawCode: String, message: String, room: String? = nil, reason: String? = nil, by: JSONObject? = nil) {
             self.rawCode = rawCode
             self.message = message
             self.room = room
             self.reason = reason
+            self.by = by
         }
 
         /// The code as one this SDK knows; nil for a code newer than it.

@@ -36,6 +36,10 @@ public final class Room {
     public private(set) var controlIDs: [String] = []
     /// The members, in join order (empty in rooms without presence).
     public private(set) var members: [Member] = []
+    /// How many of this user's changes ``undo()`` can take back here, and how many undos ``redo()`` can (the server's
+    /// `undoable`; 0 in a room that records nothing). Observe them to enable Undo and Redo buttons.
+    public internal(set) var canUndo = 0
+    public internal(set) var canRedo = 0
     /// The last refusal the server sent about this room without a request of ours (for example `overloaded`).
     public internal(set) var lastError: LiveControlsError.Refusal?
 
@@ -207,6 +211,22 @@ public final class Room {
     public func broadcast(_ event: JSONValue) async throws {
         guard let client else { throw LiveControlsError.notConnected }
         _ = try await client.request(["type": "broadcast", "room": .string(name), "event": event], room: name)
+    }
+
+    /// Takes back this user's last change in the room (its other devices' too): what it changed goes back, what others
+    /// changed since stays. Throws the server's refusal: `conflict` when someone changed that part since (its
+    /// ``LiveControlsError/Refusal/by`` names them), `nothingToUndo`. Returns the room's version after it.
+    @discardableResult
+    public func undo() async throws -> Int { try await takeBack("undo") }
+
+    /// Takes back this user's last undo in the room (as ``undo()``).
+    @discardableResult
+    public func redo() async throws -> Int { try await takeBack("redo") }
+
+    private func takeBack(_ type: String) async throws -> Int {
+        guard let client else { throw LiveControlsError.notConnected }
+        let ack = try await client.request(["type": .string(type), "room": .string(name)], room: name)
+        return ack["version"]?.intValue ?? version
     }
 
     /// Merges `data` into this session's presence data (`null` removes a field).

@@ -19,6 +19,7 @@ extension RoomRuntime {
         submit {
             guard !self.refusedAsAbandoned(subscriber, id: id) else { return }
             self.send(self.snapshot(id: id, resumed: nil, for: self.room.viewer(of: subscriber.session)), to: subscriber)
+            self.tellUndoable(toJoined: subscriber)
         }
     }
 
@@ -37,8 +38,12 @@ extension RoomRuntime {
                 frame = self.snapshot(id: nil, resumed: nil, for: viewer, toMany: self.hasCrowd)
                 self.snapshots?.resync[key] = frame
             }
+            // The sizes of its undo stacks may have changed among the messages it missed.
+            let counts = self.room.undoCounts(for: subscriber.session).map { Frame.make(.undoable(room: self.name, undo: $0.undo, redo: $0.redo)) }
             self.deliver(after: self.room.version) {
-                if subscriber.deliverResync(frame, room: self.name) { self.waker.wake(subscriber) }
+                var wake = subscriber.deliverResync(frame, room: self.name)
+                if let counts, subscriber.deliver(counts) { wake = true }
+                if wake { self.waker.wake(subscriber) }
             }
         }
     }

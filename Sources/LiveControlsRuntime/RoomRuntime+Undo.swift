@@ -36,7 +36,8 @@ extension RoomRuntime {
         }
     }
 
-    /// A member that joins with changes to undo (another device of its user, or the same after a reconnect) is told.
+    /// A member that joins (or resyncs: it may have missed a change of them) is told its stacks' sizes, in a room that
+    /// records changes: another device of its user, or the same user after a reconnect, may have some.
     func tellUndoable(toJoined subscriber: any RoomSubscriber) {
         guard let counts = room.undoCounts(for: subscriber.session) else { return }
         send(.undoable(room: name, undo: counts.undo, redo: counts.redo), to: subscriber)

@@ -39,16 +39,16 @@ final class UndoTests: XCTestCase {
     func testAStepperSetIsUndoneAndRedoneAndTheUsersSessionsShareOneStack() throws {
         var room = try room(["q": ["kind": "stepper", "min": 0, "max": 10, "value": 1]])
         let update = try act(&room, "q", "set", ["value": 5], by: ann)
-        XCTAssertEqual(update.undoable, [UndoCounts(user: "u-ann", undo: 1, redo: 0)])
-        XCTAssertEqual(room.sessions(ofUndoUser: "u-ann"), [ann, annPhone])
+        XCTAssertEqual(update.undoable, [UndoCounts(user: "u:u-ann", undo: 1, redo: 0)])
+        XCTAssertEqual(room.sessions(ofUndoUser: "u:u-ann"), [ann, annPhone])
         let undone = try undo(&room, by: annPhone).get()  // the same user on another device
         XCTAssertEqual(state(room, "q")["value"], 1)
         XCTAssertEqual(undone.patch?.cause["kind"], "undo")
         XCTAssertEqual(undone.patch?.cause["intent"], "set")
-        XCTAssertEqual(undone.undoable, [UndoCounts(user: "u-ann", undo: 0, redo: 1)])
+        XCTAssertEqual(undone.undoable, [UndoCounts(user: "u:u-ann", undo: 0, redo: 1)])
         _ = try undo(&room, by: ann, redo: true).get()
         XCTAssertEqual(state(room, "q")["value"], 5)
-        XCTAssertEqual(room.undoCounts(for: ann), UndoCounts(user: "u-ann", undo: 1, redo: 0))
+        XCTAssertEqual(room.undoCounts(for: ann), UndoCounts(user: "u:u-ann", undo: 1, redo: 0))
         XCTAssertEqual(undo(&room, by: bob).map { _ in "ok" }, .failure(IntentError(.nothingToUndo, "nothing to undo in room r: you have made no change here that is kept")))
     }
 
@@ -94,7 +94,12 @@ final class UndoTests: XCTestCase {
         _ = try undo(&room, by: ann).get()
         XCTAssertEqual(values(room), ["bob's", "a", "mine", "B", "c"])
         try act(&room, "l", "move", ["id": "i1", "index": 4], by: ann)
-        try act(&room, "l", "insert", ["value": "late", "index": 0], by: bob)
+        try act(&room, "l", "insert", ["value": "late", "index": 0], by: bob)  // an addition is no reorder
+        XCTAssertEqual(values(room), ["late", "bob's", "mine", "B", "c", "a"])
+        _ = try undo(&room, by: ann).get()
+        XCTAssertEqual(values(room), ["late", "bob's", "a", "mine", "B", "c"], "the move taken back, Bob's item kept")
+        _ = try undo(&room, by: ann, redo: true).get()
+        try act(&room, "l", "move", ["id": "i3", "index": 0], by: bob)  // a reorder
         guard case let .failure(error) = undo(&room, by: ann) else { return XCTFail("a move undone over a reorder") }
         XCTAssertEqual(error.code, .conflict)
         XCTAssertEqual(error.by?["name"], "Bob")
@@ -109,12 +114,14 @@ final class UndoTests: XCTestCase {
                              "n": ["kind": "text", "text": "Hello"]])
         for (i, value) in [20, 30, 40].enumerated() { try act(&room, "v", "set", ["value": .int(value)], by: ann, at: 100 * i) }
         XCTAssertEqual(room.undoCounts(for: ann)?.undo, 1)
+        XCTAssertEqual(code(undo(&room, by: ann, at: 250)), .conflict, "not while the drag goes on")
+        try act(&room, "v", "release", by: ann, at: 300)
         _ = try undo(&room, by: ann, at: 400).get()
         XCTAssertEqual(state(room, "v")["value"], 10)
         try act(&room, "n", "splice", ["at": 5, "insert": ",", "base": 0], by: ann, at: 1_000)
         try act(&room, "n", "splice", ["at": 6, "insert": " world", "base": 1], by: ann, at: 1_500)
         try act(&room, "n", "splice", ["at": 12, "insert": "!", "base": 2], by: ann, at: 3_000)  // after a pause: its own change
-        XCTAssertEqual(room.undoCounts(for: ann), UndoCounts(user: "u-ann", undo: 2, redo: 0))
+        XCTAssertEqual(room.undoCounts(for: ann), UndoCounts(user: "u:u-ann", undo: 2, redo: 0))
         _ = try undo(&room, by: ann, at: 3_100).get()
         XCTAssertEqual(text(room), "Hello, world")
         let update = try undo(&room, by: ann, at: 3_200).get()
@@ -141,13 +148,34 @@ final class UndoTests: XCTestCase {
         XCTAssertEqual(error.by?["name"], "Bob")
     }
 
-    func testAHoldIsNotRecordedAndItsTicksNameTheHolder() throws {
+    func testAHoldFromPressThroughItsTicksToItsEndIsOneChange() throws {
         var room = try room(["q": ["kind": "stepper", "min": 0, "max": 100, "value": 0]])
-        try act(&room, "q", "set", ["value": 5], by: ann)
-        try act(&room, "q", "press", ["direction": "next"], by: bob)
-        XCTAssertNil(room.undoCounts(for: bob))
+        try act(&room, "q", "set", ["value": 5], by: ann, at: 0)
+        try act(&room, "q", "press", ["direction": "next"], by: bob, at: 10_000)  // 6 at once
+        XCTAssertEqual(room.undoCounts(for: bob)?.undo, 1)
+        for ms in [10_500, 10_600, 10_700] { _ = room.wake(control: ControlID("q"), at: at(ms)) }  // 7, 8, 9
+        try act(&room, "q", "release", by: bob, at: 10_750)
+        XCTAssertEqual(state(room, "q")["value"], 9)
+        XCTAssertEqual(room.undoCounts(for: bob)?.undo, 1, "the press, its ticks and its release: one change")
         guard case let .failure(error) = undo(&room, by: ann) else { return XCTFail("undone over Bob's hold") }
         XCTAssertEqual(error.by?["name"], "Bob", error.message)
+        _ = try undo(&room, by: bob).get()
+        XCTAssertEqual(state(room, "q")["value"], 5, "back to before the press")
+        _ = try undo(&room, by: ann).get()
+        XCTAssertEqual(state(room, "q")["value"], 0)
+    }
+
+    func testAToggleSwitchedByAConfirmingHoldIsOneChangeAndAHoldLetGoEarlyNone() throws {
+        var room = try room(["t": ["kind": "toggle", "confirmHoldMs": 800]])
+        try act(&room, "t", "press", by: ann, at: 0)
+        try act(&room, "t", "release", by: ann, at: 300)  // too early: nothing switched
+        XCTAssertEqual(room.undoCounts(for: ann)?.undo, 0)
+        try act(&room, "t", "press", by: ann, at: 1_000)
+        _ = room.wake(control: ControlID("t"), at: at(1_800))
+        XCTAssertEqual(state(room, "t")["on"], true)
+        XCTAssertEqual(room.undoCounts(for: ann)?.undo, 1)
+        _ = try undo(&room, by: ann).get()
+        XCTAssertEqual(state(room, "t")["on"], false)
     }
 
     func testWhatCannotBeUndone() throws {
@@ -156,12 +184,12 @@ final class UndoTests: XCTestCase {
                              "t": ["kind": "timer", "mode": "countdown", "durationMs": 60_000]],
                             extra: ["permissions": ["p": ["close": ["host"]]]])
         try act(&room, "t", "start", by: ann)
-        XCTAssertNil(room.undoCounts(for: ann), "a timer is not undoable")
+        XCTAssertEqual(room.undoCounts(for: ann)?.undo, 0, "a timer is not undoable")
         try act(&room, "w", "next", by: ann)
-        try act(&room, "w", "next", by: ann)  // completes it: not recorded
         XCTAssertEqual(room.undoCounts(for: ann)?.undo, 1)
-        guard case let .failure(finished) = undo(&room, by: ann) else { return XCTFail("an ended wizard went back") }
-        XCTAssertEqual(finished.code, .finished)
+        let ended = try act(&room, "w", "next", by: ann)  // completes it: its changes leave every stack
+        XCTAssertEqual(ended.undoable, [UndoCounts(user: "u:u-ann", undo: 0, redo: 0)])
+        XCTAssertEqual(code(undo(&room, by: ann)), .nothingToUndo)
         try act(&room, "p", "vote", ["option": "x"], by: bob)
         _ = try undo(&room, by: bob).get()
         XCTAssertEqual(state(room, "p")["voters"], 0)
@@ -174,11 +202,12 @@ final class UndoTests: XCTestCase {
         for _ in 0..<3 { _ = try undo(&room, by: ann).get() }
         XCTAssertEqual(state(room, "q")["value"], 2)
         XCTAssertEqual(code(undo(&room, by: ann)), .nothingToUndo)
-        // A room budget of 1 KiB keeps one stepper change (512 + 512 bytes) in all: the oldest goes, whoever made it.
+        // A room budget of 1 KiB keeps two stepper changes (512 bytes each) in all: the oldest goes, whoever made it.
         var small = try self.room(["q": ["kind": "stepper", "min": 0, "max": 100, "value": 0]], undo: ["maxBytes": 1_024])
         try act(&small, "q", "set", ["value": 1], by: ann)
-        let update = try act(&small, "q", "set", ["value": 2], by: bob)
-        XCTAssertEqual(update.undoable, [UndoCounts(user: "u-ann", undo: 0, redo: 0), UndoCounts(user: "u-bob", undo: 1, redo: 0)])
+        try act(&small, "q", "set", ["value": 2], by: bob, at: 2_000)
+        let update = try act(&small, "q", "set", ["value": 3], by: bob, at: 4_000)
+        XCTAssertEqual(update.undoable, [UndoCounts(user: "u:u-ann", undo: 0, redo: 0), UndoCounts(user: "u:u-bob", undo: 2, redo: 0)])
         var off = try self.room(["q": ["kind": "stepper"]], undo: false)
         XCTAssertEqual(try act(&off, "q", "next", by: ann).undoable, [])
         XCTAssertEqual(code(undo(&off, by: ann)), .nothingToUndo)
@@ -190,7 +219,7 @@ final class UndoTests: XCTestCase {
         var room = try room(["q": ["kind": "stepper", "min": 0, "max": 9], "r": ["kind": "stepper", "min": 0, "max": 9]],
                             extra: ["hooks": ["intent": ["url": "http://127.0.0.1:9/h", "secret": "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw", "controls": ["q"]]]])
         try act(&room, "q", "set", ["value": 3], by: ann)
-        XCTAssertNil(room.undoCounts(for: ann))
+        XCTAssertEqual(room.undoCounts(for: ann)?.undo, 0)
         try act(&room, "r", "set", ["value": 3], by: ann)
         XCTAssertEqual(room.undoCounts(for: ann)?.undo, 1)
     }
@@ -213,15 +242,58 @@ final class UndoTests: XCTestCase {
         let anon = SessionID("anon")
         _ = room.join(anon, name: nil, roles: [])
         try act(&room, "q", "set", ["value": 4], by: anon)
-        XCTAssertEqual(room.undoCounts(for: anon), UndoCounts(user: "session:anon", undo: 1, redo: 0))
+        XCTAssertEqual(room.undoCounts(for: anon), UndoCounts(user: "s:anon", undo: 1, redo: 0))
         _ = room.leave(anon, reason: .disconnect)
         _ = room.join(anon, name: nil, roles: [])
-        XCTAssertNil(room.undoCounts(for: anon))
+        XCTAssertEqual(room.undoCounts(for: anon), UndoCounts(user: "s:anon", undo: 0, redo: 0))
         // A user's stack outlives its sessions.
         try act(&room, "q", "set", ["value": 5], by: ann)
         _ = room.leave(ann, reason: .disconnect)
         _ = room.leave(annPhone, reason: .disconnect)
         _ = room.join(ann, name: "Ann", roles: [], user: "u-ann")
         XCTAssertEqual(room.undoCounts(for: ann)?.undo, 1)
+    }
+
+    func testADragWhoseSetsTheRoomHeldBackIsUndoneToWhereItStarted() throws {
+        var room = try room(["v": ["kind": "range", "min": 0, "max": 100, "step": 1, "value": 10, "minIntervalMs": 100]])
+        for (i, value) in [20, 30, 40, 50].enumerated() { try act(&room, "v", "set", ["value": .int(value)], by: ann, at: 1_000 + 10 * i) }
+        _ = room.wake(control: ControlID("v"), at: at(1_100))  // the held-back 50 goes out
+        try act(&room, "v", "set", ["value": 60], by: ann, at: 1_150)
+        try act(&room, "v", "release", by: ann, at: 1_200)
+        XCTAssertEqual(state(room, "v")["value"], 60)
+        XCTAssertEqual(room.undoCounts(for: ann)?.undo, 1, "one drag")
+        _ = try undo(&room, by: ann, at: 2_000).get()
+        XCTAssertEqual(state(room, "v")["value"], 10)
+    }
+
+    func testTypingAfterARedoIsAChangeOfItsOwn() throws {
+        var room = try room(["n": ["kind": "text", "text": "ab"]])
+        try act(&room, "n", "splice", ["at": 1, "insert": "b", "base": 0], by: ann, at: 0)  // "abb": the b typed at 1, not 2
+        _ = try undo(&room, by: ann, at: 100).get()
+        _ = try undo(&room, by: ann, redo: true, at: 200).get()
+        try act(&room, "n", "splice", ["at": 3, "insert": "!", "base": 3], by: ann, at: 300)
+        XCTAssertEqual(room.undoCounts(for: ann), UndoCounts(user: "u:u-ann", undo: 2, redo: 0))
+        try act(&room, "n", "splice", ["at": 1, "insert": "X", "base": 4], by: bob, at: 400)  // "aXbb!"
+        _ = try undo(&room, by: ann, at: 500).get()
+        XCTAssertEqual(text(room), "aXbb")
+        _ = try undo(&room, by: ann, at: 600).get()
+        XCTAssertEqual(text(room), "aXb", "the b Ann typed at 1 goes, after Bob's X; not the one that was there")
+    }
+
+    func testAnExclusiveClaimABoundAndTheServerHoldAnUndoBack() throws {
+        var room = try room(["l": ["kind": "list", "values": ["a", "b"], "maxItems": 3]], extra: ["claims": ["l": ["mode": "exclusive"]]])
+        try act(&room, "l", "remove", ["id": "i2"], by: ann)
+        try act(&room, "l", "append", ["value": "x"], by: bob)
+        try act(&room, "l", "append", ["value": "y"], by: bob)
+        XCTAssertEqual(code(undo(&room, by: ann)), .outOfRange, "the list is full: the removed item cannot come back")
+        _ = try undo(&room, by: bob).get()
+        _ = try room.claim(bob, control: ControlID("l"), target: "i1", requestID: nil, at: at(0))
+        XCTAssertEqual(code(undo(&room, by: ann)), .claimed, "Bob edits an item: an undo waits")
+        var counter = try self.room(["q": ["kind": "stepper", "min": 0, "max": 100, "value": 0]])
+        try act(&counter, "q", "set", ["value": 5], by: ann)
+        _ = try counter.applyAsServer([ServerIntent(control: ControlID("q"), intent: "set", args: ["value": 9])], at: at(0))
+        guard case let .failure(error) = undo(&counter, by: ann) else { return XCTFail("undone over the server's change") }
+        XCTAssertNil(error.by, "the server is nobody to name")
+        XCTAssertTrue(error.message.contains("by someone else"), error.message)
     }
 }

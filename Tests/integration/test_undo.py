@@ -41,16 +41,18 @@ def undoable(client, room="r"):
     return m["undo"], m["redo"]
 
 
-def value(client):
-    return client.state("r")["controls"]["q"]["value"]
+def join(client, room="r", **fields):
+    """Joins, and returns the sizes of the user's stacks the server tells after the snapshot."""
+    client.join(room, **fields)
+    return undoable(client, room)
 
 
 def test_a_users_devices_share_its_stacks_and_hear_their_sizes(configured):
     s = configured()
     laptop, phone, bob = s.client(), s.client(), s.client()
-    laptop.join("r", token=token("--subject", "ann", "--name", "Ann"))
-    phone.join("r", token=token("--subject", "ann", "--name", "Ann"))
-    bob.join("r", token=token("--subject", "bob", "--name", "Bob"))
+    assert join(laptop, token=token("--subject", "ann", "--name", "Ann")) == (0, 0)
+    join(phone, token=token("--subject", "ann", "--name", "Ann"))
+    join(bob, token=token("--subject", "bob", "--name", "Bob"))
     assert laptop.intent("q", "set", {"value": 5}, room="r")["type"] == "ack"
     assert undoable(laptop) == (1, 0) and undoable(phone) == (1, 0), "both of Ann's devices"
     bob.expect_silence(lambda m: m["type"] == "undoable", 0.2)
@@ -64,6 +66,9 @@ def test_a_users_devices_share_its_stacks_and_hear_their_sizes(configured):
     assert undoable(laptop) == (0, 1) and undoable(phone) == (0, 1)
     assert undo(laptop, "r1", redo=True)["type"] == "ack"
     bob.wait_state(lambda st: st["controls"]["q"]["value"] == 5, room="r")
+    laptop.send({"type": "join", "room": "r", "id": "again"})  # a resync is told the sizes again
+    assert laptop.recv(lambda m: m.get("id") == "again")["type"] == "snapshot"
+    assert undoable(laptop) == (1, 0) and undoable(laptop) == (1, 0), "after the redo, then after the resync"
     assert bob.recv(lambda m: m["type"] == "patch" and m["cause"]["kind"] == "redo")["cause"]["session"] == laptop.session
 
     # Bob's change of the same value since: conflict, naming him; nothing changes.
@@ -81,18 +86,17 @@ def test_a_users_devices_share_its_stacks_and_hear_their_sizes(configured):
 def test_a_reconnect_keeps_the_stack_and_a_text_undo_keeps_what_others_typed(configured):
     s = configured()
     ann, bob = s.client(), s.client()
-    ann.join("r", token=token("--subject", "ann", "--name", "Ann"))
-    bob.join("r", token=token("--subject", "bob", "--name", "Bob"))
+    join(ann, token=token("--subject", "ann", "--name", "Ann"))
+    join(bob, token=token("--subject", "bob", "--name", "Bob"))
     ann.intent("note", "splice", {"at": 3, "insert": " and a half", "base": 0}, room="r")
     bob.intent("note", "splice", {"at": 0, "insert": "Just ", "base": 1}, room="r")
     ann.close()
 
     again = s.client()
-    again.join("r", token=token("--subject", "ann", "--name", "Ann"))
-    assert undoable(again) == (1, 0), "told at the join: the user has a change to undo"
+    assert join(again, token=token("--subject", "ann", "--name", "Ann")) == (1, 0), "told at the join: the user has a change to undo"
     assert undo(again, "u1")["type"] == "ack"
     patch = bob.recv(lambda m: m["type"] == "patch" and m["cause"]["kind"] == "undo")
-    assert patch["cause"]["splices"] == [{"at": 9, "delete": 11, "insert": ""}], "(the smallest edit: \"and a half \" after \"one \")"
+    assert patch["cause"]["splices"] == [{"at": 8, "delete": 11, "insert": ""}], "Ann's edit as applied, moved past Bob's"
     lines = bob.wait_state(lambda st: st["controls"]["note"]["rev"] == 3, room="r")["controls"]["note"]["lines"]
     assert lines == ["Just one two three"]
 
@@ -100,23 +104,27 @@ def test_a_reconnect_keeps_the_stack_and_a_text_undo_keeps_what_others_typed(con
 def test_refusals_are_typed(configured):
     s = configured()
     ann, viewer = s.client(), s.client()
-    ann.join("r", token=token("--subject", "ann"))
-    viewer.join("r", token=mint_token(SECRET, "--role", "viewer", "--room", "r"))
+    join(ann, token=token("--subject", "ann"))
+    join(viewer, token=mint_token(SECRET, "--role", "viewer", "--room", "r"))
     assert undo(ann, "n")["code"] == "nothing_to_undo"
     assert undo(ann, "n2", redo=True)["code"] == "nothing_to_undo"
     assert undo(viewer, "v")["code"] == "forbidden"
     assert undo(ann, "j", room="elsewhere")["code"] == "not_joined"
     ann.send({"type": "undo", "id": "x"}, validate=False)
     assert ann.recv(lambda m: m.get("id") == "x")["code"] == "invalid_message"
+    # A click (a press and its release) is one change; a timer is not recorded.
     ann.intent("q", "press", {"direction": "next"}, room="r")
     ann.intent("q", "release", room="r")
-    assert undo(ann, "h")["code"] == "nothing_to_undo", "a hold is not recorded"
-    ann.expect_silence(lambda m: m["type"] == "undoable", 0.2)
+    assert undoable(ann) == (1, 0)
+    assert undo(ann, "h")["type"] == "ack"
+    assert ann.state("r")["controls"]["q"]["value"] == 0
+    assert undoable(ann) == (0, 1)
 
     off = configured(False)
     c = off.client()
     c.join("r", token=token("--subject", "ann"))
     c.intent("q", "next", room="r")
+    c.expect_silence(lambda m: m["type"] == "undoable", 0.2)  # a room that records nothing tells nothing
     refused = undo(c, "o")
     assert refused["code"] == "nothing_to_undo" and "turned undo off" in refused["message"]
 
@@ -124,8 +132,8 @@ def test_refusals_are_typed(configured):
 def test_a_cluster_undoes_at_the_owner_and_tells_every_node(cluster):  # noqa: F811
     n0, n1 = cluster(2)
     ann, bob, phone = n0.client(), n1.client(), n1.client()
-    ann.join("team", name="Ann")
-    bob.join("team", name="Bob")
+    join(ann, "team", name="Ann")
+    join(bob, "team", name="Bob")
     assert ann.intent("quantity", "set", {"value": 7}, room="team")["type"] == "ack"
     assert undoable(ann, room="team") == (1, 0)
     assert bob.intent("quantity", "set", {"value": 3}, room="team")["type"] == "ack"
@@ -135,5 +143,5 @@ def test_a_cluster_undoes_at_the_owner_and_tells_every_node(cluster):  # noqa: F
     assert undo(bob, "b1", room="team")["type"] == "ack"
     assert undoable(bob, room="team") == (0, 1)
     assert undo(ann, "u2", room="team")["type"] == "ack"
-    phone.join("team", name="Phone")
+    assert join(phone, "team", name="Phone") == (0, 0), "told through Redis at a join on another node"
     phone.wait_state(lambda st: st["controls"]["quantity"]["value"] == 1, room="team")

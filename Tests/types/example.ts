@@ -36,6 +36,23 @@ async function press(): Promise<number> {
   }
 }
 
+room.addEventListener("undoable", (event) => {
+  const { undo, redo } = event.detail;
+  console.log(`undo ${undo}, redo ${redo}`, room.canUndo ?? 0);
+});
+
+async function undoLast(): Promise<string> {
+  try {
+    await room.undo();
+    await room.redo();
+    return "ok";
+  } catch (error) {
+    const refusal = error as LiveRoomError;
+    return refusal.code === "conflict" ? `changed since by ${refusal.by?.name ?? refusal.by?.session ?? "someone"}` : refusal.code;
+  }
+}
+void undoLast();
+
 const people: Person[] = room.people();
 const doc = applyPatch<JSONValue>({ a: 1 }, [{ op: "replace", path: "/a", value: 2 }]);
 void press();
@@ -50,3 +67,5 @@ room.addEventListener("status", (event) => { if (event.detail.status === "gone")
 applyPatch<JSONValue>({}, [{ op: "remove", path: "/a", value: 1 }]);
 // @ts-expect-error the state is read-only
 room.state = null;
+// @ts-expect-error undo takes no arguments
+void room.undo("quantity");

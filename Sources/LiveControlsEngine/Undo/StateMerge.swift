@@ -64,7 +64,8 @@ public enum StateMerge {
         // The order the change made, among the elements it kept: a move puts back the whole order, and needs it untouched.
         let keptB = bk.filter { aIndex[$0] != nil }, keptA = ak.filter { bIndex[$0] != nil }
         let moved = keptB != keptA
-        if moved, ak != ck { throw UndoConflict(path: path, "reordered since") }
+        // Others may have added or removed elements since, but not reordered those the change left.
+        if moved, ak.filter({ cIndex[$0] != nil }) != ck.filter({ aIndex[$0] != nil }) { throw UndoConflict(path: path, "reordered since") }
         var result: [JSONValue] = []
         var resultKeys: [String] = []
         result.reserveCapacity(c.count)
@@ -98,9 +99,20 @@ public enum StateMerge {
             result.insert(b[bi], at: position); resultKeys.insert(key, at: position)
         }
         guard moved else { return result }
-        // The change moved elements (and nothing else reordered since): the order before it, for those it kept.
+        // The change moved elements (and nothing reordered since): the order before it for the elements from then, and
+        // what others added since after the element before it.
         let byKey = Dictionary(zip(resultKeys, result).map { ($0, $1) }, uniquingKeysWith: { x, _ in x })
-        return bk.compactMap { byKey[$0] }
+        var ordered = bk.filter { byKey[$0] != nil }
+        for (i, key) in resultKeys.enumerated() where bIndex[key] == nil {
+            var position = 0
+            var j = i - 1
+            while j >= 0 {
+                if let at = ordered.firstIndex(of: resultKeys[j]) { position = at + 1; break }
+                j -= 1
+            }
+            ordered.insert(key, at: position)
+        }
+        return ordered.map { byKey[$0]! }
     }
 
     private static func collect(_ b: JSONValue, _ a: JSONValue, at path: [String], into paths: inout [[String]]) {

@@ -17,13 +17,15 @@ struct UndoEntry: Sendable {
     var version: Int
     let startedAt: Instant
     var lastAt: Instant
-    /// `stateBytes` of `before` and `after`, for the room's budget.
+    /// What it keeps, for the room's budget (`UndoableControl.undoBytes`).
     var bytes: Int
+    /// Whether the next edit of a drag or run of typing may be gathered into it (not into an undo or redo).
+    var gathers = true
 }
 
 /// How many changes a user can undo and redo in a room (the `undoable` message).
 public struct UndoCounts: Sendable, Equatable {
-    /// The stack's owner: a token's `sub`, or `session:<id>` for a session without one.
+    /// The stack's owner: `u:` and a token's `sub`, or `s:` and the session for a session without one.
     public var user: String
     public var undo: Int
     public var redo: Int
@@ -78,6 +80,7 @@ struct UndoHistory: Sendable {
     /// A new change by `user`: on its undo stack (its redo stack emptied). Returns whose counts changed.
     mutating func record(_ entry: UndoEntry, by user: String) -> [UndoCounts] {
         var entry = entry
+        guard entry.bytes <= policy.maxBytes else { return [] }  // it alone would not fit: not kept
         let before = counts(of: user)
         var s = stacks[user] ?? Stacks()
         for gone in s.redo { forget(gone) }
@@ -95,6 +98,9 @@ struct UndoHistory: Sendable {
     /// Gathers a change into `user`'s last one (a drag, a run of typing): it now ends at `after`.
     mutating func extendTop(of user: String, to after: any Control, args: JSONObject, version: Int, at now: Instant, bytes: Int) -> [UndoCounts] {
         guard var s = stacks[user], var top = s.undo.popLast() else { return [] }
+        let redone = s.redo.count
+        for gone in s.redo { forget(gone) }  // a change: nothing to redo any more
+        s.redo.removeAll()
         self.bytes += bytes - top.bytes
         top.after = after
         top.args = args
@@ -103,7 +109,9 @@ struct UndoHistory: Sendable {
         top.bytes = bytes
         s.undo.append(top)
         stacks[user] = s
-        return evictOverBudget()
+        var changed = evictOverBudget()
+        if redone > 0 { changed.append(counts(of: user)) }
+        return changed
     }
 
     /// Takes `user`'s top entry off one stack and puts the change that undid (redid) it on the other. Returns the new
@@ -112,11 +120,27 @@ struct UndoHistory: Sendable {
         guard var s = stacks[user] else { return [] }
         if let gone = redo ? s.redo.popLast() : s.undo.popLast() { forget(gone) }
         var replacement = replacement
+        replacement.gathers = false
         replacement.serial = take(replacement, by: user)
         if redo { s.undo.append(replacement) } else { s.redo.append(replacement) }
         stacks[user] = s
         var changed = evictOverBudget()
         changed.append(counts(of: user))
+        return changed
+    }
+
+    /// Drops every change of control `id` (it has ended: none can be undone); returns whose counts changed.
+    mutating func purge(control id: ControlID) -> [UndoCounts] {
+        var changed: [UndoCounts] = []
+        for (user, s) in stacks where s.undo.contains(where: { $0.control == id }) || s.redo.contains(where: { $0.control == id }) {
+            var kept = s
+            for entry in s.undo + s.redo where entry.control == id { forget(entry) }
+            kept.undo.removeAll { $0.control == id }
+            kept.redo.removeAll { $0.control == id }
+            stacks[user] = kept.undo.isEmpty && kept.redo.isEmpty ? nil : kept
+            changed.append(counts(of: user))
+        }
+        compactOrder()
         return changed
     }
 

@@ -34,6 +34,9 @@ public protocol UndoableControl: StorableControl {
     static var undoableIntents: Set<String> { get }
     /// The keys of `storedState` an undo reverts.
     static var undoableKeys: [String] { get }
+    /// Whether what a hold does is one change (intent `press`): from the press through its ticks to the hold's end (a
+    /// toggle's confirming hold: the switch it makes). False by default.
+    static var undoableHolds: Bool { get }
     /// Whether a change this control went through from `before` should be recorded at all (a wizard's `next` into its
     /// end is not: its webhook has gone). True by default.
     func recordsUndo(from before: Self) -> Bool
@@ -41,9 +44,18 @@ public protocol UndoableControl: StorableControl {
     /// something else changed the same part since. Returns the fields the change adds to its patch's cause (a text's
     /// splices). The default reverts the undoable keys of the stored state (`StateMerge`).
     func reverting(_ before: Self, _ after: Self) throws(UndoConflict) -> (control: Self, detail: JSONObject?)
-    /// Why this control (as it is now) takes no undo that would make it `result`: it has ended, or a guard holds it back.
-    /// Nil by default.
+    /// Why this control (as it is now) takes no undo that would make it `result`: a guard holds it back, a bound. Nil by
+    /// default.
     func undoRefusal(becoming result: Self, in room: RoomView) -> IntentError?
+    /// Why nothing in this control can be undone any more (a completed form, an ended wizard, a closed poll): its
+    /// recorded changes are dropped when it ends. Nil by default.
+    var endedForUndo: IntentError? { get }
+    /// The intent an undo of a change made by `intent` amounts to (`append` → `remove`, `next` → `prev`): the member
+    /// must be allowed both (`permissions`). Nil: the same intent.
+    static func inverse(of intent: String) -> String?
+    /// What keeping this change costs, in the room's `undo.maxBytes`: the control's `stateBytes` after it by default (what
+    /// it shares with the state before is counted once per change).
+    func undoBytes(from before: Self) -> Int
 }
 
 /// Why a change cannot be undone: the part of the control (a path in its stored state, or a text's range) that
@@ -52,15 +64,22 @@ public struct UndoConflict: Error, Sendable, Equatable {
     /// Where, as stored-state keys (`StateMerge`); empty: the control as a whole (a text).
     public var path: [String]
     public var message: String
-    public init(path: [String], _ message: String) {
+    /// A text: the revision of the edit that touched the span (who made it is named from it).
+    public var revision: Int?
+    public init(path: [String], _ message: String, revision: Int? = nil) {
         self.path = path
         self.message = message
+        self.revision = revision
     }
 }
 
 extension UndoableControl {
     public func recordsUndo(from before: Self) -> Bool { true }
+    public static var undoableHolds: Bool { false }
     public func undoRefusal(becoming result: Self, in room: RoomView) -> IntentError? { nil }
+    public var endedForUndo: IntentError? { nil }
+    public static func inverse(of intent: String) -> String? { nil }
+    public func undoBytes(from before: Self) -> Int { stateBytes }
 
     public func reverting(_ before: Self, _ after: Self) throws(UndoConflict) -> (control: Self, detail: JSONObject?) {
         guard case var .object(current) = storedState, case let .object(b) = before.storedState, case let .object(a) = after.storedState else {
@@ -83,16 +102,19 @@ extension UndoableControl {
 }
 
 extension Room {
-    /// The intents of each control whose changes are recorded, for a room whose template keeps undo (empty otherwise).
+    /// The intents of each control whose changes are recorded, for a room whose template keeps undo (empty otherwise);
+    /// `press` stands for a hold when the kind records holds (`undoableHolds`).
     static func undoableIntents(of template: RoomTemplate) -> [ControlID: Set<String>] {
         guard template.undo.enabled else { return [:] }
         var result: [ControlID: Set<String>] = [:]
         for (id, control) in template.controls {
             guard let undoable = control as? any UndoableControl else { continue }
             var intents = type(of: undoable).undoableIntents
-            // The backend decided those: an undo would change the control behind its back.
-            if let hook = template.intentHook { intents = intents.filter { !hook.covers(id, $0) } }
-            if !intents.isEmpty { result[id] = intents }
+            if type(of: undoable).undoableHolds { intents.insert("press") }
+            // The backend decides about this control: an undo would change it behind its back (an undone append is a
+            // removal it was never asked about). Nothing of it is recorded.
+            if let hook = template.intentHook, type(of: control).intents.contains(where: { hook.covers(id, $0) }) { continue }
+            result[id] = intents
         }
         return result
     }

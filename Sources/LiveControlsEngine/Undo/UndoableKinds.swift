@@ -1,28 +1,66 @@
 import LiveControlsProtocol
 
 // Which changes of each kind can be undone, and what an undo puts back (docs/PROTOCOL.md, *Undo and redo*, lists them).
-// Not undoable: holds (`press`, `release` and their ticks), a timer (the clock moved on), a poll's close, reveal and
-// reset, a form's or wizard's `reset` — and whatever the server API or a timer's `then` changed.
+// A hold (`press`, its ticks, to its end) is one change where the kind says so. Not undoable: a timer (the clock moved
+// on), a poll's close, reveal and reset, a form's or wizard's `reset` — and whatever the server API or a timer's `then`
+// changed.
+
+/// `next` and `prev` undo each other.
+private func stepInverse(_ intent: String) -> String? {
+    switch intent {
+    case "next": "prev"
+    case "prev": "next"
+    default: nil
+    }
+}
 
 extension Stepper: UndoableControl {
     public static let undoableIntents: Set<String> = ["next", "prev", "set"]
     public static let undoableKeys = ["value"]
+    public static var undoableHolds: Bool { true }
+    public static func inverse(of intent: String) -> String? { stepInverse(intent) }
 }
 
 extension ListStepper: UndoableControl {
     public static let undoableIntents: Set<String> = ["next", "prev", "select", "append", "insert", "move", "edit", "remove"]
     /// Items are matched by id (`StateMerge`); `nextItemNumber` is not put back, so an id is never given twice.
     public static let undoableKeys = ["sections", "selected"]
+    public static var undoableHolds: Bool { true }
+
+    public static func inverse(of intent: String) -> String? {
+        switch intent {
+        case "append", "insert": "remove"
+        case "remove": "insert"
+        default: stepInverse(intent)
+        }
+    }
+
+    /// A selection or a step shares the items with the list before it: a little, not the whole list again.
+    public func undoBytes(from before: ListStepper) -> Int {
+        let shared = sections.withUnsafeBufferPointer { a in before.sections.withUnsafeBufferPointer { b in a.baseAddress == b.baseAddress } }
+        return shared ? 256 : stateBytes
+    }
+
+    /// An undone removal puts an item back: not past `maxItems`.
+    public func undoRefusal(becoming result: ListStepper, in room: RoomView) -> IntentError? {
+        result.count > maxItems && result.count > count ? IntentError(.outOfRange, "the list is full (\(maxItems) items)") : nil
+    }
 }
 
 extension Pager: UndoableControl {
     public static let undoableIntents: Set<String> = ["next", "prev", "goto"]
     public static let undoableKeys = ["position"]
+    public static var undoableHolds: Bool { true }
+    public static func inverse(of intent: String) -> String? { stepInverse(intent) }
 }
 
 extension Toggle: UndoableControl {
+    /// And the switch a confirming hold makes (recorded when it switches: a hold let go early changed nothing).
     public static let undoableIntents: Set<String> = ["set", "flip"]
     public static let undoableKeys = ["on"]
+    public static var undoableHolds: Bool { true }
+    /// A press starts a confirmation and changes nothing yet: its switch is recorded when it happens.
+    public func recordsUndo(from before: Toggle) -> Bool { on != before.on }
 }
 
 extension Fader: UndoableControl {
@@ -37,8 +75,10 @@ extension Wizard: UndoableControl {
     /// A `next` or `prev` that ends the wizard is not recorded: its webhook (`wizard.completed`, `wizard.exited`) has gone.
     public func recordsUndo(from before: Wizard) -> Bool { !phase.isFinal }
 
+    public static func inverse(of intent: String) -> String? { stepInverse(intent) }
+    public var endedForUndo: IntentError? { phase.isFinal ? IntentError(.finished, "\(label) has ended; only reset applies") : nil }
+
     public func undoRefusal(becoming result: Wizard, in room: RoomView) -> IntentError? {
-        if phase.isFinal { return IntentError(.finished, "\(label) has ended; only reset applies") }
         // Forward again (the undo of a prev): only past a step whose guard lets it.
         guard result.index > index else { return nil }
         do { try checkGuard(of: steps[index], in: room) } catch { return error }
@@ -52,7 +92,7 @@ extension Form: UndoableControl {
     /// The `finish` that completes the form is not recorded: `form.completed` has gone.
     public func recordsUndo(from before: Form) -> Bool { !completed }
 
-    public func undoRefusal(becoming result: Form, in room: RoomView) -> IntentError? {
+    public var endedForUndo: IntentError? {
         completed ? IntentError(.finished, "the form is completed; nothing in it changes before a reset") : nil
     }
 }
@@ -62,7 +102,22 @@ extension Poll: UndoableControl {
     public static let undoableIntents: Set<String> = ["vote", "unvote", "add"]
     public static let undoableKeys = ["ballots", "added"]
 
-    public func undoRefusal(becoming result: Poll, in room: RoomView) -> IntentError? {
+    public static func inverse(of intent: String) -> String? {
+        switch intent {
+        case "vote": "unvote"
+        case "unvote": "vote"
+        default: nil
+        }
+    }
+
+    /// A closed poll's votes stay as they were counted (its `poll.closed` webhook has gone).
+    public var endedForUndo: IntentError? {
         phase == .open ? nil : IntentError(.closed, "\(label) is \(phase.rawValue): its votes no longer change")
+    }
+
+    /// A redone `add` puts an option back: not past `maxOptions`.
+    public func undoRefusal(becoming result: Poll, in room: RoomView) -> IntentError? {
+        result.options.count > maxOptions && result.options.count > options.count
+            ? IntentError(.outOfRange, "\(label) has its \(maxOptions) options") : nil
     }
 }
