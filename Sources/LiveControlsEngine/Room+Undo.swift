@@ -87,7 +87,7 @@ extension Room {
     /// After a change of `touched`: a control that ended takes its changes off every stack.
     mutating func dropEndedFromUndo(_ touched: [ControlID]) -> [UndoCounts] {
         var changed: [UndoCounts] = []
-        for id in touched where undoIntents[id] != nil {
+        for id in touched where undoEnding.contains(id) {
             if let control = controls[id] as? any UndoableControl, control.endedForUndo != nil {
                 changed += undoHistory.purge(control: id)
             }

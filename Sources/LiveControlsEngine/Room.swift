@@ -40,6 +40,8 @@ public struct Room: Sendable {
     public let broadcastPolicy: BroadcastPolicy
     /// The intents whose changes each control records for undo (`Room+Undo.swift`); empty: the room records nothing.
     let undoIntents: [ControlID: Set<String>]
+    /// Those of them that can end (a form, a wizard, a poll): looked at after each change of theirs.
+    let undoEnding: Set<ControlID>
     /// Every user's undo and redo stacks (in memory only).
     var undoHistory: UndoHistory
     /// The whole room's broadcasts (`BroadcastPolicy.roomPerSecond`).
@@ -90,6 +92,7 @@ public struct Room: Sendable {
         self.maxStateBytes = template.maxStateBytes
         self.broadcastPolicy = template.broadcast
         self.undoIntents = Room.undoableIntents(of: template)
+        self.undoEnding = Room.undoEnding(of: template)
         self.undoHistory = UndoHistory(policy: template.undo)
         self.hasReaders = template.controls.contains { type(of: $0.control).readsOtherControls }
         self.hasPrivateParts = template.controls.contains { type(of: $0.control).hasPrivateParts }
@@ -395,7 +398,7 @@ public struct Room: Sendable {
         access?.append(contentsOf: repeatElement(.all, count: ops.count - controlOpsEnd))
         guard !ops.isEmpty else { return RoomUpdate(patch: nil, timers: timers) }
         // A control that ended (a form completed, a poll closed) takes its changes off every undo stack.
-        let undoable = undoIntents.isEmpty ? [] : dropEndedFromUndo(touching)
+        let undoable = undoEnding.isEmpty ? [] : dropEndedFromUndo(touching)
         var cause = cause
         if !claimsEnded.isEmpty {
             cause["claimsEnded"] = .array(claimsEnded.map(\.json))

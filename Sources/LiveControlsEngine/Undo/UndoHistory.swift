@@ -82,7 +82,8 @@ struct UndoHistory: Sendable {
         var entry = entry
         guard entry.bytes <= policy.maxBytes else { return [] }  // it alone would not fit: not kept
         let before = counts(of: user)
-        var s = stacks[user] ?? Stacks()
+        // Taken out of the dictionary while it changes: a copy left there would make every change copy the whole stack.
+        var s = stacks.removeValue(forKey: user) ?? Stacks()
         for gone in s.redo { forget(gone) }
         s.redo.removeAll()
         if s.undo.count >= policy.depth { forget(s.undo.removeFirst()) }
@@ -97,7 +98,11 @@ struct UndoHistory: Sendable {
 
     /// Gathers a change into `user`'s last one (a drag, a run of typing): it now ends at `after`.
     mutating func extendTop(of user: String, to after: any Control, args: JSONObject, version: Int, at now: Instant, bytes: Int) -> [UndoCounts] {
-        guard var s = stacks[user], var top = s.undo.popLast() else { return [] }
+        guard var s = stacks.removeValue(forKey: user) else { return [] }
+        guard var top = s.undo.popLast() else {
+            stacks[user] = s
+            return []
+        }
         let redone = s.redo.count
         for gone in s.redo { forget(gone) }  // a change: nothing to redo any more
         s.redo.removeAll()
@@ -117,7 +122,7 @@ struct UndoHistory: Sendable {
     /// Takes `user`'s top entry off one stack and puts the change that undid (redid) it on the other. Returns the new
     /// counts.
     mutating func move(of user: String, redo: Bool, replacement: UndoEntry) -> [UndoCounts] {
-        guard var s = stacks[user] else { return [] }
+        guard var s = stacks.removeValue(forKey: user) else { return [] }
         if let gone = redo ? s.redo.popLast() : s.undo.popLast() { forget(gone) }
         var replacement = replacement
         replacement.gathers = false
@@ -170,10 +175,9 @@ struct UndoHistory: Sendable {
         while bytes > policy.maxBytes, orderHead < order.count {
             let (user, serial) = order[orderHead]
             orderHead += 1
-            guard var s = stacks[user] else { continue }
-            if s.undo.first?.serial == serial { forget(s.undo.removeFirst()) }
-            else if s.redo.first?.serial == serial { forget(s.redo.removeFirst()) }
-            else { continue }  // gone already (undone, redone, past the depth)
+            guard stacks[user]?.undo.first?.serial == serial || stacks[user]?.redo.first?.serial == serial else { continue }  // gone already
+            var s = stacks.removeValue(forKey: user)!
+            if s.undo.first?.serial == serial { forget(s.undo.removeFirst()) } else { forget(s.redo.removeFirst()) }
             stacks[user] = s.undo.isEmpty && s.redo.isEmpty ? nil : s
             if !changed.contains(user) { changed.append(user) }
         }

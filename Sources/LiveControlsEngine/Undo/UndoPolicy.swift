@@ -50,6 +50,8 @@ public protocol UndoableControl: StorableControl {
     /// Why nothing in this control can be undone any more (a completed form, an ended wizard, a closed poll): its
     /// recorded changes are dropped when it ends. Nil by default.
     var endedForUndo: IntentError? { get }
+    /// Whether a control of the kind can end (`endedForUndo`): only those are looked at after their changes.
+    static var endsForUndo: Bool { get }
     /// The intent an undo of a change made by `intent` amounts to (`append` → `remove`, `next` → `prev`): the member
     /// must be allowed both (`permissions`). Nil: the same intent.
     static func inverse(of intent: String) -> String?
@@ -78,6 +80,7 @@ extension UndoableControl {
     public static var undoableHolds: Bool { false }
     public func undoRefusal(becoming result: Self, in room: RoomView) -> IntentError? { nil }
     public var endedForUndo: IntentError? { nil }
+    public static var endsForUndo: Bool { false }
     public static func inverse(of intent: String) -> String? { nil }
     public func undoBytes(from before: Self) -> Int { stateBytes }
 
@@ -102,6 +105,14 @@ extension UndoableControl {
 }
 
 extension Room {
+    /// The controls of `template` that can end (`UndoableControl.endsForUndo`), in a template that keeps undo.
+    static func undoEnding(of template: RoomTemplate) -> Set<ControlID> {
+        guard template.undo.enabled else { return [] }
+        return Set(template.controls.compactMap { id, control in
+            (control as? any UndoableControl).map { type(of: $0).endsForUndo ? id : nil } ?? nil
+        })
+    }
+
     /// The intents of each control whose changes are recorded, for a room whose template keeps undo (empty otherwise);
     /// `press` stands for a hold when the kind records holds (`undoableHolds`).
     static func undoableIntents(of template: RoomTemplate) -> [ControlID: Set<String>] {

@@ -77,6 +77,7 @@ extension Wizard: UndoableControl {
 
     public static func inverse(of intent: String) -> String? { stepInverse(intent) }
     public var endedForUndo: IntentError? { phase.isFinal ? IntentError(.finished, "\(label) has ended; only reset applies") : nil }
+    public static var endsForUndo: Bool { true }
 
     public func undoRefusal(becoming result: Wizard, in room: RoomView) -> IntentError? {
         // Forward again (the undo of a prev): only past a step whose guard lets it.
@@ -95,6 +96,7 @@ extension Form: UndoableControl {
     public var endedForUndo: IntentError? {
         completed ? IntentError(.finished, "the form is completed; nothing in it changes before a reset") : nil
     }
+    public static var endsForUndo: Bool { true }
 }
 
 extension Poll: UndoableControl {
@@ -114,6 +116,7 @@ extension Poll: UndoableControl {
     public var endedForUndo: IntentError? {
         phase == .open ? nil : IntentError(.closed, "\(label) is \(phase.rawValue): its votes no longer change")
     }
+    public static var endsForUndo: Bool { true }
 
     /// A redone `add` puts an option back: not past `maxOptions`.
     public func undoRefusal(becoming result: Poll, in room: RoomView) -> IntentError? {
