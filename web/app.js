@@ -1,6 +1,6 @@
 // The test page: renders every control of a room, presence, status and a log of patches.
 import { LiveRoom } from "./livecontrols.js";
-import { el, memberColor, plainWords } from "./views/common.js";
+import { el, plainWords } from "./views/common.js";
 import { stepperView } from "./views/stepper.js";
 import { listView } from "./views/list.js";
 import { wizardView } from "./views/wizard.js";
@@ -13,6 +13,7 @@ import { pollView } from "./views/poll.js";
 import { textView } from "./views/text.js";
 import { reactionsPanel } from "./views/reactions.js";
 import { historyBar } from "./views/history.js";
+import { renderPeople } from "./views/presence.js";
 
 const params = new URLSearchParams(location.search);
 // The name: the URL's (?name=), else the one chosen here before (kept in this browser).
@@ -161,38 +162,8 @@ function render() {
   renderPresence();
 }
 
-/** "Email" for a claim on a form's `account.email`; an item's label in a list; else the target's last part. */
-function partLabel(control, target) {
-  const c = room.state.controls[control];
-  const [element, field] = target.split(".");
-  const found = c?.elements?.find((e) => e.id === element);
-  if (found) return (field ? found.fields?.find((f) => f.id === field)?.label : found.title) ?? target.split(".").pop();
-  const item = c?.sections?.flatMap((s) => s.items).find((i) => i.id === target);
-  return item?.label ?? target.split(".").pop();
-}
-
 function renderPresence() {
-  // Each person once: the sessions of one user (the token's `sub`: a phone and a laptop, two tabs) together.
-  const people = room.people();
-  $("presence-count").textContent = people.length;
-  const label = (id) => room.state.controls[id]?.label ?? id;
-  const union = (lists) => [...new Set(lists.flat())];
-  $("presence").replaceChildren(...people.map((person) => {
-    const members = person.sessions.map((session) => room.state.presence[session]);
-    const first = person.you ? room.session : person.sessions[0];
-    const who = person.name || "Guest";
-    const roles = union(members.map((m) => (m.roles ?? []).filter((r) => !["viewer", "editor", "admin"].includes(r))));
-    const holding = union(members.map((m) => m.holding));
-    const editing = union(members.map((m) => (m.editing ?? []).map((e) => (e.target === "*" ? label(e.control) : `${label(e.control)} › ${partLabel(e.control, e.target)}`))));
-    const holds = holding.length ? ` — holding ${holding.map(label).join(", ")}` : "";
-    const devices = person.sessions.length > 1 ? el("span", { class: "devices", "data-testid": "devices" }, `${person.sessions.length} devices`) : null;
-    const dot = el("span", { class: "dot", "aria-hidden": "true" });
-    dot.style.background = memberColor(room, first); // CSSOM, not a style attribute: the page's CSP allows only this
-    return el("li", { "data-session": first, "data-sessions": person.sessions.join(" ") }, dot,
-      `${who}${person.you ? " (you)" : ""}${devices ? " " : ""}`, devices,
-      roles.length ? el("span", { class: "role" }, roles.join(", ")) : null,
-      `${holds}${editing.length ? ` — editing ${editing.join(", ")}` : ""}`);
-  }));
+  $("presence-count").textContent = renderPeople(room, $("presence"));
 }
 
 function logPatch(patch) {

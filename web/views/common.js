@@ -43,18 +43,37 @@ export function plainWords(error) {
 export function reportError(error, control) {
   if (error?.code === "disconnected") return;
   console.warn("refused", error);
-  const box = (control && document.querySelector(`[data-control="${CSS.escape(control)}"] [data-notice]`)) || document.getElementById("errors");
+  const box = (control && findNotice(control)) || document.getElementById("errors");
   if (!box) return;
   box.textContent = plainWords(error);
   box.dataset.code = error.code;
   clearTimeout(box.clearTimer);
   box.clearTimer = setTimeout(() => { box.textContent = ""; }, 6000);
+  // For apps: the element (web/elements.js) and the page hear it (`lc-error`, out of a shadow root too).
+  box.dispatchEvent(new CustomEvent("lc-error", { bubbles: true, composed: true, detail: { control: control ?? null, code: error.code, message: error.message } }));
 }
 
 /** Clears the control's notice (an action of it was accepted). */
 export function clearNotice(control) {
-  const box = document.querySelector(`[data-control="${CSS.escape(control)}"] [data-notice]`);
+  const box = findNotice(control);
   if (box) box.textContent = "";
+}
+
+/** Shadow roots that hold control views (web/elements.js): their notices are found there too. */
+export const viewRoots = new Set();
+
+function findNotice(control) {
+  const selector = `[data-control="${CSS.escape(control)}"] [data-notice]`;
+  for (const root of [document, ...viewRoots]) {
+    const box = root.querySelector(selector);
+    if (box) return box;
+  }
+  return null;
+}
+
+/** The element that has the focus where `node` is: its shadow root's, or the page's. */
+export function focusedNear(node) {
+  return node.getRootNode().activeElement ?? null;
 }
 
 /** Sends an intent; shows a refusal next to the control instead of throwing. */

@@ -1,6 +1,6 @@
 // form (StackedForm): collapsed elements show their summary; the expanded one shows its fields, with
 // server-side errors, and the call to action enabled only while the element is valid.
-import { act, clearNotice, confirmingButton, controlHeader, el, memberColor, memberName, reportError } from "./common.js";
+import { act, clearNotice, confirmingButton, controlHeader, el, focusedNear, memberColor, memberName, reportError } from "./common.js";
 
 /**
  * Claims a field while it has focus (and again while the user keeps typing, within the lease), and gives it up on
@@ -141,20 +141,20 @@ function inputFor(room, control, elementID, field) {
     // Never overwrite what the local user is typing with an echo of an older value. A field only focused (clicked
     // into, or focused for its user by the page) shows the room's value: what is in it is kept only once its user has
     // typed in it since focusing it (issue 41: a focused, untouched Age stayed empty while the room had 30).
-    const editing = document.activeElement === input && (sender.typing || typedHere) || sender.inFlight;
+    const editing = focusedNear(input) === input && (sender.typing || typedHere) || sender.inFlight;
     if (!editing) {
       if (f.type === "boolean") input.checked = f.value === true;
       else input.value = f.value ?? "";
     }
     // While this page keeps what its user is typing, someone else's change is said, not hidden: their value, and
     // that the next keystroke here replaces it.
-    const theirs = document.activeElement === input && editing && !sender.typing && String(f.value ?? "") !== input.value
+    const theirs = focusedNear(input) === input && editing && !sender.typing && String(f.value ?? "") !== input.value
       && !sender.sentHere(f.value);
     changed.textContent = sender.unsaved ? "Not saved yet: it is sent when the connection is back"
       : theirs ? `Changed meanwhile to “${f.value ?? ""}” — what you type replaces it` : "";
     input.required = !!f.required;
     // Errors once the field has been left (not while its first value is being typed), or for a value typed elsewhere.
-    const shown = f.error !== null && (touched || (document.activeElement !== input && f.value !== null && f.value !== "" && f.value !== false));
+    const shown = f.error !== null && (touched || (focusedNear(input) !== input && f.value !== null && f.value !== "" && f.value !== false));
     input.setAttribute("aria-invalid", String(shown));
     error.textContent = shown ? f.error : "";
   }
@@ -200,7 +200,7 @@ export function formView(room, id) {
     element,
     update(c) {
       // A part that closed or opened replaces its fields: focus that was in the form stays in it, on the open part.
-      const focusWasHere = element.contains(document.activeElement);
+      const focusWasHere = element.contains(focusedNear(element));
       title.textContent = c.label;
       status.textContent = c.completed ? "Completed — here is what was entered:" : `Part ${c.elements.findIndex((e) => e.id === c.current) + 1} of ${c.elements.length}`;
       result.replaceChildren(...(c.completed ? [collected(c)] : []));
@@ -218,7 +218,7 @@ export function formView(room, id) {
         }
         row.update(e, c);
       }
-      if (focusWasHere && acting > 0 && !element.contains(document.activeElement)) {
+      if (focusWasHere && acting > 0 && !element.contains(focusedNear(element))) {
         (list.querySelector(".element.expanded input, .element.expanded select") ?? reset).focus();
       }
     },

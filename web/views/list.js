@@ -1,6 +1,6 @@
 // list (ArrayStepper): the selected item with ‹ › hold buttons, every value grouped by section with move and
 // remove buttons, and a box to add a value at a position.
-import { act, controlHeader, el, holdButton, holdingText, inlineForm, syncPressed } from "./common.js";
+import { act, controlHeader, el, focusedNear, holdButton, holdingText, inlineForm, syncPressed } from "./common.js";
 
 /** A typed value: JSON when it parses (`{"name": "Ann"}`, `42`), else the text itself. */
 function parseValue(text) {
@@ -60,7 +60,7 @@ export function listView(room, id) {
       holding.textContent = holdingText(room, c.holding, "›", "‹");
       // Focus stays on the item it was on (or on the same button of it: ↑ pressed twice moves twice), as the list is
       // drawn again.
-      const active = sections.contains(document.activeElement) ? document.activeElement : null;
+      const withFocus = focusedNear(sections), active = sections.contains(withFocus) ? withFocus : null;
       const focused = active?.closest("li[data-item]")?.dataset.item ?? null;
       const focusedAction = active?.dataset.action ?? null;
       const flat = c.sections.flatMap((s) => s.items);

@@ -1,6 +1,6 @@
 // pager (InfiniteScrollViews): the position — a month as a calendar grid — with ‹ › hold buttons and
 // the neighbouring positions from `window` to jump to.
-import { act, controlHeader, el, holdButton, holdingText, inlineForm, intentButton, syncPressed } from "./common.js";
+import { act, controlHeader, el, focusedNear, holdButton, holdingText, inlineForm, intentButton, syncPressed } from "./common.js";
 
 const weekdays = ["Mon", "Tue", "Wed", "Thu", "Fri", "Sat", "Sun"];
 
@@ -71,7 +71,7 @@ export function pagerView(room, id) {
         goto.append(inlineForm("Go to a page", input, "Go", (v) => act(room, id, "goto", { position: c.domain === "integer" ? Number(v) : v }).then(() => false)));
       }
       // The box shows the current page (an empty month field would show only dashes), except while someone types in it.
-      if (document.activeElement !== input) input.value = c.position;
+      if (focusedNear(input) !== input) input.value = c.position;
       if (c.min !== null) input.min = c.min;
       if (c.max !== null) input.max = c.max;
       generation.textContent = c.generation ? `refreshed ${c.generation === 1 ? "once" : `${c.generation} times`}` : "";

@@ -1,6 +1,6 @@
 // text: a shared note several people type into at once. Each keystroke is a splice the server transforms against what
 // others typed meanwhile (ot.js); the textarea keeps its cursor where it was in the text when someone else's edit lands.
-import { controlHeader, el, reportError } from "./common.js";
+import { controlHeader, el, focusedNear, reportError } from "./common.js";
 import { SharedTextEditor, TextOperation } from "../ot.js";
 
 /** UTF-16 offset of code point `n` in `s` (textarea selections count UTF-16 units; splices count code points). */
@@ -24,7 +24,7 @@ export function textView(room, id) {
   let synced = ""; // the textarea's value when it last matched the editor's text
   /** Puts the editor's text in the textarea, the cursor moved by `op` (an edit of the textarea's value). */
   const show = (op) => {
-    const value = area.value, text = editor.text, focused = document.activeElement === area;
+    const value = area.value, text = editor.text, focused = focusedNear(area) === area;
     synced = text;
     if (text === value) return;
     const start = codePoints(value.slice(0, area.selectionStart)), end = codePoints(value.slice(0, area.selectionEnd));
@@ -56,7 +56,7 @@ export function textView(room, id) {
     update(c) {
       title.textContent = c.label;
       area.maxLength = c.maxLength; // (UTF-16 units: the server counts code points, which are never more)
-      if (!composing && document.activeElement !== area && area.value !== editor.text) {
+      if (!composing && focusedNear(area) !== area && area.value !== editor.text) {
         area.value = editor.text;
         synced = editor.text;
       }
