@@ -55,11 +55,13 @@ export class LcRoom extends HTMLElement {
     this.statusLine.setAttribute("part", "status");
     this.statusLine.setAttribute("role", "status");
     shadow(this).append(this.statusLine, document.createElement("slot"));
+    this.statusLine.textContent = statusText.connecting;
   }
 
   connectedCallback() {
     if (this.liveRoom) return; // moved within the page: the same connection
     const option = (name) => this.getAttribute(name) || null;
+    this.dataset.status = "connecting";
     this.liveRoom = new LiveRoom({ room: option("room") ?? "demo", token: option("token"), name: option("name"), template: option("template"),
                                    ...(option("url") ? { url: option("url") } : {}) });
     this.liveRoom.addEventListener("status", (e) => {
@@ -69,7 +71,6 @@ export class LcRoom extends HTMLElement {
       this.dataset.status = status;
       this.dispatchEvent(new CustomEvent("lc-status", { detail: { status } }));
     });
-    this.statusLine.textContent = statusText.connecting;
     this.dispatchEvent(new CustomEvent("lc-room-ready", { bubbles: false }));
   }
 
@@ -79,7 +80,8 @@ export class LcRoom extends HTMLElement {
   }
 }
 
-/** The base of the elements inside an <lc-room>: finds its room once both are in the page. */
+/** The base of the elements inside an <lc-room>: finds its room once both are in the page, lets go of it when it
+ * leaves the page (moved into another <lc-room>, it draws that one's). */
 class RoomPart extends HTMLElement {
   connectedCallback() {
     const host = this.closest("lc-room");
@@ -87,15 +89,31 @@ class RoomPart extends HTMLElement {
       console.warn(`<${this.localName}> draws nothing outside an <lc-room>`);
       return;
     }
-    if (this.room) return;
     const attach = () => {
+      if (this.room === host.liveRoom || !host.liveRoom) return;
+      this.detach();
       this.room = host.liveRoom;
+      this.onState = (e) => this.refresh(e.detail.patch ?? null);
+      this.onStatus = () => { if (this.root) this.root.querySelector("section, div")?.toggleAttribute("inert", this.room.status !== "open"); };
       this.attached(this.room);
       if (this.room.state) this.refresh(null);
-      this.room.addEventListener("state", (e) => this.refresh(e.detail.patch ?? null));
-      this.room.addEventListener("status", () => { if (this.root) this.root.querySelector("section, div")?.toggleAttribute("inert", this.room.status !== "open"); });
+      this.room.addEventListener("state", this.onState);
+      this.room.addEventListener("status", this.onStatus);
     };
     if (host.liveRoom) attach(); else host.addEventListener("lc-room-ready", attach, { once: true });
+  }
+
+  disconnectedCallback() {
+    this.detach();
+  }
+
+  /** Stops drawing its room (what it drew stays until it draws another). */
+  detach() {
+    if (!this.room) return;
+    this.room.removeEventListener("state", this.onState);
+    this.room.removeEventListener("status", this.onStatus);
+    this.detached?.();
+    this.room = null;
   }
 }
 
@@ -104,9 +122,14 @@ export class LcControl extends RoomPart {
   /** The kind this tag draws; null: any. */
   static kind = null;
 
-  attached() {
+  attached(room) {
     this.root = this.shadowRoot ?? shadow(this);
-    viewRoots.add(this.root);
+    this.view = null; // a view is made for one room
+    viewRoots.set(this.root, room);
+  }
+
+  detached() {
+    viewRoots.delete(this.root);
   }
 
   refresh(patch) {
@@ -114,9 +137,10 @@ export class LcControl extends RoomPart {
     const state = id ? this.room.state.controls[id] : undefined;
     const wanted = this.constructor.kind;
     const mine = !patch || patch.ops.some((op) => op.path === `/controls/${id}` || op.path.startsWith(`/controls/${id}/`));
-    if (!state || (wanted && state.kind !== wanted)) {
+    if (!state || (wanted && state.kind !== wanted) || !makers[state.kind]) {
       this.view = null;
       const problem = !id ? `<${this.localName}> needs a control attribute` : !state ? `room ${this.room.room} has no control "${id}"`
+        : !makers[state.kind] ? `control "${id}" is a ${state.kind}, a kind these elements do not draw yet`
         : `control "${id}" is a ${state.kind}, not a ${wanted}`;
       const note = Object.assign(document.createElement("p"), { className: "notice", textContent: problem });
       note.setAttribute("role", "alert");
@@ -140,6 +164,7 @@ export class LcControl extends RoomPart {
 /** `<lc-presence>`: who is here, each person once, with what they hold and edit. */
 export class LcPresence extends RoomPart {
   attached() {
+    if (this.root) return;
     this.root = shadow(this);
     this.heading = document.createElement("h2");
     this.list = document.createElement("ul");
@@ -159,10 +184,14 @@ export class LcPresence extends RoomPart {
 /** `<lc-undo>`: Undo and Redo of this person's changes in the room (Ctrl+Z, Ctrl+Shift+Z outside text fields). */
 export class LcUndo extends RoomPart {
   attached(room) {
-    this.root = shadow(this);
-    this.bar = historyBar(room);
+    this.root ??= shadow(this);
+    this.bar = historyBar(room, this.closest("lc-room"));
     this.bar.element.setAttribute("part", "undo");
-    this.root.append(this.bar.element);
+    this.root.replaceChildren(this.root.firstChild, this.bar.element);
+  }
+
+  detached() {
+    this.bar?.dispose();
   }
 
   refresh() {

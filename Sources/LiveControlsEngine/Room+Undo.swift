@@ -60,12 +60,17 @@ extension Room {
     }
 
     /// An intent that applied without a patch: a drag's `set` the room holds back for its next patch still moved the
-    /// value, so the drag's change now ends there.
-    mutating func extendDrag(control id: ControlID, by session: SessionID, previousChange: Int?, at now: Instant) -> [UndoCounts] {
+    /// value, so the drag's change now ends there (or, past the gathering span, a change starts there).
+    mutating func extendDrag(control id: ControlID, intent: String, args: JSONObject, by session: SessionID, before: any Control,
+                             previousChange: Int?, at now: Instant) -> [UndoCounts] {
         guard let member = members[session], let after = controls[id] as? any UndoableControl else { return [] }
         let user = Self.undoUser(member, session)
-        guard let top = gatherable(user, id, session, previousChange: previousChange, at: now) else { return [] }
-        return undoHistory.extendTop(of: user, to: after, args: top.args, version: top.version, at: now, bytes: after.undoBytesAny(from: top.before))
+        if let top = gatherable(user, id, session, previousChange: previousChange, at: now) {
+            return undoHistory.extendTop(of: user, to: after, args: top.args, version: top.version, at: now, bytes: after.undoBytesAny(from: top.before))
+        }
+        return recordUndo(UndoEntry(serial: 0, control: id, intent: intent, args: args, session: session, name: member.name, before: before,
+                                    after: after, version: previousChange ?? version, startedAt: now, lastAt: now, bytes: 0),
+                          by: member, previousChange: previousChange)
     }
 
     /// A hold's step or end (`wake`) by `holder`: its hold is one change, so the step goes into the change its press
@@ -119,8 +124,9 @@ extension Room {
         try checkClaims(id, reach: .whole, what: word, by: session)
         if let holder = current.holder {
             // A hold or a drag is going on: its next step would land on the undo (and a drag's state is not stored).
-            var error = IntentError(.conflict, "cannot \(word) your \(entry.intent) on \(id): \(holder == session ? "you are" : "\(memberName(holder)) is") holding it right now")
-            error.by = byJSON(session: holder, name: members[holder]?.name, user: members[holder]?.user)
+            let who = holder == session ? "you are" : holder == .server ? "the server is" : "\(memberName(holder)) is"
+            var error = IntentError(.conflict, "cannot \(word) your \(entry.intent) on \(id): \(who) holding it right now")
+            if holder != .server { error.by = byJSON(session: holder, name: members[holder]?.name, user: members[holder]?.user) }
             throw error
         }
         var reverted: (control: any Control, detail: JSONObject?)
@@ -163,7 +169,9 @@ extension Room {
             for patch in since.reversed() {
                 guard patch.ops.contains(where: { let p = $0.path.description; return p.hasPrefix(prefix) && !p.hasPrefix(claims) }) else { continue }
                 let kind = patch.cause["kind"]?.stringValue
-                if kind == "claim" || kind == "unclaim" { continue }
+                // Only what changes values: an intent (not a release: it ends a hold), a tick; not claims, joins, leaves.
+                if kind == "claim" || kind == "unclaim" || kind == "join" || kind == "leave" || kind == "presence"
+                    || (kind == "intent" && patch.cause["intent"]?.stringValue == "release") { continue }
                 guard let s = patch.cause["session"]?.stringValue else { break }  // the server, a timer
                 let member = members[SessionID(s)]
                 by = byJSON(session: SessionID(s), name: member?.name, user: member?.user)

@@ -240,7 +240,7 @@ public struct Room: Sendable {
                                                         before: before, after: control, version: version, startedAt: now, lastAt: now, bytes: 0),
                                               by: member, previousChange: lastChange)
             } else if type(of: control).takesDrags {
-                update.undoable += extendDrag(control: id, by: session, previousChange: lastChange, at: now)
+                update.undoable += extendDrag(control: id, intent: intent, args: args, by: session, before: before, previousChange: lastChange, at: now)
             }
         }
         return update

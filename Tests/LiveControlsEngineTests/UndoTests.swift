@@ -165,19 +165,6 @@ final class UndoTests: XCTestCase {
         XCTAssertEqual(state(room, "q")["value"], 0)
     }
 
-    func testAToggleSwitchedByAConfirmingHoldIsOneChangeAndAHoldLetGoEarlyNone() throws {
-        var room = try room(["t": ["kind": "toggle", "confirmHoldMs": 800]])
-        try act(&room, "t", "press", by: ann, at: 0)
-        try act(&room, "t", "release", by: ann, at: 300)  // too early: nothing switched
-        XCTAssertEqual(room.undoCounts(for: ann)?.undo, 0)
-        try act(&room, "t", "press", by: ann, at: 1_000)
-        _ = room.wake(control: ControlID("t"), at: at(1_800))
-        XCTAssertEqual(state(room, "t")["on"], true)
-        XCTAssertEqual(room.undoCounts(for: ann)?.undo, 1)
-        _ = try undo(&room, by: ann).get()
-        XCTAssertEqual(state(room, "t")["on"], false)
-    }
-
     func testWhatCannotBeUndone() throws {
         var room = try room(["w": ["kind": "wizard", "steps": [["id": "a", "title": "A"], ["id": "b", "title": "B"]]],
                              "p": ["kind": "poll", "options": ["x", "y"]],
@@ -295,5 +282,26 @@ final class UndoTests: XCTestCase {
         guard case let .failure(error) = undo(&counter, by: ann) else { return XCTFail("undone over the server's change") }
         XCTAssertNil(error.by, "the server is nobody to name")
         XCTAssertTrue(error.message.contains("by someone else"), error.message)
+    }
+
+    func testAnUndoKeepsAFormsRulesAndAConfirmingToggleRecordsNothing() throws {
+        var room = try room(["f": ["kind": "form", "elements": [
+            ["id": "a", "title": "A", "fields": [["id": "x", "label": "X", "type": "text", "required": true]]],
+            ["id": "b", "title": "B", "fields": [["id": "y", "label": "Y", "type": "text"]]],
+        ]], "t": ["kind": "toggle", "confirmHoldMs": 800]])
+        try act(&room, "f", "set", ["element": "a", "field": "x", "value": "ann"], by: ann, at: 0)
+        try act(&room, "f", "finish", ["element": "a"], by: bob, at: 100)
+        XCTAssertEqual(code(undo(&room, by: ann)), .conflict, "element a is collapsed now: its field waits for an expand")
+        _ = try undo(&room, by: bob).get()  // a expanded again
+        _ = try undo(&room, by: ann).get()  // now Ann's set goes back
+        try act(&room, "f", "set", ["element": "a", "field": "x", "value": "ann"], by: ann, at: 300)
+        try act(&room, "f", "finish", ["element": "a"], by: ann, at: 400)
+        try act(&room, "f", "expand", ["element": "a"], by: ann, at: 500)
+        try act(&room, "f", "set", ["element": "a", "field": "x", "value": ""], by: bob, at: 600)  // a not valid now
+        XCTAssertEqual(code(undo(&room, by: ann)), .notValid, "undoing the expand would move past an invalid element")
+        try act(&room, "t", "press", by: ann, at: 1_000)
+        _ = room.wake(control: ControlID("t"), at: at(1_800))
+        XCTAssertEqual(state(room, "t")["on"], true)
+        XCTAssertEqual(code(undo(&room, by: ann)), .notValid, "the toggle's switch was not recorded: Ann's last change is still the expand")
     }
 }

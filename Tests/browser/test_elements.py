@@ -90,3 +90,17 @@ def test_the_embedded_wizard_of_client_md_in_two_windows(server, browser):
          message="typing seen in the other window")
     wait(b, lambda d: "editing" in part(d, "lc-presence", "ul").text, message="the claim shows who is editing")
     b.save_screenshot(str(SCREENSHOTS / "embed-phone.png"))
+
+
+def test_ctrl_z_in_an_elements_field_is_the_fields_own(server, browser):
+    from selenium.webdriver.common.action_chains import ActionChains
+    page = browser(server.http_url + "embed.html")
+    wait(page, joined)
+    page.execute_script("window.causes = []; document.querySelector('lc-room').liveRoom.addEventListener('patch', e => causes.push(e.detail.cause.kind));")
+    email = part(page, 'lc-form[control="signup"]', 'input')
+    email.click()
+    email.send_keys("ann@example.com")
+    wait(page, lambda d: d.execute_script("return document.querySelector('lc-room').liveRoom.canUndo") == 1, message="a change to undo")
+    ActionChains(page).key_down(Keys.CONTROL).send_keys("z").key_up(Keys.CONTROL).perform()
+    page.execute_script("return new Promise(r => setTimeout(r, 300))")  # let a wrongly sent undo come back
+    assert "undo" not in page.execute_script("return causes"), "Ctrl+Z in the field is the browser's, not the room's"

@@ -40,31 +40,36 @@ export function plainWords(error) {
  * Shows a refusal next to the control it concerns (`[data-notice]` inside its section), in plain words, and
  * clears it after a few seconds or at the control's next accepted action. Without a control: the page's line.
  */
-export function reportError(error, control) {
+export function reportError(error, control, room = null) {
   if (error?.code === "disconnected") return;
   console.warn("refused", error);
-  const box = (control && findNotice(control)) || document.getElementById("errors");
-  if (!box) return;
+  const box = (control && findNotice(control, room)) || document.getElementById("errors");
+  const detail = { control: control ?? null, code: error.code, message: error.message };
+  if (!box) return document.dispatchEvent(new CustomEvent("lc-error", { detail }));
   box.textContent = plainWords(error);
   box.dataset.code = error.code;
   clearTimeout(box.clearTimer);
   box.clearTimer = setTimeout(() => { box.textContent = ""; }, 6000);
   // For apps: the element (web/elements.js) and the page hear it (`lc-error`, out of a shadow root too).
-  box.dispatchEvent(new CustomEvent("lc-error", { bubbles: true, composed: true, detail: { control: control ?? null, code: error.code, message: error.message } }));
+  box.dispatchEvent(new CustomEvent("lc-error", { bubbles: true, composed: true, detail }));
 }
 
 /** Clears the control's notice (an action of it was accepted). */
-export function clearNotice(control) {
-  const box = findNotice(control);
+export function clearNotice(control, room = null) {
+  const box = findNotice(control, room);
   if (box) box.textContent = "";
 }
 
-/** Shadow roots that hold control views (web/elements.js): their notices are found there too. */
-export const viewRoots = new Set();
+/** Shadow roots that hold control views (web/elements.js), each with the LiveRoom it draws: a notice is found in the
+ * one of its room (two rooms of one template have the same control ids). Elements take theirs out when they leave. */
+export const viewRoots = new Map();
 
-function findNotice(control) {
+function findNotice(control, room) {
   const selector = `[data-control="${CSS.escape(control)}"] [data-notice]`;
-  for (const root of [document, ...viewRoots]) {
+  const inPage = document.querySelector(selector);
+  if (inPage) return inPage;
+  for (const [root, rootRoom] of viewRoots) {
+    if (room && rootRoom !== room) continue;
     const box = root.querySelector(selector);
     if (box) return box;
   }
@@ -78,7 +83,7 @@ export function focusedNear(node) {
 
 /** Sends an intent; shows a refusal next to the control instead of throwing. */
 export function act(room, control, intent, args) {
-  return room.intent(control, intent, args).then((ack) => { clearNotice(control); return ack; }, (e) => reportError(e, control));
+  return room.intent(control, intent, args).then((ack) => { clearNotice(control, room); return ack; }, (e) => reportError(e, control, room));
 }
 
 /** The parts every control view starts with: its title, a one-line caption, and the place its notices go. */
@@ -121,7 +126,7 @@ export function holdButton(room, control, direction, text, label) {
     room.intent(control, "press", direction ? { direction } : {}).catch((e) => {
       held = false;
       button.classList.remove("pressed");
-      reportError(e, control);
+      reportError(e, control, room);
     });
   };
   const release = () => {

@@ -49,9 +49,9 @@ function fieldSender(room, control, element, field, label) {
     inFlight++;
     const value = pending;
     room.intent(control, "set", { element, field, value }).then(
-      () => { if (unsent === value) unsent = undefined; clearNotice(control); },
+      () => { if (unsent === value) unsent = undefined; clearNotice(control, room); },
       (e) => {
-        if (e.code !== "disconnected") return reportError(e, control);
+        if (e.code !== "disconnected") return reportError(e, control, room);
         if (unsent === undefined) { unsentBase = roomValue(); unsentEpoch = room.shownEpoch; }
         unsent = value;
       },
@@ -66,7 +66,7 @@ function fieldSender(room, control, element, field, label) {
     const value = unsent;
     unsent = undefined;
     if (room.shownEpoch !== unsentEpoch || JSON.stringify(roomValue()) !== JSON.stringify(unsentBase)) {
-      reportError({ code: "not_saved", message: `What you typed in ${label} was not saved: it changed while the connection was down.` }, control);
+      reportError({ code: "not_saved", message: `What you typed in ${label} was not saved: it changed while the connection was down.` }, control, room);
       self.dropped?.(roomValue());
       return;
     }

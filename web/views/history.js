@@ -13,7 +13,11 @@ export function undoWords(error, what) {
   return plainWords(error);
 }
 
-export function historyBar(room) {
+/**
+ * `scope`: the element whose keys it takes (an <lc-room>: Ctrl+Z there, or anywhere on the page when it is the page's
+ * first); null: the whole page's.
+ */
+export function historyBar(room, scope = null) {
   // The arrow always shows; the word too where there is room (a phone shows the arrows, named for screen readers).
   const undoButton = el("button", { type: "button", class: "text", "data-testid": "undo", "aria-label": "Undo", "aria-keyshortcuts": "Control+Z Meta+Z", disabled: "" },
     el("span", { "aria-hidden": "true" }, "↶"), el("span", { class: "word", "aria-hidden": "true" }, " Undo"));
@@ -21,8 +25,9 @@ export function historyBar(room) {
     el("span", { "aria-hidden": "true" }, "↷"), el("span", { class: "word", "aria-hidden": "true" }, " Redo"));
   const notice = el("span", { class: "notice history-notice", role: "status", "data-testid": "history-notice" });
   const element = el("div", { class: "history", role: "toolbar", "aria-label": "Undo and redo your changes", hidden: "" }, undoButton, redoButton, notice);
-  let counts = { undo: 0, redo: 0 };
+  let counts = { undo: room.canUndo ?? 0, redo: room.canRedo ?? 0 };
   let viewer = false;
+  if (room.canUndo !== undefined) element.hidden = false; // the room told its numbers before this bar was made
   const refresh = () => {
     undoButton.disabled = counts.undo === 0 || room.status !== "open";
     redoButton.disabled = counts.redo === 0 || room.status !== "open";
@@ -49,9 +54,11 @@ export function historyBar(room) {
   };
   undoButton.addEventListener("click", () => run("undo"));
   redoButton.addEventListener("click", () => run("redo"));
-  addEventListener("keydown", (e) => {
+  const onKey = (e) => {
     if (viewer || element.hidden || !(e.ctrlKey || e.metaKey) || e.altKey) return;
-    const target = e.target;
+    const path = e.composedPath();
+    if (scope && !path.includes(scope) && scope !== document.querySelector("lc-room")) return; // another room's keys
+    const target = path[0]; // (inside a shadow root too: `e.target` there is its host)
     if (target instanceof HTMLElement && (target.isContentEditable || target.matches("input, textarea, select"))) return;
     const key = e.key.toLowerCase();
     const redo = (key === "z" && e.shiftKey) || (key === "y" && !e.shiftKey);
@@ -59,6 +66,9 @@ export function historyBar(room) {
     e.preventDefault();
     if (redo ? counts.redo > 0 : counts.undo > 0) run(redo ? "redo" : "undo");
     else notice.textContent = redo ? "Nothing to redo." : "Nothing of yours to undo here.";
-  });
-  return { element, setViewer(isViewer) { viewer = isViewer; if (isViewer) element.hidden = true; } };
+  };
+  addEventListener("keydown", onKey);
+  refresh();
+  return { element, setViewer(isViewer) { viewer = isViewer; if (isViewer) element.hidden = true; },
+           dispose() { removeEventListener("keydown", onKey); } };
 }

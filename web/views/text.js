@@ -47,7 +47,7 @@ export function textView(room, id) {
     editor.update(area.value);
     synced = area.value;
   });
-  editor.addEventListener("error", (e) => reportError(e.detail, id));
+  editor.addEventListener("error", (e) => reportError(e.detail, id, room));
   // Someone else's edit (or a refusal's undo): the text changes under the cursor, which moves with the text around it.
   editor.addEventListener("change", (e) => { if (!composing) show(e.detail.op); });
   return {

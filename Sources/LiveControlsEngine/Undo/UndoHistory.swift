@@ -80,12 +80,16 @@ struct UndoHistory: Sendable {
     /// A new change by `user`: on its undo stack (its redo stack emptied). Returns whose counts changed.
     mutating func record(_ entry: UndoEntry, by user: String) -> [UndoCounts] {
         var entry = entry
-        guard entry.bytes <= policy.maxBytes else { return [] }  // it alone would not fit: not kept
         let before = counts(of: user)
         // Taken out of the dictionary while it changes: a copy left there would make every change copy the whole stack.
         var s = stacks.removeValue(forKey: user) ?? Stacks()
         for gone in s.redo { forget(gone) }
         s.redo.removeAll()
+        guard entry.bytes <= policy.maxBytes else {  // it alone would not fit: not kept (and nothing to redo after it)
+            if !s.undo.isEmpty { stacks[user] = s }
+            let after = counts(of: user)
+            return after == before ? [] : [after]
+        }
         if s.undo.count >= policy.depth { forget(s.undo.removeFirst()) }
         entry.serial = take(entry, by: user)
         s.undo.append(entry)
@@ -106,6 +110,11 @@ struct UndoHistory: Sendable {
         let redone = s.redo.count
         for gone in s.redo { forget(gone) }  // a change: nothing to redo any more
         s.redo.removeAll()
+        guard bytes <= policy.maxBytes else {  // grown past what the room keeps: the change goes
+            forget(top)
+            if !s.undo.isEmpty { stacks[user] = s }
+            return [counts(of: user)]
+        }
         self.bytes += bytes - top.bytes
         top.after = after
         top.args = args
@@ -126,9 +135,11 @@ struct UndoHistory: Sendable {
         if let gone = redo ? s.redo.popLast() : s.undo.popLast() { forget(gone) }
         var replacement = replacement
         replacement.gathers = false
-        replacement.serial = take(replacement, by: user)
-        if redo { s.undo.append(replacement) } else { s.redo.append(replacement) }
-        stacks[user] = s
+        if replacement.bytes <= policy.maxBytes {
+            replacement.serial = take(replacement, by: user)
+            if redo { s.undo.append(replacement) } else { s.redo.append(replacement) }
+        }
+        if !s.undo.isEmpty || !s.redo.isEmpty { stacks[user] = s }
         var changed = evictOverBudget()
         changed.append(counts(of: user))
         return changed

@@ -55,18 +55,19 @@ extension Pager: UndoableControl {
 }
 
 extension Toggle: UndoableControl {
-    /// And the switch a confirming hold makes (recorded when it switches: a hold let go early changed nothing).
     public static let undoableIntents: Set<String> = ["set", "flip"]
     public static let undoableKeys = ["on"]
-    public static var undoableHolds: Bool { true }
-    /// A press starts a confirmation and changes nothing yet: its switch is recorded when it happens.
-    public func recordsUndo(from before: Toggle) -> Bool { on != before.on }
+    /// A toggle with `confirmHoldMs` switches only by a hold that long (an "on air" switch must not flip by accident):
+    /// an undo would switch it at once, so none of its changes is recorded.
+    public func recordsUndo(from before: Toggle) -> Bool { confirmHoldMs == nil }
 }
 
 extension Fader: UndoableControl {
     /// A drag (its `set`s until `release`, or a pause) is one change.
     public static let undoableIntents: Set<String> = ["set", "nudge"]
     public static let undoableKeys = ["value"]
+    /// A set the room holds back for its next patch is recorded too (it moved the value); one that moved nothing is not.
+    public func recordsUndo(from before: Fader) -> Bool { value != before.value }
 }
 
 extension Wizard: UndoableControl {
@@ -92,6 +93,27 @@ extension Form: UndoableControl {
     public static let undoableKeys = ["elements", "current"]
     /// The `finish` that completes the form is not recorded: `form.completed` has gone.
     public func recordsUndo(from before: Form) -> Bool { !completed }
+
+    public static func inverse(of intent: String) -> String? {
+        switch intent {
+        case "finish": "expand"
+        case "expand": "finish"
+        default: nil
+        }
+    }
+
+    /// An undo keeps the form's rules: fields change only in the expanded element (as `set`), and it moves forward only
+    /// past elements that are valid (as `finish`).
+    public func undoRefusal(becoming result: Form, in room: RoomView) -> IntentError? {
+        guard let current, let next = result.current else { return nil }  // (completing is never an undo: not recorded)
+        for i in elements.indices where i != current && i < result.elements.count && result.elements[i].fields != elements[i].fields {
+            return IntentError(.conflict, "element \(elements[i].id) is collapsed (\(elements[current].id) is expanded); expand it first")
+        }
+        if next > current, let invalid = result.elements[current..<next].first(where: { !$0.valid }) {
+            return IntentError(.notValid, "element \(invalid.id) is not valid: the form cannot move past it")
+        }
+        return nil
+    }
 
     public var endedForUndo: IntentError? {
         completed ? IntentError(.finished, "the form is completed; nothing in it changes before a reset") : nil
