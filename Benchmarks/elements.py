@@ -16,10 +16,10 @@ Needs chromium and chromium-driver (Debian), selenium (PyPI) and a release build
 import argparse
 import json
 import pathlib
+import re
 import statistics
 import sys
 import tempfile
-import threading
 import time
 
 REPO = pathlib.Path(__file__).resolve().parents[1]
@@ -82,7 +82,7 @@ def main():
     config = pathlib.Path(tempfile.mkdtemp()) / "elements-config.json"
     config.write_text(json.dumps(CONFIG))
     proc, port = start([args.binary, "--port", "0", "--log-level", "error", *shares_off(pathlib.Path(args.binary)), "--config", str(config)],
-                       lambda line: (m := __import__("re").search(r"127\.0\.0\.1:(\d+)/", line)) and int(m.group(1)))
+                       lambda line: (m := re.search(r"127\.0\.0\.1:(\d+)/", line)) and int(m.group(1)))
     from selenium import webdriver
     from selenium.webdriver.chrome.service import Service
     binary, driver_path = chromium_paths()
