@@ -6,8 +6,16 @@ import LiveControlsProtocol
 /// the latter: nil for anything malformed.
 extension RoomSummary {
     package var json: JSONValue {
-        ["room": .string(name), "template": .string(template), "epoch": .string(epoch), "version": .int(version),
-         "loaded": .bool(loaded), "members": .int(members)]
+        var object: JSONObject = ["room": .string(name), "template": .string(template), "epoch": .string(epoch), "version": .int(version),
+                                  "loaded": .bool(loaded), "members": .int(members)]
+        if inCluster { object["node"] = node.map { .string($0) } ?? .null }
+        return .object(object)
+    }
+}
+
+extension NodeSummary {
+    package var json: JSONValue {
+        ["node": .string(id), "self": .bool(isSelf), "rooms": .int(rooms)]
     }
 }
 

@@ -28,6 +28,8 @@ package protocol RoomAdministration: AnyObject, Sendable {
     func deleteRoom(_ name: String, _ reply: @escaping @Sendable (Result<RoomVersion, AdminFailure>) -> Void)
     /// The retained patches after `version` (of `epoch`, when given).
     func history(_ name: String, epoch: String?, after version: Int, _ reply: @escaping @Sendable (Result<RoomHistory, AdminFailure>) -> Void)
+    /// The nodes of the cluster running now (their `alive` key is set), by id; nil on a single node.
+    func listNodes(_ reply: @escaping @Sendable (Result<[NodeSummary]?, AdminFailure>) -> Void)
     /// Closes the connection of `session`, a member of `room`, with 4001, on whichever node it is.
     /// `grantedRooms`: the room patterns the caller's token grants (nil: every room); the session must be in no
     /// other room, since the close takes it out of all of them.
@@ -85,6 +87,18 @@ package struct RoomSummary: Sendable, Equatable {
     package var loaded: Bool
     /// Sessions in the room (0 for a room only in the store).
     package var members: Int
+    /// Cluster mode: the node that owns the room now (nil: none); `inCluster` false on a single node.
+    package var node: String? = nil
+    package var inCluster = false
+}
+
+/// A node of the cluster, as the server API lists it.
+package struct NodeSummary: Sendable, Equatable {
+    package var id: String
+    /// Whether it is the node that answered.
+    package var isSelf: Bool
+    /// The rooms it owns (holds the lease of) now.
+    package var rooms: Int
 }
 
 /// A room's version after a change (or the one it was deleted at).

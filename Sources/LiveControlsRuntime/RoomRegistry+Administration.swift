@@ -8,6 +8,11 @@ import Synchronization
 extension RoomRegistry: RoomAdministration {
     package var administration: (any RoomAdministration)? { self }
 
+    /// A single node: no cluster to list.
+    package func listNodes(_ reply: @escaping @Sendable (Result<[NodeSummary]?, AdminFailure>) -> Void) {
+        reply(.success(nil))
+    }
+
     package func listRooms(_ reply: @escaping @Sendable (Result<[RoomSummary], AdminFailure>) -> Void) {
         let loaded = rooms.withLock { Array($0.values) }
         DispatchQueue.global().async { [store, logger] in

@@ -363,6 +363,7 @@ final class RoomRuntime: RoomEndpoint, @unchecked Sendable {
                 deliver(after: patch.version) { self.outboxEntryReady(entry) }
             }
             guard localDelivery else { return carryOutTimers(update) }
+            metrics.delivered(toMembers: subscribers.count)
             guard patch.isShared else {
                 // Members see different ops (`Patch.access`): one frame per distinct view.
                 var toWake: [any RoomSubscriber] = []

@@ -33,6 +33,7 @@ package final class ServerMetrics: Sendable {
     private let pauses: Counter
     private let pausedMilliseconds: Counter
     private let patches: Counter
+    private let deliveries: Counter
     private let ticks: Counter
     private let roomsUnloaded: Counter
     private let roomsLoaded: Counter
@@ -59,6 +60,8 @@ package final class ServerMetrics: Sendable {
                                   "Times a room of more than 128 subscribers paused while the server caught up on writing.")
         pausedMilliseconds = registry.counter("livecontrols_room_paused_milliseconds_total", "Milliseconds those pauses lasted.")
         patches = registry.counter("livecontrols_patches_total", "Patches (room versions) produced.")
+        deliveries = registry.counter("livecontrols_patch_deliveries_total",
+                                      "Patch messages handed to this node's members (each patch once per member it reached).")
         ticks = registry.counter("livecontrols_hold_ticks_total", "Hold-to-repeat ticks applied.")
         lateness = registry.makeDurationHistogram(
             descriptor: MetricNameDescriptor(metricName: "livecontrols_hold_tick_lateness_seconds", unitName: "",
@@ -75,6 +78,11 @@ package final class ServerMetrics: Sendable {
     }
 
     func patch() { patches.increment() }
+
+    /// A patch was handed to `members` of this node's connections (the fan-out).
+    func delivered(toMembers members: Int) {
+        if members > 0 { deliveries.increment(by: Int64(members)) }
+    }
 
     /// An intent was refused because its room's queue was full (also counted as received and refused).
     func intentOverloaded() {

@@ -57,6 +57,9 @@ extension LiveControlsServer {
         switch outcome {
         case let .file(contentType, bytes):
             response = PendingHTTPResponse(status: 200, contentType: contentType, body: bytes)
+        case let .redirect(location):
+            response = PendingHTTPResponse(status: 301, contentType: "text/plain; charset=utf-8", headers: [("location", location)],
+                                           body: Array("moved to \(location)\n".utf8))
         case .notFound:
             response = PendingHTTPResponse(status: 404, contentType: "text/plain; charset=utf-8", body: Array("not found\n".utf8))
         case .tooLarge:

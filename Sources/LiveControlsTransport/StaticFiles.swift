@@ -10,6 +10,9 @@ enum StaticFiles {
 
     enum Outcome: Equatable {
         case file(contentType: String, bytes: [UInt8])
+        /// A directory asked for without its final `/` (`/admin`): 301 to it with the slash, so that the page's
+        /// relative links resolve inside it. `location` is relative (`admin/`), right behind a proxy's path prefix too.
+        case redirect(location: String)
         case notFound
         case tooLarge
     }
@@ -22,6 +25,9 @@ enum StaticFiles {
         var isDirectory: ObjCBool = false
         guard FileManager.default.fileExists(atPath: file, isDirectory: &isDirectory) else { return .notFound }
         if isDirectory.boolValue {
+            if !path.hasSuffix("/"), let last = path.split(separator: "/").last {
+                return .redirect(location: last + "/")
+            }
             file += file.hasSuffix("/") ? "index.html" : "/index.html"
             guard FileManager.default.fileExists(atPath: file, isDirectory: &isDirectory), !isDirectory.boolValue else { return .notFound }
         }

@@ -34,4 +34,11 @@ final class APIRouteTests: XCTestCase {
         XCTAssertFalse(APIRoute.isAPIPath("/apis"))
         XCTAssertFalse(APIRoute.isAPIPath("/healthz"))
     }
+
+    func testTheNodesAreOneGETRoute() {
+        XCTAssertEqual(try APIRoute.match(method: "GET", path: "/api/v1/nodes").get(), .nodes)
+        guard case let .failure(wrongMethod) = APIRoute.match(method: "POST", path: "/api/v1/nodes") else { return XCTFail("POST /nodes") }
+        XCTAssertEqual(wrongMethod.allow, ["GET"])
+        XCTAssertNil(APIRoute.nodes.room)
+    }
 }

@@ -71,6 +71,18 @@ def test_only_admin_tokens_may_call_it_and_only_for_their_rooms(start_server):
     assert error(expired.get("/rooms"))["code"] == "token_expired"
 
 
+def test_the_nodes_and_the_webhook_endpoints_are_the_api_keys_alone(start_server):
+    s = start_server("--api-key", API_KEY, "--auth-secret", SECRET)
+    assert API(s).get("/nodes").json() == {"cluster": False, "nodes": []}, "a single node: no cluster"
+    assert API(s).get("/webhooks").json() == {"endpoints": []}
+    assert "node" not in API(s).get("/rooms").json()["rooms"][0], "a room's owner is a cluster's field"
+    admin = API(s, key=mint("--role", "admin", "--room", "*"))
+    for path in ("/nodes", "/webhooks"):  # also with no webhook configured: a token learns nothing of the server's layout
+        refused = admin.get(path)
+        assert refused.status_code == 403 and error(refused)["code"] == "forbidden", (path, refused.text)
+    assert API(s).post("/nodes").status_code == 405
+
+
 # -- rooms -----------------------------------------------------------------------------------------
 
 def test_a_room_created_with_initial_values_is_what_a_joining_client_sees(api, api_server, connect):

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import json
 import time
+import urllib.request
 
 import pytest
 from websockets.exceptions import ConnectionClosed
@@ -37,8 +38,13 @@ def test_in_cluster_mode_any_node_answers_for_any_room(cluster, connect):
     history = a.get("/rooms/shared/patches", params={"after": v}).json()
     assert [p["version"] for p in history["patches"]] == [v + 1] and history["patches"][0]["ops"] == patch["ops"]
     listed = {r["room"]: r for r in a.get("/rooms").json()["rooms"]}
+    b_id = json.loads(urllib.request.urlopen(b_node.http_url + "healthz").read())["cluster"]["node"]
     assert listed["shared"] == {"room": "shared", "template": "demo", "epoch": created.json()["epoch"], "version": v + 1,
-                                "loaded": True, "members": 1}
+                                "loaded": True, "members": 1, "node": b_id}, "the node that created it owns it"
+    nodes = a.get("/nodes").json()
+    a_id = next(n["node"] for n in nodes["nodes"] if n["self"])
+    assert nodes["cluster"] is True and {n["node"] for n in nodes["nodes"]} == {a_id, b_id}
+    assert sum(n["rooms"] for n in nodes["nodes"]) == sum(r["node"] is not None for r in listed.values())
     assert {r["room"] for r in b.get("/rooms").json()["rooms"]} == set(listed) == {"shared", "demo"}, "the config's rooms too"
     assert a.get("/rooms/demo").json()["room"] == "demo"
     assert a.post("/rooms/shared/reset").json()["version"] == v + 2

@@ -164,6 +164,8 @@ def test_a_symlink_out_of_the_web_root_is_not_followed(start_server, tmp_path):
     (root / "inner.html").symlink_to(root / "index.html")  # a link that stays inside is served
     (root / "sub").mkdir()
     (root / "sub" / "index.html").symlink_to(secret)  # served for /sub (no slash) and /sub/
+    (root / "inside").mkdir()
+    (root / "inside" / "index.html").write_text("<p>a page</p>")
     (root / "deep").symlink_to(tmp_path)  # a link to a directory outside, padded past lws's 256-byte path
     s = start_server("--web-root", str(root))
     padded = b"/deep/" + b"x/" * 120 + b"../" * 120 + b"secret.txt"
@@ -172,6 +174,11 @@ def test_a_symlink_out_of_the_web_root_is_not_followed(start_server, tmp_path):
         assert status == 404 and b"outside" not in body
     [(status, _, body)] = exchange(s.port, b"GET /inner.html HTTP/1.1\r\nHost: x\r\n\r\n")
     assert status == 200 and body == b"<p>inside</p>"
+    # A directory inside, asked for without its slash: sent to it with the slash (relative, for a proxy's prefix).
+    [(status, headers, _)] = exchange(s.port, b"GET /inside HTTP/1.1\r\nHost: x\r\n\r\n")
+    assert status == 301 and headers["location"] == "inside/", headers
+    [(status, _, body)] = exchange(s.port, b"GET /inside/ HTTP/1.1\r\nHost: x\r\n\r\n")
+    assert status == 200 and body == b"<p>a page</p>"
     [(status, _, _)] = exchange(s.port, b"GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n")
     assert status == 200
 

@@ -49,6 +49,20 @@ extension ClusterDirectory: RoomAdministration {
         }
     }
 
+    /// Every node whose `alive` key is set, with the rooms it owns (from the same scan as the listing).
+    package func listNodes(_ reply: @escaping @Sendable (Result<[NodeSummary]?, AdminFailure>) -> Void) {
+        link.queue.async { [self] in
+            do throws(RedisError) {
+                let alive = try roomNames(withKey: keys.alive).union([nodeID])
+                var owned: [String: Int] = [:]
+                for room in try storedRooms() { if let node = room.node { owned[node, default: 0] += 1 } }
+                reply(.success(alive.sorted().map { NodeSummary(id: $0, isSelf: $0 == nodeID, rooms: owned[$0] ?? 0) }))
+            } catch {
+                reply(.failure(Self.unreachable(error)))
+            }
+        }
+    }
+
     package func describeRoom(_ name: String, _ reply: @escaping @Sendable (Result<RoomDetails, AdminFailure>) -> Void) {
         call(name, .describe) { reply($0.decoded(RoomDetails.init(json:))) }
     }
@@ -349,7 +363,7 @@ extension ClusterDirectory: RoomAdministration {
                       let version = f[2].text.flatMap(Int.init)
                 else { continue }
                 summaries.append(RoomSummary(name: name, template: template, epoch: epoch, version: version,
-                                             loaded: f[4].text != nil, members: Int(f[3].integer ?? 0)))
+                                             loaded: f[4].text != nil, members: Int(f[3].integer ?? 0), node: f[4].text, inCluster: true))
             }
         }
         return summaries

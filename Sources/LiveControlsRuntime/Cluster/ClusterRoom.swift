@@ -204,6 +204,7 @@ final class ClusterRoom: @unchecked Sendable {
             self.epoch = epoch
             self.version = version
             guard !self.members.isEmpty else { return }
+            self.directory.metrics.delivered(toMembers: self.members.count)
             let crowd = self.members.count > inlineSubscriberLimit
             let frame = Frame.make(bytes: message, stateOfRoom: self.name, stateVersion: (epoch, version), toMany: crowd)
             var toWake: [any RoomSubscriber] = []

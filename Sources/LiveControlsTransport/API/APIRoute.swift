@@ -17,11 +17,12 @@ enum APIRoute: Equatable {
     case webhooks
     case failedWebhooks
     case retryWebhook(String)
+    case nodes
 
     /// The room the request is about, if any.
     var room: String? {
         switch self {
-        case .listRooms, .createRoom, .webhooks, .failedWebhooks, .retryWebhook: return nil
+        case .listRooms, .createRoom, .webhooks, .failedWebhooks, .retryWebhook, .nodes: return nil
         case let .getRoom(r), let .deleteRoom(r), let .applyIntents(r), let .resetRoom(r), let .members(r), let .patches(r),
              let .broadcast(r): return r
         case let .disconnect(room, _): return room
@@ -65,6 +66,8 @@ enum APIRoute: Equatable {
         switch parts.count {
         case 1 where parts[0] == "webhooks":
             return pick([("GET", .webhooks)])
+        case 1 where parts[0] == "nodes":
+            return pick([("GET", .nodes)])
         case 2 where parts[0] == "webhooks" && parts[1] == "failed":
             return pick([("GET", .failedWebhooks)])
         case 4 where parts[0] == "webhooks" && parts[1] == "failed" && parts[3] == "retry":

@@ -225,6 +225,16 @@ extension LiveControlsServer {
             }
         case .webhooks, .failedWebhooks, .retryWebhook:
             handleWebhooks(exchange, reply)
+        case .nodes:
+            // Which node owns which room is the whole server's layout, not one room's: the API key's alone.
+            guard exchange.grant.token == nil else {
+                return reply(.failure(APIError(status: 403, ProtocolError(.forbidden, "only the API key may list the cluster's nodes (a token sees its rooms' owners in GET /rooms)"))))
+            }
+            administration.listNodes { result in
+                reply(result.map { nodes in
+                    APIResponse.ok(["cluster": .bool(nodes != nil), "nodes": .array((nodes ?? []).map(\.json))])
+                }.mapError(APIError.init).orFailure)
+            }
         }
     }
 

@@ -11,6 +11,11 @@ extension LiveControlsServer {
             guard let value = APIQuery.integer(text), (1...1_000).contains(value) else { return reply(.failure(.badBody("limit must be an integer within 1…1000"))) }
             limit = value
         }
+        // Endpoints are the server's own configuration, across every room: the API key's alone (issue 38), also
+        // when there are none (an empty list would tell a token what it may not ask).
+        if exchange.route == .webhooks, grant.token != nil {
+            return reply(.failure(APIError(status: 403, ProtocolError(.forbidden, "only the API key may list webhook endpoints (a token may list and retry its rooms' failed deliveries)"))))
+        }
         guard let webhooks = registry.webhooks else {
             if case .retryWebhook = exchange.route {
                 return reply(.failure(APIError(status: 404, ProtocolError(.notFound, "no webhooks are configured"))))
@@ -19,10 +24,6 @@ extension LiveControlsServer {
         }
         switch exchange.route {
         case .webhooks:
-            // Endpoints are the server's own configuration, across every room: the API key's alone (issue 38).
-            guard grant.token == nil else {
-                return reply(.failure(APIError(status: 403, ProtocolError(.forbidden, "only the API key may list webhook endpoints (a token may list and retry its rooms' failed deliveries)"))))
-            }
             webhooks.status { endpoints in
                 let list: [JSONValue] = endpoints.enumerated().map { index, status in
                     let events: [JSONValue] = status.endpoint.events.map { .string($0) }
