@@ -10,8 +10,9 @@ enum StaticFiles {
 
     enum Outcome: Equatable {
         case file(contentType: String, bytes: [UInt8])
-        /// A directory asked for without its final `/` (`/admin`): 301 to it with the slash, so that the page's
-        /// relative links resolve inside it. `location` is relative (`admin/`), right behind a proxy's path prefix too.
+        /// A directory with an `index.html`, asked for without its final `/` (`/admin`): 301 to it with the slash, so
+        /// that the page's relative links resolve inside it. `location` is relative (`./admin/`, the name
+        /// percent-encoded), right behind a proxy's path prefix too.
         case redirect(location: String)
         case notFound
         case tooLarge
@@ -25,17 +26,33 @@ enum StaticFiles {
         var isDirectory: ObjCBool = false
         guard FileManager.default.fileExists(atPath: file, isDirectory: &isDirectory) else { return .notFound }
         if isDirectory.boolValue {
-            if !path.hasSuffix("/"), let last = path.split(separator: "/").last {
-                return .redirect(location: last + "/")
-            }
             file += file.hasSuffix("/") ? "index.html" : "/index.html"
             guard FileManager.default.fileExists(atPath: file, isDirectory: &isDirectory), !isDirectory.boolValue else { return .notFound }
+            if !path.hasSuffix("/"), let last = path.split(separator: "/").last {
+                return .redirect(location: "./" + percentEncoded(String(last)) + "/")
+            }
         }
         guard let handle = FileHandle(forReadingAtPath: file) else { return .notFound }
         defer { try? handle.close() }
         guard let data = try? handle.read(upToCount: maxFileBytes + 1) else { return .notFound }
         if data.count > maxFileBytes { return .tooLarge }
         return .file(contentType: contentType(of: file), bytes: [UInt8](data))
+    }
+
+    /// A path segment as a URL holds it: every byte but the unreserved ones (RFC 3986 §2.3) percent-encoded, so that
+    /// a decoded `#`, `?`, `%`, space or `:` in a directory's name stays part of the name.
+    static func percentEncoded(_ segment: String) -> String {
+        var out = ""
+        for byte in segment.utf8 {
+            switch byte {
+            case UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "0")...UInt8(ascii: "9"),
+                 UInt8(ascii: "-"), UInt8(ascii: "."), UInt8(ascii: "_"), UInt8(ascii: "~"):
+                out.unicodeScalars.append(Unicode.Scalar(byte))
+            default:
+                out += String(format: "%%%02X", byte)
+            }
+        }
+        return out
     }
 
     static func contentType(of file: String) -> String {

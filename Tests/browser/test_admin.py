@@ -68,7 +68,7 @@ def test_one_node_rooms_state_members_patches_webhooks(start_server, browser, re
         urllib.request.build_opener(NoRedirect).open(s.http_url + "admin")
         raise AssertionError("no redirect")
     except urllib.error.HTTPError as answer:
-        assert answer.code == 301 and answer.headers["location"] == "admin/"
+        assert answer.code == 301 and answer.headers["location"] == "./admin/"
 
     a = browser(s.http_url + "admin")
     assert a.current_url.endswith("/admin/")
@@ -100,12 +100,28 @@ def test_one_node_rooms_state_members_patches_webhooks(start_server, browser, re
     assert "#room=main" in a.current_url
 
     # Disconnect Ann: her connection closes with 4001, the member list empties.
-    a.find_element(By.CSS_SELECTOR, f'[data-testid="members"] button[data-session="{ann.session}"]').click()
+    out = a.find_element(By.CSS_SELECTOR, f'[data-testid="members"] button[data-session="{ann.session}"]')
+    out.click()  # the first press asks
+    wait(a, lambda d: out.text == "Really disconnect?", message="a disconnect is confirmed first")
+    assert "Ann" in text(a, "members")
+    out.click()
     wait(a, lambda d: "Disconnected Ann" in text(d, "room-notice"), message="the disconnect said in words")
     wait(a, lambda d: "Nobody is in the room" in text(d, "members"))
     with pytest.raises(ConnectionClosed) as closed:
         ann.recv(lambda m: False, timeout=5)
     assert closed.value.rcvd.code == 4001
+
+    # A room deleted and made again: what was shown of it goes (its state, its old patches), then the new one shows.
+    api = API(s)
+    open_room(a, "side-room")
+    api.intents("side-room", {"control": "q", "intent": "set", "args": {"value": 3}})
+    wait(a, lambda d: "server q.set" in text(d, "room-patches"), message="the server's change listed")
+    api.delete("/rooms/side-room")
+    wait(a, lambda d: "Not found" in text(d, "room-notice") and text(d, "room-state") == "", message="a deleted room said, its state gone")
+    api.post("/rooms", {"room": "side-room"})
+    wait(a, lambda d: text(d, "room-notice") == "" and '"q"' in text(d, "room-state"), message="the room made again")
+    assert "q.set" not in text(a, "room-patches"), "the old epoch's patches are not the new room's"
+    open_room(a, "main")
 
     # Webhooks: the endpoint, the failed delivery, Retry (the receiver takes it this time).
     wait(a, lambda d: receiver.url.split("//")[1] in text(d, "endpoints"), message="the endpoint listed")

@@ -166,6 +166,9 @@ def test_a_symlink_out_of_the_web_root_is_not_followed(start_server, tmp_path):
     (root / "sub" / "index.html").symlink_to(secret)  # served for /sub (no slash) and /sub/
     (root / "inside").mkdir()
     (root / "inside" / "index.html").write_text("<p>a page</p>")
+    (root / "a b#c").mkdir()
+    (root / "a b#c" / "index.html").write_text("<p>odd name</p>")
+    (root / "empty").mkdir()
     (root / "deep").symlink_to(tmp_path)  # a link to a directory outside, padded past lws's 256-byte path
     s = start_server("--web-root", str(root))
     padded = b"/deep/" + b"x/" * 120 + b"../" * 120 + b"secret.txt"
@@ -176,7 +179,11 @@ def test_a_symlink_out_of_the_web_root_is_not_followed(start_server, tmp_path):
     assert status == 200 and body == b"<p>inside</p>"
     # A directory inside, asked for without its slash: sent to it with the slash (relative, for a proxy's prefix).
     [(status, headers, _)] = exchange(s.port, b"GET /inside HTTP/1.1\r\nHost: x\r\n\r\n")
-    assert status == 301 and headers["location"] == "inside/", headers
+    assert status == 301 and headers["location"] == "./inside/", headers
+    [(status, headers, _)] = exchange(s.port, b"GET /a%20b%23c HTTP/1.1\r\nHost: x\r\n\r\n")
+    assert status == 301 and headers["location"] == "./a%20b%23c/", "the name stays one segment: # ? % space encoded"
+    [(status, _, _)] = exchange(s.port, b"GET /empty HTTP/1.1\r\nHost: x\r\n\r\n")
+    assert status == 404, "a directory without a page is not found, with or without its slash"
     [(status, _, body)] = exchange(s.port, b"GET /inside/ HTTP/1.1\r\nHost: x\r\n\r\n")
     assert status == 200 and body == b"<p>a page</p>"
     [(status, _, _)] = exchange(s.port, b"GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n")

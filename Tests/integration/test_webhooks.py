@@ -10,6 +10,7 @@ import time
 import pytest
 
 from api_client import API, API_KEY, intent
+from auth_tokens import mint_token
 from livecontrols_server import BINARY
 from redis_server import cluster, redis_server  # noqa: F401  (fixtures)
 from webhook_receiver import Receiver, webhook_config
@@ -128,6 +129,20 @@ def test_an_attempt_that_times_out_is_retried(hooked, receiver):
     receiver.delay = 0
     event = receiver.wait_for("member.joined")[-1]
     assert receiver.attempts.count(event["id"]) >= 2
+
+
+def test_a_tokens_failed_list_is_its_rooms_newest_not_what_is_left_of_everyones(hooked, receiver):
+    secret = "failed-list-secret-0123456789abcdef"
+    receiver.answers = [500] * 4
+    s = hooked(receiver.endpoint(["member.joined"], maxAttempts=1), args=("--auth-secret", secret))
+    for i, room in enumerate(("team-a", "other-1", "other-2", "other-3")):  # team-a's failure is the oldest
+        s.client().join(room)
+        s.wait_for_log("webhook delivery failed for good", count=i + 1)
+    api = API(s)
+    assert [f["event"]["room"] for f in api.get("/webhooks/failed", params={"limit": 1}).json()["failed"]] == ["other-3"]
+    team = API(s, key=mint_token(secret, "--role", "admin", "--room", "team-*"))
+    listed = team.get("/webhooks/failed", params={"limit": 1}).json()["failed"]
+    assert [f["event"]["room"] for f in listed] == ["team-a"], "filtered before the limit"
 
 
 def test_a_delivery_given_up_is_listed_and_sent_again_on_request(hooked, receiver):

@@ -6,8 +6,11 @@ import { chart, sample } from "./charts.js";
 
 const STORE = "livecontrols-admin-credential";
 const EVERY_MS = 2000;
+/** Rooms, nodes and webhooks (each a scan of every room in cluster mode) are read every this many rounds. */
+const SLOW_EVERY = 5;
 const ROOMS_SHOWN = 200;
 const PATCHES_KEPT = 50;
+const SIGNED_OUT = "Signed out: the key or token is forgotten in this tab.";
 
 const $ = (id) => document.getElementById(id);
 const url = (path) => new URL(path, location.href);
@@ -17,12 +20,15 @@ class APIError extends Error {
 }
 
 let credential = sessionStorage.getItem(STORE);
+/** Counts sign-ins and sign-outs: an answer that arrives after the session it was asked for has ended is dropped. */
+let session = 0;
 let timer = null;
+let round = 0;
 let rooms = [];
-let cluster = false;
-let selected = null; // {name, epoch, version, stateText, patches: [], history: "unknown" | "kept" | "none"}
+let selected = null; // {name, epoch, version, patches: [], seen, history, loading}
 const series = { connections: [], rooms: [], intents: [], deliveries: [] };
 let lastCounters = null;
+let node = undefined; // the node /healthz and /metrics describe (null: a single server)
 
 async function request(method, path, { query } = {}) {
   const target = url("../api/v1/" + path);
@@ -47,7 +53,11 @@ function words(error) {
   }
 }
 
-function problem(text) { $("problem").textContent = text ?? ""; }
+/** Sets a line's text only when it changes (a live region would read it out again). */
+function say(id, text) {
+  const line = $(id);
+  if (line.textContent !== (text ?? "")) line.textContent = text ?? "";
+}
 
 function element(tag, props = {}, ...children) {
   const node = document.createElement(tag);
@@ -60,6 +70,32 @@ function element(tag, props = {}, ...children) {
   return node;
 }
 
+/**
+ * The rows of a table, one per item, by key: a row whose content did not change stays as it is (focus, a pressed
+ * button), a changed one is made again in place, the others go.
+ */
+function syncRows(tbody, items, keyOf, signatureOf, make) {
+  const existing = new Map([...tbody.children].map((row) => [row.dataset.key, row]));
+  let previous = null;
+  for (const item of items) {
+    const key = String(keyOf(item));
+    const signature = signatureOf(item);
+    let row = existing.get(key);
+    existing.delete(key);
+    if (!row || row.dataset.signature !== signature) {
+      const fresh = make(item);
+      fresh.dataset.key = key;
+      fresh.dataset.signature = signature;
+      if (row) row.replaceWith(fresh);
+      row = fresh;
+    }
+    const wanted = previous ? previous.nextElementSibling : tbody.firstElementChild;
+    if (wanted !== row) tbody.insertBefore(row, wanted);
+    previous = row;
+  }
+  for (const row of existing.values()) row.remove();
+}
+
 // Signing in and out.
 
 async function signIn(event) {
@@ -67,74 +103,99 @@ async function signIn(event) {
   const typed = $("credential").value.trim();
   if (typed) credential = typed;
   if (!credential) return;
+  const mine = ++session;
+  $("sign-in-button").disabled = true;
   try {
     const listing = await request("GET", "rooms");
+    const access = await describeCredential();
+    if (mine !== session) return;
     sessionStorage.setItem(STORE, credential);
     $("credential").value = "";
     document.body.dataset.signedIn = "true";
+    document.body.dataset.access = access;
+    $("who").textContent = access === "key" ? "Signed in with the API key: every room." : "Signed in with an admin token: the rooms it grants.";
     $("sign-in").hidden = true;
     $("console").hidden = false;
     $("sign-out").hidden = false;
-    problem("");
+    say("problem", "");
+    $("problem").dataset.kind = "problem";
     showRooms(listing.rooms);
-    await describeCredential();
+    round = 0;
+    refresh(mine);
     selectFromHash();
-    refresh();
   } catch (error) {
-    signOut(words(error));
+    if (mine === session) signOut(words(error));
+  } finally {
+    $("sign-in-button").disabled = false;
   }
 }
 
 function signOut(reason) {
+  session++;
   clearTimeout(timer);
   timer = null;
   credential = null;
   sessionStorage.removeItem(STORE);
   document.body.dataset.signedIn = "false";
+  delete document.body.dataset.access;
   $("console").hidden = true;
   $("sign-in").hidden = false;
   $("sign-out").hidden = true;
   $("who").textContent = "";
   rooms = [];
-  selected = null;
+  closeRoom();
+  if (location.hash) history.replaceState(null, "", location.pathname + location.search);
   lastCounters = null;
+  node = undefined;
   for (const list of Object.values(series)) list.length = 0;
-  for (const id of ["health", "charts", "room-state", "room-patches"]) $(id).replaceChildren();
+  for (const id of ["health", "charts"]) $(id).replaceChildren();
   for (const table of document.querySelectorAll("tbody")) table.replaceChildren();
-  problem(typeof reason === "string" ? reason : "");
+  for (const id of ["rooms-count", "rooms-more", "nodes-note", "endpoints-note", "failed-note", "webhooks-notice"]) say(id, "");
+  say("problem", typeof reason === "string" ? reason : "");
+  $("problem").dataset.kind = reason === SIGNED_OUT ? "info" : "problem";
   $("credential").focus();
 }
 
-/** Whether the credential is the API key (it may list endpoints): said in the header. */
+/** "key" when the credential may list the webhook endpoints (only the API key may), else "token". */
 async function describeCredential() {
   try {
     await request("GET", "webhooks");
-    $("who").textContent = "Signed in with the API key: every room.";
-    document.body.dataset.access = "key";
+    return "key";
   } catch (error) {
     if (error.status !== 403) throw error;
-    $("who").textContent = "Signed in with an admin token: the rooms it grants.";
-    document.body.dataset.access = "token";
+    return "token";
   }
 }
 
-// The loop: every source is read, each on its own (one that fails says so and does not stop the others).
+// The loop: every source is read, each on its own (one that fails says so and does not stop the others). Only one
+// loop runs per sign-in; a hidden tab reads nothing until it is shown again.
 
-async function refresh() {
+async function refresh(mine) {
   clearTimeout(timer);
-  if (!credential) return;
+  if (mine !== session) return;
+  if (document.hidden) {
+    timer = setTimeout(() => refresh(mine), EVERY_MS);
+    return;
+  }
   const started = performance.now();
-  const results = await Promise.allSettled([loadHealth(), loadMetrics(), loadRooms(), loadNodes(), loadRoom(), loadWebhooks()]);
-  if (!credential) return;
-  const failure = results.find((r) => r.status === "rejected")?.reason;
-  if (failure?.status === 401) return signOut(words(failure));
-  problem(failure ? words(failure) : "");
-  timer = setTimeout(refresh, Math.max(250, EVERY_MS - (performance.now() - started)));
+  const slow = round++ % SLOW_EVERY === 0;
+  const jobs = [loadHealth(mine), loadMetrics(mine), loadRoom(selected)];
+  if (slow) jobs.push(loadRooms(mine), loadNodes(mine), loadWebhooks(mine));
+  const results = await Promise.allSettled(jobs);
+  if (mine !== session) return;
+  const failures = results.filter((r) => r.status === "rejected").map((r) => r.reason);
+  const unauthorized = failures.find((f) => f?.status === 401);
+  if (unauthorized) return signOut(words(unauthorized));
+  say("problem", failures.length ? words(failures[0]) : "");
+  timer = setTimeout(() => refresh(mine), Math.max(250, EVERY_MS - (performance.now() - started)));
 }
 
-async function loadHealth() {
+addEventListener("visibilitychange", () => { if (!document.hidden && credential && document.body.dataset.signedIn === "true") refresh(session); });
+
+async function loadHealth(mine) {
   const response = await fetch(url("../healthz"), { cache: "no-store" });
   const health = await response.json();
+  if (mine !== session) return;
   const rows = [
     ["Status", health.status], ["Protocol", health.protocol], ["Up for", duration(health.uptimeSeconds)],
     ["Connections", health.connections], ["Rooms loaded", health.rooms],
@@ -144,38 +205,47 @@ async function loadHealth() {
   }
   $("health").replaceChildren(...rows.flatMap(([k, v]) => [element("dt", { textContent: k }), element("dd", { textContent: String(v), dataset: { field: k } })]));
   $("health").dataset.status = health.status;
-  cluster = Boolean(health.cluster);
+  const answering = health.cluster?.node ?? null;
+  if (node !== undefined && node !== answering) {
+    // Another node answered (a load balancer in front): its counters are not this one's. Start the charts again.
+    for (const list of Object.values(series)) list.length = 0;
+    lastCounters = null;
+  }
+  node = answering;
 }
 
-async function loadMetrics() {
+async function loadMetrics(mine) {
   const response = await fetch(url("../metrics"), { headers: { Authorization: `Bearer ${credential}` }, cache: "no-store" });
   if (!response.ok) {
     const body = await response.json().catch(() => null);
     throw new APIError(response.status, body?.error?.code ?? "metrics", body?.error?.message ?? "the metrics could not be read");
   }
+  const text = await response.text();
+  if (mine !== session) return;
   const now = performance.now() / 1000;
-  const totals = sample(await response.text());
+  const totals = sample(text);
   series.connections.push(totals.livecontrols_connections ?? 0);
   series.rooms.push(totals.livecontrols_rooms ?? 0);
   const counters = { t: now, intents: totals.livecontrols_intents_total ?? 0, deliveries: totals.livecontrols_patch_deliveries_total ?? 0 };
-  if (lastCounters && counters.t > lastCounters.t) {
+  if (lastCounters && counters.t > lastCounters.t && counters.intents >= lastCounters.intents && counters.deliveries >= lastCounters.deliveries) {
     const seconds = counters.t - lastCounters.t;
-    series.intents.push(Math.max(0, (counters.intents - lastCounters.intents) / seconds));
-    series.deliveries.push(Math.max(0, (counters.deliveries - lastCounters.deliveries) / seconds));
+    series.intents.push((counters.intents - lastCounters.intents) / seconds);
+    series.deliveries.push((counters.deliveries - lastCounters.deliveries) / seconds);
   }
-  lastCounters = counters;
+  lastCounters = counters; // (counters that went down: the server restarted; the rates start again from here)
   for (const list of Object.values(series)) if (list.length > 60) list.splice(0, list.length - 60);
-  const node = cluster ? " (this node)" : "";
+  const of = node ? ` (node ${node})` : "";
   $("charts").replaceChildren(
-    chart("Connections" + node, series.connections, "connections"),
-    chart("Rooms loaded" + node, series.rooms, "rooms"),
-    chart("Intents per second" + node, series.intents, "intents"),
-    chart("Fan-out per second" + node, series.deliveries, "fan-out", "patch messages sent to members"),
+    chart("Connections" + of, series.connections, "connections"),
+    chart("Rooms loaded" + of, series.rooms, "rooms"),
+    chart("Intents per second" + of, series.intents, "intents"),
+    chart("Fan-out per second" + of, series.deliveries, "fan-out", "patch messages sent to members"),
   );
 }
 
-async function loadRooms() {
-  showRooms((await request("GET", "rooms")).rooms);
+async function loadRooms(mine) {
+  const { rooms: list } = await request("GET", "rooms");
+  if (mine === session) showRooms(list);
 }
 
 function showRooms(list) {
@@ -185,85 +255,110 @@ function showRooms(list) {
   const query = $("room-search").value.trim().toLowerCase();
   const matching = query ? rooms.filter((r) => r.room.toLowerCase().includes(query) || r.template.toLowerCase().includes(query)) : rooms;
   const shown = matching.slice(0, ROOMS_SHOWN);
-  $("rooms-count").textContent = query ? `(${matching.length} of ${rooms.length})` : `(${rooms.length})`;
-  $("rooms-more").textContent = matching.length > shown.length ? `${matching.length - shown.length} more: narrow the search.` : (matching.length ? "" : "No room matches.");
-  $("rooms").querySelector("tbody").replaceChildren(...shown.map((r) => {
-    const open = element("button", { type: "button", className: "link", textContent: r.room, dataset: { room: r.room } });
-    open.addEventListener("click", () => select(r.room));
-    const row = element("tr", { dataset: { room: r.room } },
-      element("td", {}, open), element("td", { textContent: r.template }), element("td", { className: "num", textContent: r.version }),
-      element("td", { className: "num", textContent: r.members }), element("td", { textContent: r.loaded ? "yes" : "stored" }));
-    if (inCluster) row.append(element("td", { textContent: r.node ?? "–" }));
-    if (selected?.name === r.room) row.setAttribute("aria-current", "true");
-    return row;
-  }));
+  say("rooms-count", query ? `(${matching.length} of ${rooms.length})` : `(${rooms.length})`);
+  say("rooms-more", matching.length > shown.length ? `${matching.length - shown.length} more: narrow the search.` : (matching.length ? "" : "No room matches."));
+  syncRows($("rooms").querySelector("tbody"), shown, (r) => r.room,
+    (r) => JSON.stringify([r.template, r.version, r.members, r.loaded, r.node, inCluster]), (r) => {
+      const open = element("button", { type: "button", className: "link", textContent: r.room, dataset: { room: r.room } });
+      open.addEventListener("click", () => select(r.room, { focus: true }));
+      const row = element("tr", { dataset: { room: r.room } },
+        element("td", {}, open), element("td", { textContent: r.template }), element("td", { className: "num", textContent: r.version }),
+        element("td", { className: "num", textContent: r.members }), element("td", { textContent: r.loaded ? "yes" : "stored" }));
+      if (inCluster) row.append(element("td", { textContent: r.node ?? "–" }));
+      return row;
+    });
+  markSelected();
 }
 
-async function loadNodes() {
-  if (!cluster) { $("nodes").hidden = true; return; }
+function markSelected() {
+  for (const row of $("rooms").querySelectorAll("tbody tr")) row.toggleAttribute("aria-current", row.dataset.room === selected?.name);
+}
+
+async function loadNodes(mine) {
+  if (node === null || node === undefined) { $("nodes").hidden = true; return; }
   $("nodes").hidden = false;
   const body = $("nodes").querySelector("tbody");
   if (document.body.dataset.access !== "key") {
-    $("nodes-note").textContent = "Only the API key lists the nodes; the rooms' owners show in the room list.";
+    say("nodes-note", "Only the API key lists the nodes; the rooms' owners show in the room list.");
     body.replaceChildren();
     return;
   }
   const { nodes } = await request("GET", "nodes");
-  $("nodes-note").textContent = `${nodes.length} node${nodes.length === 1 ? "" : "s"} running.`;
-  body.replaceChildren(...nodes.map((n) => element("tr", { dataset: { node: n.node } },
-    element("td", { textContent: n.node + (n.self ? " (answering)" : "") }), element("td", { className: "num", textContent: n.rooms }))));
+  if (mine !== session) return;
+  say("nodes-note", `${nodes.length} node${nodes.length === 1 ? "" : "s"} running.`);
+  syncRows(body, nodes, (n) => n.node, (n) => JSON.stringify(n), (n) => element("tr", { dataset: { node: n.node } },
+    element("td", { textContent: n.node + (n.self ? " (answering)" : "") }), element("td", { className: "num", textContent: n.rooms })));
 }
 
 // One room: its live state and members (GET the room), its recent patches (GET patches after the last one seen).
 
 function selectFromHash() {
   const name = new URLSearchParams(location.hash.slice(1)).get("room");
-  if (name) select(name, { fromHash: true });
+  if (name && name !== selected?.name) select(name);
 }
 
-async function select(name, { fromHash = false } = {}) {
-  if (!fromHash) history.replaceState(null, "", "#" + new URLSearchParams({ room: name }));
-  selected = { name, epoch: null, version: null, stateText: null, patches: [], history: "unknown" };
-  $("room").hidden = false;
-  $("room-name").textContent = name;
-  $("room-notice").textContent = "";
+function closeRoom() {
+  selected = null;
+  $("room").hidden = true;
+  for (const id of ["room-name", "room-meta", "room-notice"]) say(id, "");
   $("room-state").replaceChildren();
   $("room-patches").replaceChildren();
-  for (const row of $("rooms").querySelectorAll("tbody tr")) row.toggleAttribute("aria-current", row.dataset.room === name);
-  try {
-    await loadRoom();
-  } catch (error) {
-    if (selected?.name === name) $("room-notice").textContent = words(error);
-  }
-  $("room-title").scrollIntoView({ block: "nearest" });
+  $("room").querySelector("tbody").replaceChildren();
 }
 
-async function loadRoom() {
-  const current = selected;
-  if (!current) return;
+async function select(name, { focus = false } = {}) {
+  if (new URLSearchParams(location.hash.slice(1)).get("room") !== name) history.replaceState(null, "", "#" + new URLSearchParams({ room: name }));
+  closeRoom();
+  const current = { name, epoch: null, version: null, patches: [], seen: null, history: "unknown", loading: null };
+  selected = current;
+  $("room").hidden = false;
+  say("room-name", name);
+  markSelected();
+  if (focus) $("room-title").focus(); // on a phone the room is below the list: take the reader there
+  try {
+    await loadRoom(current);
+  } catch (error) {
+    if (selected === current) say("room-notice", words(error));
+  }
+}
+
+/** One read of the room at a time (the loop, a selection and a disconnect may all ask): later askers share it. */
+function loadRoom(current) {
+  if (!current) return Promise.resolve();
+  current.loading ??= readRoom(current).finally(() => { current.loading = null; });
+  return current.loading;
+}
+
+async function readRoom(current) {
   let room;
   try {
     room = await request("GET", "rooms/" + encodeURIComponent(current.name));
   } catch (error) {
+    if (selected !== current) return;
     if (error.status === 404 || error.status === 403) {
-      $("room-notice").textContent = words(error);
-      $("room-meta").textContent = "";
+      // Gone (deleted) or not granted: nothing of it stays on the screen, as if it had never been shown.
+      say("room-notice", words(error));
+      say("room-meta", "");
+      $("room-state").replaceChildren();
+      $("room").querySelector("tbody").replaceChildren();
+      $("room-patches").replaceChildren();
+      Object.assign(current, { epoch: null, version: null, patches: [], seen: null, history: "unknown", stateText: null });
       return;
     }
     throw error;
   }
   if (selected !== current) return;
+  say("room-notice", current.acted ?? "");
   if (current.epoch !== room.epoch) {
-    current.epoch = room.epoch;
-    current.patches = [];
-    current.history = "unknown";
-    current.seen = null;
+    // A new epoch (the room was deleted and made again, or started over): its history starts again.
+    Object.assign(current, { epoch: room.epoch, patches: [], seen: null, history: "unknown" });
+    $("room-patches").replaceChildren();
   }
   current.version = room.version;
   const owner = rooms.find((r) => r.room === current.name)?.node;
-  $("room-meta").textContent = `template ${room.template} · version ${room.version} · epoch ${room.epoch} · `
-    + `${room.members.length} member${room.members.length === 1 ? "" : "s"}` + (owner ? ` · owned by ${owner}` : "");
-  showMembers(room.members);
+  say("room-meta", `template ${room.template} · version ${room.version} · epoch ${room.epoch} · `
+    + `${room.members.length} member${room.members.length === 1 ? "" : "s"}` + (owner ? ` · owned by ${owner}` : ""));
+  showMembers(current, room.members);
   const text = JSON.stringify(room.state, null, 2);
   if (text !== current.stateText) {
     current.stateText = text;
@@ -272,44 +367,61 @@ async function loadRoom() {
   await loadPatches(current);
 }
 
-function showMembers(members) {
+function showMembers(current, members) {
   const body = $("room").querySelector("tbody");
   if (!members.length) {
-    body.replaceChildren(element("tr", {}, element("td", { colSpan: 5, className: "note", textContent: "Nobody is in the room." })));
+    syncRows(body, [null], () => "nobody", () => "", () => element("tr", {}, element("td", { colSpan: 5, className: "note", textContent: "Nobody is in the room." })));
     return;
   }
-  body.replaceChildren(...members.map((m) => {
+  syncRows(body, members, (m) => m.session, (m) => JSON.stringify([m.name, m.user, m.roles, m.holding, m.editing]), (m) => {
+    const who = m.name ?? m.session;
     const out = element("button", { type: "button", textContent: "Disconnect", dataset: { session: m.session } });
-    out.setAttribute("aria-label", `Disconnect ${m.name ?? m.session}`);
-    out.addEventListener("click", () => disconnect(m));
+    out.setAttribute("aria-label", `Disconnect ${who}`);
+    // Two steps: the first press asks, the second (within 5 s) disconnects.
+    out.addEventListener("click", () => {
+      if (out.dataset.confirm !== "true") {
+        out.dataset.confirm = "true";
+        out.textContent = "Really disconnect?";
+        out.setAttribute("aria-label", `Really disconnect ${who}? Press again to disconnect`);
+        out.resetTimer = setTimeout(() => {
+          out.dataset.confirm = "false";
+          out.textContent = "Disconnect";
+          out.setAttribute("aria-label", `Disconnect ${who}`);
+        }, 5000);
+        return;
+      }
+      clearTimeout(out.resetTimer);
+      disconnect(current, m);
+    });
     const activity = [...m.holding.map((c) => "holding " + c), ...m.editing.map((e) => "editing " + (typeof e === "string" ? e : JSON.stringify(e)))];
     return element("tr", { dataset: { session: m.session } },
       element("td", { textContent: (m.name ?? "(no name)") + (m.user ? ` · ${m.user}` : "") }),
       element("td", { className: "mono", textContent: m.session }), element("td", { textContent: m.roles.join(", ") || "–" }),
       element("td", { textContent: activity.join(", ") || "–" }), element("td", {}, out));
-  }));
+  });
 }
 
-async function disconnect(member) {
-  const room = selected?.name;
-  if (!room) return;
+async function disconnect(current, member) {
+  const who = member.name ?? member.session;
   try {
-    await request("DELETE", `rooms/${encodeURIComponent(room)}/members/${encodeURIComponent(member.session)}`);
-    $("room-notice").textContent = `Disconnected ${member.name ?? member.session} (its connection closed with 4001; it left every room it was in).`;
+    await request("DELETE", `rooms/${encodeURIComponent(current.name)}/members/${encodeURIComponent(member.session)}`);
+    current.acted = `Disconnected ${who} (its connection closed with 4001; it left every room it was in).`;
   } catch (error) {
-    $("room-notice").textContent = `Could not disconnect ${member.name ?? member.session}: ${words(error)}`;
+    current.acted = `Could not disconnect ${who}: ${words(error)}`;
   }
-  await loadRoom().catch(() => {});
+  if (selected === current) say("room-notice", current.acted);
+  await loadRoom(current).catch(() => {});
 }
 
-/** The recent patches: the last few the room keeps at first, then each new one. */
+/** The recent patches: up to the last 50 the room keeps at first, then each new one. */
 async function loadPatches(current) {
   if (current.history === "none") return;
+  const path = `rooms/${encodeURIComponent(current.name)}/patches`;
   if (current.seen == null) {
-    for (const back of [PATCHES_KEPT, 10, 1]) {
+    for (const back of [PATCHES_KEPT, 20, 10, 5, 1]) {
       const after = Math.max(0, current.version - back);
       try {
-        const answer = await request("GET", `rooms/${encodeURIComponent(current.name)}/patches`, { query: { after, epoch: current.epoch } });
+        const answer = await request("GET", path, { query: { after, epoch: current.epoch } });
         current.seen = after;
         current.history = "kept";
         addPatches(current, answer.patches);
@@ -320,34 +432,38 @@ async function loadPatches(current) {
       }
     }
     current.history = "none";
-    $("room-patches").replaceChildren(element("li", { className: "note", textContent: "This room keeps no patches (its template's historyLimit is 0)." }));
+    if (selected === current) {
+      $("room-patches").replaceChildren(element("li", { className: "note", textContent: "This room keeps no patches (its template's historyLimit is 0)." }));
+    }
     return;
   }
   if (current.version <= current.seen) return;
   try {
-    const answer = await request("GET", `rooms/${encodeURIComponent(current.name)}/patches`, { query: { after: current.seen, epoch: current.epoch } });
-    addPatches(current, answer.patches);
+    addPatches(current, (await request("GET", path, { query: { after: current.seen, epoch: current.epoch } })).patches);
   } catch (error) {
     if (error.status !== 409) throw error;
-    current.seen = null; // fell behind what the room keeps, or a new epoch: start again from the newest
-    current.patches = [];
+    // Fell behind what the room keeps, or a new epoch: start again from the newest.
+    Object.assign(current, { seen: null, patches: [], history: "unknown" });
+    if (selected === current) $("room-patches").replaceChildren();
   }
 }
 
+/** Adds the patches past the last one shown, newest first (an open one stays open). */
 function addPatches(current, patches) {
   if (selected !== current) return;
-  for (const patch of patches) {
-    current.seen = Math.max(current.seen ?? 0, patch.version);
-    current.patches.unshift(patch);
+  const list = $("room-patches");
+  list.querySelector(".note")?.remove();
+  for (const p of patches) {
+    if (current.seen !== null && p.version <= current.seen && current.patches.some((q) => q.version === p.version)) continue;
+    current.seen = Math.max(current.seen ?? 0, p.version);
+    current.patches.unshift(p);
+    const summary = element("summary", {}, element("strong", { textContent: "v" + p.version }), ` ${cause(p.cause)} · ${p.ops.length} op${p.ops.length === 1 ? "" : "s"}`);
+    list.prepend(element("li", { value: p.version, dataset: { version: p.version } },
+      element("details", {}, summary, element("pre", { className: "json", textContent: JSON.stringify(p.ops, null, 1) }))));
   }
   current.patches.length = Math.min(current.patches.length, PATCHES_KEPT);
-  if (!patches.length && $("room-patches").childElementCount) return;
-  $("room-patches").replaceChildren(...current.patches.map((p) => {
-    const summary = element("summary", {}, element("strong", { textContent: "v" + p.version }), ` ${cause(p.cause)} · ${p.ops.length} op${p.ops.length === 1 ? "" : "s"}`);
-    return element("li", { value: p.version, dataset: { version: p.version } },
-      element("details", {}, summary, element("pre", { className: "json", textContent: JSON.stringify(p.ops, null, 1) })));
-  }));
-  if (!current.patches.length) $("room-patches").append(element("li", { className: "note", textContent: "No change yet." }));
+  while (list.children.length > PATCHES_KEPT) list.lastElementChild.remove();
+  if (!current.patches.length) list.replaceChildren(element("li", { className: "note", textContent: "No change kept yet." }));
 }
 
 function cause(c) {
@@ -361,41 +477,45 @@ function cause(c) {
 
 // Webhooks: the endpoints (the API key's alone) and the deliveries given up, with Retry.
 
-async function loadWebhooks() {
+async function loadWebhooks(mine) {
   const endpoints = $("webhooks").querySelector('[data-testid="endpoints"] tbody');
   if (document.body.dataset.access === "key") {
     const answer = await request("GET", "webhooks");
-    $("endpoints-note").textContent = answer.endpoints.length ? "" : "No webhook endpoint is configured.";
-    endpoints.replaceChildren(...answer.endpoints.map((e) => element("tr", { dataset: { index: e.index } },
+    if (mine !== session) return;
+    say("endpoints-note", answer.endpoints.length ? "" : "No webhook endpoint is configured.");
+    syncRows(endpoints, answer.endpoints, (e) => e.index, (e) => JSON.stringify(e), (e) => element("tr", { dataset: { index: e.index } },
       element("td", { className: "mono", textContent: e.url }), element("td", { textContent: e.events.join(", ") || "every event" }),
       element("td", { className: "num", textContent: e.pending }), element("td", { className: "num", textContent: e.inFlight }),
-      element("td", { textContent: e.spilled ? "yes (to the store)" : "no" }))));
+      element("td", { textContent: e.spilled ? "yes (to the store)" : "no" })));
   } else {
-    $("endpoints-note").textContent = "Only the API key lists the endpoints.";
+    say("endpoints-note", "Only the API key lists the endpoints.");
     endpoints.replaceChildren();
   }
   const { failed } = await request("GET", "webhooks/failed", { query: { limit: 100 } });
-  $("failed-note").textContent = failed.length ? "" : "No delivery has failed.";
-  $("webhooks").querySelector('[data-testid="failed"] tbody').replaceChildren(...failed.map((f) => {
-    const retry = element("button", { type: "button", textContent: "Retry", dataset: { event: f.event.id } });
-    retry.setAttribute("aria-label", `Retry ${f.event.type} ${f.event.id}`);
-    retry.addEventListener("click", () => retryDelivery(f.event.id));
-    return element("tr", { dataset: { event: f.event.id } },
-      element("td", {}, element("span", { textContent: f.event.type }), element("br"), element("span", { className: "mono muted", textContent: f.event.id })),
-      element("td", { textContent: f.event.room }), element("td", { className: "mono", textContent: f.endpoint }),
-      element("td", { className: "num", textContent: f.attempts }), element("td", { textContent: `${f.error} (${new Date(f.failedAt).toLocaleString()})` }),
-      element("td", {}, retry));
-  }));
+  if (mine !== session) return;
+  say("failed-note", failed.length ? "" : "No delivery has failed.");
+  syncRows($("webhooks").querySelector('[data-testid="failed"] tbody'), failed, (f) => f.event.id + " " + f.endpoint,
+    (f) => JSON.stringify([f.attempts, f.error, f.failedAt]), (f) => {
+      const retry = element("button", { type: "button", textContent: "Retry", dataset: { event: f.event.id } });
+      retry.setAttribute("aria-label", `Retry ${f.event.type} ${f.event.id}`);
+      retry.addEventListener("click", () => retryDelivery(f.event.id));
+      return element("tr", { dataset: { event: f.event.id } },
+        element("td", {}, element("span", { textContent: f.event.type }), element("br"), element("span", { className: "mono muted", textContent: f.event.id })),
+        element("td", { textContent: f.event.room }), element("td", { className: "mono", textContent: f.endpoint }),
+        element("td", { className: "num", textContent: f.attempts }), element("td", { textContent: `${f.error} (${new Date(f.failedAt).toLocaleString()})` }),
+        element("td", {}, retry));
+    });
 }
 
 async function retryDelivery(id) {
+  const mine = session;
   try {
     const answer = await request("POST", `webhooks/failed/${encodeURIComponent(id)}/retry`);
-    $("webhooks-notice").textContent = `Event ${id}: ${answer.retried} deliver${answer.retried === 1 ? "y is" : "ies are"} pending again.`;
+    say("webhooks-notice", `Event ${id}: ${answer.retried} deliver${answer.retried === 1 ? "y is" : "ies are"} pending again.`);
   } catch (error) {
-    $("webhooks-notice").textContent = `Could not retry ${id}: ${words(error)}`;
+    say("webhooks-notice", `Could not retry ${id}: ${words(error)}`);
   }
-  await loadWebhooks().catch(() => {});
+  await loadWebhooks(mine).catch(() => {});
 }
 
 function duration(seconds) {
@@ -406,7 +526,7 @@ function duration(seconds) {
 }
 
 $("sign-in").addEventListener("submit", signIn);
-$("sign-out").addEventListener("click", () => signOut("Signed out."));
+$("sign-out").addEventListener("click", () => signOut(SIGNED_OUT));
 $("room-search").addEventListener("input", () => showRooms(rooms));
-addEventListener("hashchange", selectFromHash);
+addEventListener("hashchange", () => { if (credential) selectFromHash(); });
 if (credential) signIn(); else $("credential").focus();

@@ -144,14 +144,20 @@ package final class WebhookDispatcher: @unchecked Sendable {
         }
     }
 
-    /// Deliveries given up, newest first.
-    package func failed(limit: Int, _ reply: @escaping @Sendable (Result<[FailedWebhook], any Error>) -> Void) {
+    /// Deliveries given up, newest first: the first `limit` of the rooms `allowed` accepts (nil: every room). Filtered
+    /// before the limit, so a token's list is its rooms' newest, not what is left of everyone's newest; every failed
+    /// delivery is kept under a bound (`failedKept` in memory, the store's own), which bounds that read too.
+    package func failed(limit: Int, inRooms allowed: (@Sendable (String) -> Bool)? = nil,
+                        _ reply: @escaping @Sendable (Result<[FailedWebhook], any Error>) -> Void) {
         queue.async {
+            let read = allowed == nil ? limit : Int.max
+            let all: Result<[FailedWebhook], any Error>
             if let store = self.store {
-                reply(Result { try store.failedWebhooks(limit: limit) })
+                all = Result { try store.failedWebhooks(limit: read) }
             } else {
-                reply(.success(Array(self.failedInMemory.reversed().prefix(limit))))
+                all = .success(Array(self.failedInMemory.reversed().prefix(read)))
             }
+            reply(all.map { list in Array(list.filter { allowed?($0.event.room) ?? true }.prefix(limit)) })
         }
     }
 
