@@ -123,7 +123,8 @@ export function holdButton(room, control, direction, text, label) {
     // Capture keeps the release coming to this button; a pointer the browser no longer tracks throws, which must not
     // leave the button pressed without its intent.
     try { if (event.pointerId !== undefined) button.setPointerCapture?.(event.pointerId); } catch { /* released anyway on pointerup */ }
-    room.intent(control, "press", direction ? { direction } : {}).catch((e) => {
+    // An accepted press clears the control's refusal, as any accepted action does (act).
+    room.intent(control, "press", direction ? { direction } : {}).then(() => clearNotice(control, room), (e) => {
       held = false;
       button.classList.remove("pressed");
       reportError(e, control, room);
