@@ -1,32 +1,24 @@
-// The test page: renders every control of a room, presence, status and a log of patches.
-import { LiveRoom } from "./livecontrols.js";
+// The test page: every control of a room as LiveControls elements (web/elements.js: <lc-control> per control,
+// <lc-presence>, <lc-undo>, all in one <lc-room>), plus what only this page has — the name box, the status line with
+// Retry, reactions and a log of patches. The elements are enough to draw and drive every control.
 import { el, plainWords } from "./views/common.js";
-import { stepperView } from "./views/stepper.js";
-import { listView } from "./views/list.js";
-import { wizardView } from "./views/wizard.js";
-import { formView } from "./views/form.js";
-import { pagerView } from "./views/pager.js";
-import { toggleView } from "./views/toggle.js";
-import { timerView } from "./views/timer.js";
-import { rangeView } from "./views/range.js";
-import { pollView } from "./views/poll.js";
-import { textView } from "./views/text.js";
 import { reactionsPanel } from "./views/reactions.js";
-import { historyBar } from "./views/history.js";
-import { renderPeople } from "./views/presence.js";
 
 const params = new URLSearchParams(location.search);
 // The name: the URL's (?name=), else the one chosen here before (kept in this browser).
 const storedName = (() => { try { return localStorage.getItem("livecontrols.name"); } catch { return null; } })();
 // A name is 1–64 characters (the server refuses a longer one): what the box would save, the URL's is cut to.
 const name = (params.get("name") ?? storedName)?.trim().slice(0, 64) || null;
-const room = new LiveRoom({ room: params.get("room") || "demo", name, token: params.get("token"), template: params.get("template") });
 const $ = (id) => document.getElementById(id);
+// The room's attributes come from the URL: set before the elements are defined, so <lc-room> connects with them.
+for (const [attribute, value] of [["room", params.get("room") || "demo"], ["name", name], ["token", params.get("token")], ["template", params.get("template")]]) {
+  if (value) $("room").setAttribute(attribute, value);
+}
+await import("./elements.js");
+const room = $("room").liveRoom;
 $("room-name").textContent = room.room;
 const reactionsView = reactionsPanel(room);
 $("presence-panel").after(reactionsView.element);
-const historyView = historyBar(room);
-$("name-form").after(historyView.element); // in the header: on a phone, beside the name box
 
 $("name-input").value = name ?? "";
 $("name-form").addEventListener("submit", (event) => {
@@ -71,11 +63,6 @@ room.addEventListener("status", (e) => {
   // Not joined: nothing in the controls acts, keyboard included (greyed by the stylesheet; `inert` stops typing too).
   $("controls").inert = status !== "open";
   $("retry").hidden = shown !== "closed";
-  if (["refused", "deleted", "removed", "expired"].includes(status)) {
-    // Out of the room for good: nobody is shown as here any more, this page's own session least of all (issue 41).
-    $("presence").replaceChildren();
-    $("presence-count").textContent = 0;
-  }
   if (status !== "closed" && status !== "connecting") {
     // Connected, or ended for a reason of its own (refused, deleted, removed): no longer "still trying".
     clearTimeout(unreachableTimer);
@@ -100,6 +87,7 @@ room.addEventListener("startedover", () => {
   $("notice").clearTimer = setTimeout(() => { $("notice").textContent = ""; }, 15000);
 });
 room.addEventListener("state", render);
+if (room.state) render();
 room.addEventListener("patch", (e) => logPatch(e.detail));
 room.addEventListener("error", (e) => {
   // A token in the link that the server does not take (mistyped, cut, signed for another server) is not a missing one.
@@ -109,16 +97,6 @@ room.addEventListener("error", (e) => {
   $("errors").dataset.code = e.detail.code; // the protocol's code, for tools and tests
 });
 
-const makers = { stepper: stepperView, list: listView, wizard: wizardView, form: formView, pager: pagerView, toggle: toggleView, timer: timerView, range: rangeView, poll: pollView, text: textView };
-const views = new Map();
-
-function genericView(room, id) {
-  const title = el("h2");
-  const pre = el("pre");
-  return { element: el("section", { class: "control", "data-control": id }, title, pre),
-    update(c) { title.textContent = c.label || id; pre.textContent = JSON.stringify(c, null, 2); } };
-}
-
 /** What this session may do and is called, as the server has it: a viewer's page says it only watches; a name set by
  * the access token shows in the name box, which cannot change it. */
 function renderSelf() {
@@ -126,8 +104,7 @@ function renderSelf() {
   if (!me) return;
   const viewer = (me.roles ?? []).includes("viewer");
   document.body.classList.toggle("viewer", viewer);
-  reactionsView.setViewer(viewer); // viewers may not broadcast (unless a template lists them)
-  historyView.setViewer(viewer); // nor change anything, so nothing to undo
+  reactionsView.setViewer(viewer); // viewers may not broadcast (unless a template lists them); the elements disable themselves
   $("viewer-note").hidden = !viewer;
   const fromToken = params.get("token") && me.name !== null && me.name !== (name ?? null);
   if (fromToken) {
@@ -137,33 +114,24 @@ function renderSelf() {
   }
 }
 
+/** One <lc-control> per control of the room, in the room's order; each draws (and redraws) itself. */
 function render() {
   $("version").textContent = room.version;
   renderSelf();
-  const controls = room.state.controls;
-  for (const [id, control] of Object.entries(controls)) {
-    let view = views.get(id);
-    if (!view || view.kind !== control.kind) {
-      const fresh = (makers[control.kind] ?? genericView)(room, id);
-      fresh.kind = control.kind;
-      if (view) view.element.replaceWith(fresh.element);
-      else $("controls").append(fresh.element); // controls arrive in the room's order
-      view = fresh;
-      views.set(id, view);
+  const ids = Object.keys(room.state.controls);
+  const shown = new Map([...$("controls").children].map((e) => [e.getAttribute("control"), e]));
+  for (const [id, element] of shown) if (!ids.includes(id)) element.remove();
+  let previous = null;
+  for (const id of ids) {
+    let element = shown.get(id);
+    if (!element) {
+      element = document.createElement("lc-control");
+      element.setAttribute("control", id);
     }
-    view.update(control);
+    const wanted = previous ? previous.nextElementSibling : $("controls").firstElementChild;
+    if (wanted !== element) $("controls").insertBefore(element, wanted);
+    previous = element;
   }
-  for (const [id, view] of views) if (!(id in controls)) { view.element.remove(); views.delete(id); }
-  // A viewer sends no intents: every control shows disabled (still read out, unlike an inert part of the page).
-  if (document.body.classList.contains("viewer")) {
-    for (const c of $("controls").querySelectorAll("button, input, select")) c.disabled = true;
-    for (const li of $("controls").querySelectorAll("li.item")) li.setAttribute("aria-disabled", "true");
-  }
-  renderPresence();
-}
-
-function renderPresence() {
-  $("presence-count").textContent = renderPeople(room, $("presence"));
 }
 
 function logPatch(patch) {

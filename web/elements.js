@@ -157,27 +157,45 @@ export class LcControl extends RoomPart {
     }
     this.view.update(state);
     this.view.element.toggleAttribute("inert", this.room.status !== "open");
+    // A viewer sends no intents: the control shows disabled (still read out, unlike an inert one).
+    if ((this.room.state.presence?.[this.room.session]?.roles ?? []).includes("viewer")) {
+      for (const c of this.view.element.querySelectorAll("button, input, select, textarea")) c.disabled = true;
+      for (const li of this.view.element.querySelectorAll("li.item")) li.setAttribute("aria-disabled", "true");
+    }
     if (mine) this.dispatchEvent(new CustomEvent("lc-change", { bubbles: true, detail: { control: id, state } }));
   }
 }
 
 /** `<lc-presence>`: who is here, each person once, with what they hold and edit. */
 export class LcPresence extends RoomPart {
-  attached() {
+  attached(room) {
+    this.onEnded = () => {
+      // Out of the room for good: nobody is shown as here any more, this page's own session least of all (issue 41).
+      if (!["refused", "deleted", "removed", "expired"].includes(room.status)) return;
+      this.list.replaceChildren();
+      this.count.textContent = "0";
+    };
+    room.addEventListener("status", this.onEnded);
     if (this.root) return;
     this.root = shadow(this);
-    this.heading = document.createElement("h2");
-    this.list = document.createElement("ul");
+    this.count = Object.assign(document.createElement("span"), { id: "presence-count", textContent: "0" });
+    this.heading = Object.assign(document.createElement("h2"), { id: "presence-title" });
+    this.heading.append("Here now (", this.count, ")");
+    this.list = Object.assign(document.createElement("ul"), { id: "presence" });
     const panel = document.createElement("section");
     panel.className = "panel";
     panel.setAttribute("part", "presence");
-    panel.setAttribute("aria-label", "Who is here");
+    panel.setAttribute("aria-labelledby", "presence-title");
     panel.append(this.heading, this.list);
     this.root.append(panel);
   }
 
+  detached() {
+    this.room.removeEventListener("status", this.onEnded);
+  }
+
   refresh() {
-    this.heading.textContent = `Here now (${renderPeople(this.room, this.list)})`;
+    this.count.textContent = renderPeople(this.room, this.list);
   }
 }
 

@@ -20,6 +20,87 @@ def chromium_paths():
     return browser, driver
 
 
+# The page is made of LiveControls elements, each drawing in its own shadow root: a lookup by CSS selector or id that
+# finds nothing in the light DOM looks inside the open shadow roots too, as a person sees the page. A selector matches
+# within one tree (the light DOM or one shadow root), never across a shadow boundary.
+DEEP_QUERY = """
+const [scope, selector, all] = arguments;
+const found = [];
+const visit = (root) => {
+  for (const e of root.querySelectorAll(selector)) { found.push(e); if (!all) return true; }
+  for (const e of root.querySelectorAll('*')) if (e.shadowRoot && visit(e.shadowRoot) && !all) return true;
+  return false;
+};
+const start = scope ?? document;
+visit(start.shadowRoot && scope ? start.shadowRoot : start);
+if (scope && scope.shadowRoot && !found.length) visit(scope);
+return all ? found : (found[0] ?? null);
+"""
+
+
+def deep_selector(by, value):
+    from selenium.webdriver.common.by import By
+    if by == By.CSS_SELECTOR:
+        return value
+    if by == By.ID:
+        return "#" + "".join(c if c.isalnum() or c in "-_" else "\\" + c for c in value)
+    return None
+
+
+def deep_classes():
+    from selenium.common.exceptions import NoSuchElementException
+    from selenium.webdriver.chrome.webdriver import WebDriver
+    from selenium.webdriver.remote.webelement import WebElement
+
+    class DeepElement(WebElement):
+        def send_keys(self, *value):
+            # Typing into the element that has the focus goes to it as a person's keys would: chromedriver's own
+            # send_keys compares the element with document.activeElement — the shadow host for an element inside a
+            # shadow root — and so would blur and refocus a field that already has the focus.
+            focused = self.parent.execute_script("""let a = document.activeElement;
+                while (a && a.shadowRoot && a.shadowRoot.activeElement) a = a.shadowRoot.activeElement;
+                return a === arguments[0] && a.getRootNode() !== document""", self)
+            if not focused:
+                return super().send_keys(*value)
+            from selenium.webdriver.common.action_chains import ActionChains
+            ActionChains(self.parent).send_keys(*value).perform()
+
+        def find_element(self, by="id", value=None):
+            try:
+                return super().find_element(by, value)
+            except NoSuchElementException:
+                selector = deep_selector(by, value)
+                found = selector and self.parent.execute_script(DEEP_QUERY, self, selector, False)
+                if not found:
+                    raise
+                return found
+
+        def find_elements(self, by="id", value=None):
+            found = super().find_elements(by, value)
+            selector = deep_selector(by, value)
+            return found or (self.parent.execute_script(DEEP_QUERY, self, selector, True) if selector else [])
+
+    class DeepChrome(WebDriver):
+        _web_element_cls = DeepElement
+
+        def find_element(self, by="id", value=None):
+            try:
+                return super().find_element(by, value)
+            except NoSuchElementException:
+                selector = deep_selector(by, value)
+                found = selector and self.execute_script(DEEP_QUERY, None, selector, False)
+                if not found:
+                    raise
+                return found
+
+        def find_elements(self, by="id", value=None):
+            found = super().find_elements(by, value)
+            selector = deep_selector(by, value)
+            return found or (self.execute_script(DEEP_QUERY, None, selector, True) if selector else [])
+
+    return DeepChrome
+
+
 @pytest.fixture
 def browser(request):
     """Factory of independent headless Chromium windows; each test's windows are screenshotted at the end."""
@@ -38,7 +119,7 @@ def browser(request):
             options.add_argument(arg)
         if width < 600:  # desktop windows have a minimum width: emulate a phone's viewport instead
             options.add_experimental_option("mobileEmulation", {"deviceMetrics": {"width": width, "height": height, "pixelRatio": 2}})
-        driver = webdriver.Chrome(service=Service(driver_path), options=options)
+        driver = deep_classes()(service=Service(driver_path), options=options)
         driver.get(url)
         windows.append(driver)
         return driver

@@ -18,6 +18,20 @@ def wait(driver, condition, timeout=TIMEOUT, message=""):
         lambda d: condition(d), message)
 
 
+# The page is LiveControls elements, each in its own shadow root: scripts look into them with these (a selector
+# matches within one tree), and the focused element is the innermost one (document.activeElement is its host).
+DEEP_JS = """const deep = (s, r = document) => r.querySelector(s)
+    ?? [...r.querySelectorAll('*')].filter(e => e.shadowRoot).map(e => deep(s, e.shadowRoot)).find(Boolean) ?? null;
+const deepAll = (s, r = document) => [...r.querySelectorAll(s),
+    ...[...r.querySelectorAll('*')].filter(e => e.shadowRoot).flatMap(e => deepAll(s, e.shadowRoot))];
+const deepActive = () => { let a = document.activeElement; while (a?.shadowRoot?.activeElement) a = a.shadowRoot.activeElement; return a; };
+"""
+
+
+def focused_element(driver):
+    return driver.execute_script(DEEP_JS + "return deepActive()")
+
+
 def connected(driver):
     return driver.find_element(By.ID, "status").get_attribute("data-state") == "open"
 

@@ -3,11 +3,11 @@
 from selenium.webdriver.common.by import By
 from selenium.webdriver.common.keys import Keys
 
-from test_page import connected, cta, form_input, wait
+from test_page import DEEP_JS, connected, cta, form_input, wait
 
 
 def active_id(driver):
-    return driver.execute_script("return document.activeElement && document.activeElement.id")
+    return driver.execute_script(DEEP_JS + "return deepActive()?.id")
 
 
 def age(driver):

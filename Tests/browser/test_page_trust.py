@@ -7,7 +7,7 @@ from selenium.webdriver.common.keys import Keys
 from selenium.webdriver.support.ui import Select
 
 from test_auth import SECRET, mint
-from test_page import button, connected, form_input, quantity, wait
+from test_page import DEEP_JS, focused_element, button, connected, form_input, quantity, wait
 from test_page_intents import at, labels, submit
 
 
@@ -100,7 +100,7 @@ def test_an_entry_too_large_to_send_is_refused_on_the_page_without_a_disconnect(
                         "new MutationObserver(() => window.statusChanges++).observe(document.getElementById('status'), {attributes: true})")
     start = quantity(page)
     big = "x" * 70_000
-    page.execute_script("const box = document.querySelector('[data-testid=\"person-new\"]'); box.value = arguments[0];"
+    page.execute_script(DEEP_JS + "const box = deep('[data-testid=\"person-new\"]'); box.value = arguments[0];"
                         "box.form.requestSubmit()", big)
     wait(page, lambda d: at(d, '[data-testid="person-notice"]').get_attribute("data-code") == "too_large", message="refused in words")
     assert "too large" in at(page, '[data-testid="person-notice"]').text
@@ -211,7 +211,7 @@ def test_keyboard_focus_stays_on_the_move_button_of_the_moved_item(server, brows
     down = at(page, '[data-control="person"] button[aria-label="Move Joe: 23 down"]')
     down.send_keys(Keys.ENTER)
     wait(page, lambda d: sections(d)[0] == ("Siblings", ["Tim: 20", "Joe: 23"]), message="moved")
-    focused = page.switch_to.active_element
+    focused = focused_element(page)
     assert focused.get_attribute("aria-label") == "Move Joe: 23 down", "focus stays on the same button of the same item"
     focused.send_keys(Keys.ENTER)  # pressed again: moves again
     wait(page, lambda d: sections(d)[1][1][0] == "Joe: 23", message="moved into the next section with the keyboard alone")
@@ -239,7 +239,7 @@ def test_members_get_different_colours(server, browser):
     for w in windows:
         wait(w, connected)
     wait(windows[0], lambda d: len(d.find_elements(By.CSS_SELECTOR, "#presence li")) == 4, message="all four are here")
-    colours = windows[0].execute_script("return [...document.querySelectorAll('#presence .dot')].map(e => e.style.background)")
+    colours = windows[0].execute_script(DEEP_JS + "return deepAll('#presence .dot').map(e => e.style.background)")
     assert len(set(colours)) == 4, colours
 
 
@@ -295,5 +295,5 @@ def test_text_cut_off_by_a_drop_does_not_overwrite_a_change_made_meanwhile(serve
     wait(page, lambda d: at(d, '[data-testid="signup-notice"]').get_attribute("data-code") == "not_saved", message="said")
     shown = lambda d: form_input(d, "name").get_attribute("value")  # noqa: E731
     wait(page, lambda d: shown(d) == "Bob", message="the room's value shown")
-    assert page.execute_script("return document.querySelector('[data-testid=signup-account-name-changed]').textContent") == ""
+    assert page.execute_script(DEEP_JS + "return deep('[data-testid=signup-account-name-changed]').textContent") == ""
     assert form_input(other, "name").get_attribute("value") == "Bob", "the newer value was not overwritten"

@@ -6,7 +6,7 @@ from selenium.webdriver.common.action_chains import ActionChains
 from selenium.webdriver.common.by import By
 from selenium.webdriver.common.keys import Keys
 
-from test_page import button, connected, quantity, wait
+from test_page import DEEP_JS, button, connected, quantity, wait
 
 
 def history(driver, which):
@@ -18,7 +18,7 @@ def notice(driver):
 
 
 def shortcut(driver, key, shift=False):
-    driver.execute_script("document.activeElement?.blur()")  # focus outside any field: Ctrl+Z is the room's
+    driver.execute_script(DEEP_JS + "deepActive()?.blur()")  # focus outside any field: Ctrl+Z is the room's
     chain = ActionChains(driver).key_down(Keys.CONTROL)
     if shift:
         chain = chain.key_down(Keys.SHIFT)
@@ -64,7 +64,7 @@ def test_undo_and_redo_by_button_and_keyboard_seen_in_the_other_window(server, b
     history(a, "undo").click()
     wait(b, lambda d: quantity(d) == start, message="after Bob's undo, Ann's goes through")
     b.save_screenshot(str(SCREENSHOTS / "undo-phone.png"))
-    right = b.execute_script("return document.querySelector('.history').getBoundingClientRect().right")
+    right = b.execute_script(DEEP_JS + "return deep('.history').getBoundingClientRect().right")
     assert right <= 390, "the bar fits a phone (beside the name box)"
     labels = [history(b, w).get_attribute("aria-label") for w in ("undo", "redo")]
     assert labels == ["Undo", "Redo"], "arrows only on a phone, named for screen readers"
