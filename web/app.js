@@ -14,12 +14,9 @@ const $ = (id) => document.getElementById(id);
 for (const [attribute, value] of [["room", params.get("room") || "demo"], ["name", name], ["token", params.get("token")], ["template", params.get("template")]]) {
   if (value) $("room").setAttribute(attribute, value);
 }
-await import("./elements.js");
-const room = $("room").liveRoom;
-$("room-name").textContent = room.room;
-const reactionsView = reactionsPanel(room);
-$("presence-panel").after(reactionsView.element);
 
+// The name box works from the start (before the elements load: a submit then would be the browser's own, a reload
+// without the room or token).
 $("name-input").value = name ?? "";
 $("name-form").addEventListener("submit", (event) => {
   // A name is given at join: choosing another joins again under it (a reload with the name in the URL).
@@ -30,6 +27,17 @@ $("name-form").addEventListener("submit", (event) => {
   if (chosen) next.set("name", chosen); else next.delete("name");
   location.search = next.toString();
 });
+
+try {
+  await import("./elements.js");
+} catch (error) {
+  $("errors").textContent = "This page could not load its controls (web/elements.js). Reload to try again.";
+  throw error;
+}
+const room = $("room").liveRoom;
+$("room-name").textContent = room.room;
+const reactionsView = reactionsPanel(room);
+$("presence-panel").after(reactionsView.element);
 
 // Protocol details (version, patches) are for developers: behind a toggle, remembered in this browser.
 const debug = (() => { try { return localStorage.getItem("livecontrols.debug") === "1"; } catch { return false; } })();
@@ -52,8 +60,10 @@ for (const type of ["online", "visibilitychange"]) {
   addEventListener(type, () => { if (document.visibilityState === "visible") room.reconnectNow(); });
 }
 let reconnecting = false; // from a lost connection until joined again: each new attempt is still "reconnecting"
-room.addEventListener("status", (e) => {
-  const status = e.detail.status;
+room.addEventListener("status", (e) => showStatus(e.detail.status));
+showStatus(room.status); // (the connection began as the elements loaded)
+
+function showStatus(status) {
   if (status === "closed") reconnecting = true;
   else if (status !== "connecting") reconnecting = false;
   const shown = status === "connecting" && reconnecting ? "closed" : status;
@@ -80,7 +90,7 @@ room.addEventListener("status", (e) => {
       if (!everConnected) console.warn("LiveControls: no WebSocket connection. If the server is up, check that its --allowed-origin list includes", location.origin);
     }, unreachableAfterMs);
   } else if (status === "removed") $("errors").textContent = "The server's operator disconnected this page. Reload to join again.";
-});
+}
 room.addEventListener("startedover", () => {
   $("notice").textContent = "This room started over: the server did not keep what it held before (it restarted, or the room was changed).";
   clearTimeout($("notice").clearTimer);
@@ -129,7 +139,11 @@ function render() {
       element.setAttribute("control", id);
     }
     const wanted = previous ? previous.nextElementSibling : $("controls").firstElementChild;
-    if (wanted !== element) $("controls").insertBefore(element, wanted);
+    // moveBefore keeps a moved control as it is (its view, focus, what is typed); insertBefore would draw it anew.
+    if (wanted !== element) {
+      if (element.isConnected && $("controls").moveBefore) $("controls").moveBefore(element, wanted);
+      else $("controls").insertBefore(element, wanted);
+    }
     previous = element;
   }
 }

@@ -94,7 +94,7 @@ class RoomPart extends HTMLElement {
       this.detach();
       this.room = host.liveRoom;
       this.onState = (e) => this.refresh(e.detail.patch ?? null);
-      this.onStatus = () => { if (this.root) this.root.querySelector("section, div")?.toggleAttribute("inert", this.room.status !== "open"); };
+      this.onStatus = () => this.statusChanged?.();
       this.attached(this.room);
       if (this.room.state) this.refresh(null);
       this.room.addEventListener("state", this.onState);
@@ -106,6 +106,9 @@ class RoomPart extends HTMLElement {
   disconnectedCallback() {
     this.detach();
   }
+
+  /** Moved within the page by `moveBefore` (the test page reorders its controls so): it stays as it is. */
+  connectedMoveCallback() {}
 
   /** Stops drawing its room (what it drew stays until it draws another). */
   detach() {
@@ -132,6 +135,11 @@ export class LcControl extends RoomPart {
     viewRoots.delete(this.root);
   }
 
+  /** Not joined: nothing in the control acts, keyboard included (who is here and undo stay readable). */
+  statusChanged() {
+    this.view?.element.toggleAttribute("inert", this.room.status !== "open");
+  }
+
   refresh(patch) {
     const id = this.getAttribute("control");
     const state = id ? this.room.state.controls[id] : undefined;
@@ -142,9 +150,11 @@ export class LcControl extends RoomPart {
       const problem = !id ? `<${this.localName}> needs a control attribute` : !state ? `room ${this.room.room} has no control "${id}"`
         : !makers[state.kind] ? `control "${id}" is a ${state.kind}, a kind these elements do not draw yet`
         : `control "${id}" is a ${state.kind}, not a ${wanted}`;
-      const note = Object.assign(document.createElement("p"), { className: "notice", textContent: problem });
-      note.setAttribute("role", "alert");
-      this.root.replaceChildren(this.root.firstChild, note);
+      // Said once (a status, not an alert: it would be read out again at every change of the room).
+      if (this.problem?.textContent === problem && this.problem.isConnected) return;
+      this.problem = Object.assign(document.createElement("p"), { className: "notice", textContent: problem });
+      this.problem.setAttribute("role", "status");
+      this.root.replaceChildren(this.root.firstChild, this.problem);
       return;
     }
     if (!this.view || this.view.kind !== state.kind) {
@@ -206,9 +216,14 @@ export class LcUndo extends RoomPart {
     this.bar = historyBar(room, this.closest("lc-room"));
     this.bar.element.setAttribute("part", "undo");
     this.root.replaceChildren(this.root.firstChild, this.bar.element);
+    // The element takes no room in the page while its bar is hidden (a viewer, a room that records nothing).
+    this.hidden = this.bar.element.hidden;
+    this.watch = new MutationObserver(() => { this.hidden = this.bar.element.hidden; });
+    this.watch.observe(this.bar.element, { attributes: true, attributeFilter: ["hidden"] });
   }
 
   detached() {
+    this.watch?.disconnect();
     this.bar?.dispose();
   }
 

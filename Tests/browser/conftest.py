@@ -33,17 +33,23 @@ const visit = (root) => {
 };
 const start = scope ?? document;
 visit(start.shadowRoot && scope ? start.shadowRoot : start);
-if (scope && scope.shadowRoot && !found.length) visit(scope);
+if (scope && scope.shadowRoot && (all || !found.length)) visit(scope);
 return all ? found : (found[0] ?? null);
 """
 
 
 def deep_selector(by, value):
+    """The CSS selector for a lookup that can look into shadow roots (XPath cannot)."""
     from selenium.webdriver.common.by import By
+    escape = lambda name: "".join(c if c.isalnum() or c in "-_" else "\\" + c for c in name)  # noqa: E731
     if by == By.CSS_SELECTOR:
         return value
     if by == By.ID:
-        return "#" + "".join(c if c.isalnum() or c in "-_" else "\\" + c for c in value)
+        return "#" + escape(value)
+    if by == By.CLASS_NAME:
+        return "." + escape(value)
+    if by == By.TAG_NAME:
+        return value
     return None
 
 
@@ -76,9 +82,9 @@ def deep_classes():
                 return found
 
         def find_elements(self, by="id", value=None):
-            found = super().find_elements(by, value)
             selector = deep_selector(by, value)
-            return found or (self.parent.execute_script(DEEP_QUERY, self, selector, True) if selector else [])
+            # Every match, in the light DOM and in the shadow roots (in document order, trees depth first).
+            return self.parent.execute_script(DEEP_QUERY, self, selector, True) if selector else super().find_elements(by, value)
 
     class DeepChrome(WebDriver):
         _web_element_cls = DeepElement
@@ -94,9 +100,8 @@ def deep_classes():
                 return found
 
         def find_elements(self, by="id", value=None):
-            found = super().find_elements(by, value)
             selector = deep_selector(by, value)
-            return found or (self.execute_script(DEEP_QUERY, None, selector, True) if selector else [])
+            return self.execute_script(DEEP_QUERY, None, selector, True) if selector else super().find_elements(by, value)
 
     return DeepChrome
 

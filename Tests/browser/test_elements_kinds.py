@@ -213,7 +213,7 @@ def test_wizard_two_windows_refusal_keyboard_and_phone(server, browser):
         return (async () => {
           for (let i = 0; i < 196;) {
             try { await room.intent('onboarding', 'append', {step: {id: `more-${i}`, title: `More ${i}`}}); i++; }
-            catch (e) { if (e.code !== 'rate_limited') throw e; }
+            catch (e) { if (e.code !== 'rate_limited') throw e; await new Promise((r) => setTimeout(r, 100)); }
             if (i > 60) await new Promise((r) => setTimeout(r, 25));
           }
         })();""")

@@ -224,6 +224,12 @@ def test_a_viewer_cannot_select_list_items(start_server, browser):
     item = at(page, '[data-control="person"] li[data-item="i2"]')
     assert item.get_attribute("aria-disabled") == "true"
     assert not item.find_element(By.CSS_SELECTOR, 'button[data-action="select"]').is_enabled(), "not selectable, not in the Tab order"
+    # A click anywhere on the row (its padding too, which no disabled button covers) sends nothing.
+    sent = page.execute_script("""const room = document.getElementById('room').liveRoom, sent = [], intent = room.intent.bind(room);
+        room.intent = (...a) => { sent.push(a[1]); return intent(...a); };
+        arguments[0].click();
+        return sent;""", item)
+    assert sent == [], "a viewer's click on a row is not sent (it would be refused: forbidden)"
 
 
 def test_the_go_to_box_keeps_the_page_it_went_to(server, browser):

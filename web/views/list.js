@@ -89,7 +89,8 @@ export function listView(room, id) {
               moveButton("↑", `Move ${item.label} up`, item, up),
               moveButton("↓", `Move ${item.label} down`, item, down),
               removeButton(item, selected && c.selectionPolicy === "fail" && flat.length > 1)));
-          const choose = () => act(room, id, "select", { id: item.id });
+          // A row marked disabled (a viewer's) sends nothing, whatever part of it is clicked.
+          const choose = () => { if (option.getAttribute("aria-disabled") !== "true") act(room, id, "select", { id: item.id }); };
           option.addEventListener("click", choose);  // the row, its select button's click (Enter, Space) included
           items.append(option);
         }
