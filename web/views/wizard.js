@@ -46,6 +46,8 @@ export function wizardView(room, id) {
       reset.disabled = missingRoles(room, id, "reset") !== null;
       append.hidden = missingRoles(room, id, "append") !== null;
       hint.textContent = onlyFor ? `Only ${onlyFor.join(" or ")} can move ${c.label}.` : blockedText(room, c);
+      // Room for the numbers' digits (a wizard may grow to hundreds of steps): "189." stays inside the card.
+      steps.style.paddingLeft = `${String(c.steps.length).length + 1.5}ch`;
       steps.replaceChildren(...c.steps.map((s, i) => el("li", {
         class: i === c.index ? "current" : i < c.index ? "done" : null,
         "aria-current": i === c.index ? "step" : null,
