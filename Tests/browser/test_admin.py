@@ -182,13 +182,13 @@ def test_a_cluster_shows_its_nodes_and_who_owns_which_room(cluster, browser):
     a = browser(first.http_url + "admin/")
     sign_in(a, API_KEY)
     wait(a, signed_in)
-    wait(a, lambda d: len(d.find_elements(By.CSS_SELECTOR, '[data-testid="nodes"] tbody tr')) == 2, message="both nodes listed")
+    wait(a, lambda d: len(d.find_elements(By.CSS_SELECTOR, '[data-testid="nodes"] tbody tr')) == 2, timeout=15, message="both nodes listed")
     nodes = text(a, "nodes")
     first_id = json.loads(urllib.request.urlopen(first.http_url + "healthz").read())["cluster"]["node"]
     second_id = json.loads(urllib.request.urlopen(second.http_url + "healthz").read())["cluster"]["node"]
     assert f"{first_id} (answering)" in nodes and second_id in nodes
     wait(a, lambda d: second_id in d.find_element(By.CSS_SELECTOR, '[data-testid="rooms"] tr[data-room="demo"]').text,
-         message="the room's owner in the list")
+         timeout=15, message="the room's owner in the list (read every 10 s)")
     open_room(a, "demo")
     assert f"owned by {second_id}" in text(a, "room-meta")
     wait(a, lambda d: "Owner" in text(d, "members"), message="a member on the other node, through the owner")

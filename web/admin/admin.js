@@ -179,9 +179,11 @@ async function refresh(mine) {
   }
   const started = performance.now();
   const slow = round++ % SLOW_EVERY === 0;
-  const jobs = [loadHealth(mine), loadMetrics(mine), loadRoom(selected)];
+  // Health first: it says whether this is a cluster (and which node answers), which the others go by.
+  const health = await Promise.allSettled([loadHealth(mine)]);
+  const jobs = [loadMetrics(mine), loadRoom(selected)];
   if (slow) jobs.push(loadRooms(mine), loadNodes(mine), loadWebhooks(mine));
-  const results = await Promise.allSettled(jobs);
+  const results = [...health, ...await Promise.allSettled(jobs)];
   if (mine !== session) return;
   const failures = results.filter((r) => r.status === "rejected").map((r) => r.reason);
   const unauthorized = failures.find((f) => f?.status === 401);
