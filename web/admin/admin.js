@@ -456,7 +456,7 @@ function addPatches(current, patches) {
   const list = $("room-patches");
   list.querySelector(".note")?.remove();
   for (const p of patches) {
-    if (current.seen !== null && p.version <= current.seen && current.patches.some((q) => q.version === p.version)) continue;
+    if (current.seen !== null && p.version <= current.seen) continue; // (two reads of the same versions: shown once)
     current.seen = Math.max(current.seen ?? 0, p.version);
     current.patches.unshift(p);
     const summary = element("summary", {}, element("strong", { textContent: "v" + p.version }), ` ${cause(p.cause)} · ${p.ops.length} op${p.ops.length === 1 ? "" : "s"}`);
